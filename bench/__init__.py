@@ -1,0 +1,1 @@
+"""memoryd benchmarks: quality, speed and footprint. Never run as tests."""

@@ -1,0 +1,273 @@
+"""Configuration: TOML file, environment overrides and zero-config defaults."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+APP_NAME = "memoryd"
+DEFAULT_AGENT = "main"
+SOURCES = ("memory", "sessions")
+FUSIONS = ("weighted", "rrf")
+PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "ollama", "hash", "none")
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used as written."""
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    tokens: int = 400
+    overlap: int = 80
+
+
+@dataclass(frozen=True)
+class QueryConfig:
+    max_results: int = 6
+    min_score: float = 0.2
+    vector_weight: float = 0.7
+    text_weight: float = 0.3
+    candidate_multiplier: int = 4
+    fusion: str = "weighted"
+    rrf_k: int = 60
+    snippet_chars: int = 700
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    provider: str = "auto"
+    model: str = ""
+    model_path: str = ""
+    fallback: str = "none"
+    api_key: str = ""
+    base_url: str = ""
+    dims: int = 0
+    batch_size: int = 0
+    timeout: float = 30.0
+    max_retries: int = 4
+    batch_api: bool = False
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    id: str
+    workspace: Path
+    store: Path
+    extra_paths: tuple[Path, ...] = ()
+    sources: tuple[str, ...] = ("memory",)
+    sessions_dirs: tuple[Path, ...] = ()
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    query: QueryConfig = field(default_factory=QueryConfig)
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+
+
+@dataclass(frozen=True)
+class Config:
+    data_dir: Path
+    socket: Path
+    agents: tuple[AgentConfig, ...]
+    debounce_seconds: float = 1.5
+    sync_on_search: bool = True
+    sync_interval_seconds: float = 0.0
+    reconcile_seconds: float = 300.0
+    source_path: Path | None = None
+
+    @property
+    def default_agent(self) -> AgentConfig:
+        return self.agents[0]
+
+    def agent(self, agent_id: str | None) -> AgentConfig:
+        if agent_id is None:
+            return self.default_agent
+        for agent in self.agents:
+            if agent.id == agent_id:
+                return agent
+        known = ", ".join(a.id for a in self.agents)
+        raise ConfigError(f"unknown agent {agent_id!r} (configured: {known})")
+
+
+def default_config_path() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def default_socket_path() -> Path:
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if sys.platform == "darwin":
+        base = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    elif runtime:
+        base = Path(runtime) / APP_NAME
+    else:
+        base = Path(platformdirs.user_state_dir(APP_NAME, appauthor=False)) / "run"
+    return base / "memoryd.sock"
+
+
+def default_workspace() -> Path:
+    return default_data_dir() / "workspace"
+
+
+def _expand(value: str | os.PathLike[str], base: Path | None = None) -> Path:
+    path = Path(os.path.expandvars(os.path.expanduser(str(value))))
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    return path.absolute()
+
+
+def _section(cls: type, raw: Any, where: str) -> Any:
+    """Build a frozen dataclass from a TOML table, rejecting unknown keys and wrong types."""
+    if raw is None:
+        return cls()
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a table")
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    values = {}
+    defaults = cls()
+    for key, value in raw.items():
+        expected = type(getattr(defaults, key))
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise ConfigError(f"{where}.{key} must be {expected.__name__}, got {type(value).__name__}")
+        values[key] = value
+    return cls(**values)
+
+
+def _merge(base: dict[str, Any] | None, override: dict[str, Any] | None) -> dict[str, Any] | None:
+    if base is None:
+        return override
+    if override is None:
+        return base
+    return {**base, **override}
+
+
+def _validate_agent(agent: AgentConfig) -> None:
+    if not agent.id or not all(c.isalnum() or c in "-_." for c in agent.id):
+        raise ConfigError(f"agent id {agent.id!r} must be letters, digits, '-', '_' or '.'")
+    for source in agent.sources:
+        if source not in SOURCES:
+            raise ConfigError(f"agent {agent.id}: unknown source {source!r} (use {', '.join(SOURCES)})")
+    q, c, e = agent.query, agent.chunking, agent.embedding
+    if q.fusion not in FUSIONS:
+        raise ConfigError(f"agent {agent.id}: fusion must be one of {', '.join(FUSIONS)}")
+    if q.max_results < 1 or q.candidate_multiplier < 1:
+        raise ConfigError(f"agent {agent.id}: max_results and candidate_multiplier must be >= 1")
+    if q.vector_weight < 0 or q.text_weight < 0 or q.vector_weight + q.text_weight <= 0:
+        raise ConfigError(f"agent {agent.id}: fusion weights must be >= 0 and not both 0")
+    if c.tokens < 16 or not 0 <= c.overlap < c.tokens:
+        raise ConfigError(f"agent {agent.id}: chunking needs tokens >= 16 and 0 <= overlap < tokens")
+    for name in (e.provider, e.fallback):
+        if name not in PROVIDERS:
+            raise ConfigError(f"agent {agent.id}: unknown embedding provider {name!r}")
+
+
+def _agent_from_table(raw: dict[str, Any], defaults: dict[str, Any], data_dir: Path, base: Path | None) -> AgentConfig:
+    if "id" not in raw or "workspace" not in raw:
+        raise ConfigError("every [[agents]] entry needs 'id' and 'workspace'")
+    allowed = {"id", "workspace", "store", "extra_paths", "sources", "sessions_dir", "embedding", "query", "chunking"}
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise ConfigError(f"agent {raw['id']}: unknown key(s) {', '.join(unknown)}")
+    agent_id = str(raw["id"])
+    workspace = _expand(raw["workspace"], base)
+    store = _expand(raw["store"], base) if raw.get("store") else data_dir / "agents" / agent_id / "index.sqlite"
+    sessions = raw.get("sessions_dir", [])
+    if isinstance(sessions, str):
+        sessions = [sessions]
+    agent = AgentConfig(
+        id=agent_id,
+        workspace=workspace,
+        store=store,
+        extra_paths=tuple(_expand(p, workspace) for p in raw.get("extra_paths", [])),
+        sources=tuple(raw.get("sources", ["memory"])),
+        sessions_dirs=tuple(_expand(p, workspace) for p in sessions),
+        embedding=_section(
+            EmbeddingConfig, _merge(defaults.get("embedding"), raw.get("embedding")), f"agent {agent_id} embedding"
+        ),
+        query=_section(QueryConfig, _merge(defaults.get("query"), raw.get("query")), f"agent {agent_id} query"),
+        chunking=_section(
+            ChunkingConfig, _merge(defaults.get("chunking"), raw.get("chunking")), f"agent {agent_id} chunking"
+        ),
+    )
+    _validate_agent(agent)
+    return agent
+
+
+def quickstart_agent(workspace: Path, data_dir: Path, agent_id: str = DEFAULT_AGENT, **overrides: Any) -> AgentConfig:
+    """One agent for a workspace given on the command line, with no config file."""
+    agent = AgentConfig(
+        id=agent_id, workspace=_expand(workspace), store=data_dir / "agents" / agent_id / "index.sqlite"
+    )
+    agent = replace(agent, **overrides) if overrides else agent
+    _validate_agent(agent)
+    return agent
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    socket: str | os.PathLike[str] | None = None,
+) -> Config:
+    """Load the config; explicit arguments beat environment variables, which beat the file."""
+    explicit = path is not None or "MEMORYD_CONFIG" in os.environ
+    config_path = _expand(path or os.environ.get("MEMORYD_CONFIG") or default_config_path())
+    raw: dict[str, Any] = {}
+    if config_path.exists():
+        try:
+            raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{config_path}: {exc}") from exc
+    elif explicit and workspace is None:
+        raise ConfigError(f"config file {config_path} does not exist")
+    base = config_path.parent if config_path.exists() else None
+
+    data = _expand(data_dir or os.environ.get("MEMORYD_DATA_DIR") or raw.get("data_dir") or default_data_dir(), base)
+    sock = _expand(socket or os.environ.get("MEMORYD_SOCKET") or raw.get("socket") or default_socket_path(), base)
+    daemon = raw.get("daemon", {})
+    defaults = raw.get("defaults", {})
+
+    if workspace is not None:
+        tables = [{"id": DEFAULT_AGENT, "workspace": str(workspace)}]
+        base = None
+    else:
+        tables = raw.get("agents") or [{"id": DEFAULT_AGENT, "workspace": str(default_workspace())}]
+    if not isinstance(tables, list):
+        raise ConfigError("'agents' must be an array of tables ([[agents]])")
+    agents = tuple(_agent_from_table(t, defaults, data, base) for t in tables)
+    ids = [a.id for a in agents]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"agent ids must be unique: {ids}")
+    stores = [a.store for a in agents]
+    if len(set(stores)) != len(stores):
+        raise ConfigError("every agent needs its own store file")
+    try:
+        return Config(
+            data_dir=data,
+            socket=sock,
+            agents=agents,
+            debounce_seconds=float(daemon.get("debounce_seconds", 1.5)),
+            sync_on_search=bool(daemon.get("sync_on_search", True)),
+            sync_interval_seconds=float(daemon.get("sync_interval_seconds", 0.0)),
+            reconcile_seconds=float(daemon.get("reconcile_seconds", 300.0)),
+            source_path=config_path if config_path.exists() else None,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"[daemon]: {exc}") from exc

@@ -1,0 +1,87 @@
+"""The index schema and its versioned migrations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+
+SCHEMA_VERSION = 1
+ANALYZER_VERSION = "3"  # bump when memoryd.index.analyzer changes what it emits
+
+FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_' categories 'L* N* Co M*'"
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS meta(
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS files(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    abs_path TEXT NOT NULL,
+    source TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks(
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    heading TEXT NOT NULL DEFAULT '',
+    context TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(model) WHERE model = '';
+CREATE TABLE IF NOT EXISTS embedding_cache(
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    key_fp TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    dims INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY(provider, model, key_fp, hash)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chunk_vectors(
+    chunk_id INTEGER PRIMARY KEY,
+    vector BLOB NOT NULL
+);
+"""
+
+FTS_DDL = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5("
+    f"body, exact, heading, content='', contentless_delete=1, tokenize=\"{FTS_TOKENIZER}\")"
+)
+
+
+VOCAB_DDL = "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts_vocab USING fts5vocab(chunks_fts, 'row')"
+
+
+def vec_ddl(dims: int) -> str:
+    return f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0(embedding float[{int(dims)}])"
+
+
+MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
+    1: lambda conn: conn.execute(_V1),
+}
+
+
+def migrate(conn: apsw.Connection) -> int:
+    """Bring the schema to SCHEMA_VERSION, one transaction per step; returns the version found."""
+    found = conn.execute("PRAGMA user_version").fetchone()[0]
+    if found > SCHEMA_VERSION:
+        raise RuntimeError(f"index schema v{found} is newer than this memoryd (v{SCHEMA_VERSION}); upgrade memoryd")
+    for version in range(found + 1, SCHEMA_VERSION + 1):
+        with conn:
+            MIGRATIONS[version](conn)
+            conn.execute(f"PRAGMA user_version = {version}")
+    return found

@@ -1,0 +1,416 @@
+"""One agent's SQLite index: files, chunks, FTS5, vectors (sqlite-vec or plain blobs) and the embedding cache."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from memoryd.index.analyzer import analyze
+from memoryd.index.schema import FTS_DDL, VOCAB_DDL, migrate, vec_ddl
+from memoryd.sources.markdown import Chunk, embed_input
+
+ChangeListener = Callable[["StoreChange"], None]
+
+
+@dataclass(frozen=True)
+class FileRow:
+    id: int
+    path: str
+    abs_path: str
+    source: str
+    hash: str
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    hash: str
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class StoreChange:
+    """What a committed write did, so that in-memory views (the vector matrix) can follow."""
+
+    removed: tuple[int, ...]
+    added: tuple[int, ...]
+    vectors: np.ndarray | None  # rows for `added`, or None when they have none
+    reset: bool = False
+
+
+def _load_sqlite_vec(conn: apsw.Connection) -> str | None:
+    """Load sqlite-vec; returns why not, or None when it loaded."""
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        return None
+    except Exception as exc:  # any failure means: use the fallback scan
+        return f"sqlite-vec unavailable: {exc}"
+
+
+def _vector_blob(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+class Store:
+    """Owns the connections to one index file. Writes go through one connection, reads through another."""
+
+    def __init__(self, path: Path, *, use_sqlite_vec: bool = True) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._write_lock = threading.RLock()
+        self._listeners: list[ChangeListener] = []
+        self._chunk_count: int | None = None
+        self.conn = self._connect(use_sqlite_vec)
+        self.vec_error = _load_sqlite_vec(self.conn) if use_sqlite_vec else "sqlite-vec disabled"
+        migrate(self.conn)
+        self.fts_error = self._ensure_fts()
+        self.reader = self._connect(use_sqlite_vec)
+        if self.vec_error is None:
+            _load_sqlite_vec(self.reader)
+
+    def _connect(self, use_sqlite_vec: bool) -> apsw.Connection:
+        conn = apsw.Connection(str(self.path))
+        conn.set_busy_timeout(10_000)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        return conn
+
+    def _ensure_fts(self) -> str | None:
+        try:
+            self.conn.execute(FTS_DDL)
+            self.conn.execute(VOCAB_DDL)
+            return None
+        except apsw.SQLError as exc:
+            return f"FTS5 unavailable: {exc}"
+
+    def close(self) -> None:
+        for conn in (getattr(self, "reader", None), getattr(self, "conn", None)):
+            if conn is not None:
+                conn.close()
+
+    # -- listeners -----------------------------------------------------------------------------------
+
+    def subscribe(self, listener: ChangeListener) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self, change: StoreChange) -> None:
+        self._chunk_count = None
+        for listener in self._listeners:
+            listener(change)
+
+    # -- meta ----------------------------------------------------------------------------------------
+
+    @property
+    def fts_available(self) -> bool:
+        return self.fts_error is None
+
+    @property
+    def vec_table_available(self) -> bool:
+        return self.vec_error is None
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.reader.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write_lock, self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def dims(self) -> int:
+        return int(self.get_meta("dims", "0") or 0)
+
+    @property
+    def vector_backend(self) -> str:
+        return self.get_meta("vector_backend", "") or ""
+
+    def ensure_vectors(self, dims: int) -> None:
+        """Create the vector table for this dimension; a different dimension is an error."""
+        current = self.dims
+        if current and current != dims:
+            raise ValueError(f"index holds {current}-dimensional vectors, got {dims}")
+        if current:
+            return
+        with self._write_lock, self.conn:
+            backend = "blob"
+            if self.vec_table_available:
+                self.conn.execute(vec_ddl(dims))
+                backend = "sqlite-vec"
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('dims', ?)", (str(dims),))
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('vector_backend', ?)", (backend,))
+
+    def _vectors_readable(self) -> bool:
+        return self.vector_backend == "blob" or (self.vector_backend == "sqlite-vec" and self.vec_table_available)
+
+    # -- files ---------------------------------------------------------------------------------------
+
+    def files(self) -> dict[str, FileRow]:
+        rows = self.reader.execute("SELECT id, path, abs_path, source, hash, mtime_ns, size FROM files")
+        return {r[1]: FileRow(*r) for r in rows}
+
+    def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
+        with self._write_lock, self.conn:
+            self.conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path))
+
+    def _delete_chunks(self, chunk_ids: Sequence[int]) -> None:
+        if not chunk_ids:
+            return
+        params = [(cid,) for cid in chunk_ids]
+        if self.fts_available:
+            self.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", params)
+        if self.vector_backend == "sqlite-vec" and self.vec_table_available:
+            self.conn.executemany("DELETE FROM chunks_vec WHERE rowid = ?", params)
+        self.conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", params)
+        self.conn.executemany("DELETE FROM chunks WHERE id = ?", params)
+
+    def _chunk_ids_of(self, file_id: int) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+
+    def delete_files(self, paths: Iterable[str]) -> int:
+        """Remove files and every trace of their chunks in one transaction; returns chunks removed."""
+        removed: list[int] = []
+        with self._write_lock:
+            with self.conn:
+                for path in paths:
+                    row = self.conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+                    if row is None:
+                        continue
+                    ids = self._chunk_ids_of(row[0])
+                    self._delete_chunks(ids)
+                    self.conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+                    removed.extend(ids)
+            if removed:
+                self._notify(StoreChange(tuple(removed), (), None))
+        return len(removed)
+
+    def replace_file(
+        self,
+        *,
+        path: str,
+        abs_path: str,
+        source: str,
+        hash: str,
+        mtime_ns: int,
+        size: int,
+        chunks: Sequence[Chunk],
+        vectors: np.ndarray | None,
+        model: str,
+    ) -> list[int]:
+        """Swap a file's chunks for new ones in one transaction; returns the new chunk ids."""
+        if vectors is not None and len(vectors) != len(chunks):
+            raise ValueError("one vector per chunk is required")
+        if vectors is not None and len(chunks):
+            self.ensure_vectors(vectors.shape[1])
+        with self._write_lock:
+            with self.conn:
+                row = self.conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+                removed = self._chunk_ids_of(row[0]) if row else []
+                self._delete_chunks(removed)
+                now = time.time()
+                if row:
+                    file_id = row[0]
+                    self.conn.execute(
+                        "UPDATE files SET abs_path=?, source=?, hash=?, mtime_ns=?, size=?, indexed_at=? WHERE id=?",
+                        (abs_path, source, hash, mtime_ns, size, now, file_id),
+                    )
+                else:
+                    self.conn.execute(
+                        "INSERT INTO files(path, abs_path, source, hash, mtime_ns, size, indexed_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (path, abs_path, source, hash, mtime_ns, size, now),
+                    )
+                    file_id = self.conn.last_insert_rowid()
+                added: list[int] = []
+                for seq, chunk in enumerate(chunks):
+                    self.conn.execute(
+                        "INSERT INTO chunks(file_id, seq, start_line, end_line, heading, context, text, hash, model,"
+                        " source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            file_id,
+                            seq,
+                            chunk.start_line,
+                            chunk.end_line,
+                            chunk.heading,
+                            chunk.context,
+                            chunk.text,
+                            chunk.hash,
+                            model if vectors is not None else "",
+                            source,
+                        ),
+                    )
+                    chunk_id = self.conn.last_insert_rowid()
+                    added.append(chunk_id)
+                    if self.fts_available:
+                        doc = analyze(chunk.text)
+                        self.conn.execute(
+                            "INSERT INTO chunks_fts(rowid, body, exact, heading) VALUES (?, ?, ?, ?)",
+                            (chunk_id, doc.body, doc.exact, analyze(chunk.heading).body),
+                        )
+                    if vectors is not None:
+                        self._insert_vector(chunk_id, vectors[seq])
+            self._notify(StoreChange(tuple(removed), tuple(added), vectors))
+        return added
+
+    def _insert_vector(self, chunk_id: int, vector: np.ndarray) -> None:
+        blob = _vector_blob(vector)
+        if self.vector_backend == "sqlite-vec":
+            self.conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", (chunk_id, blob))
+        else:
+            self.conn.execute("INSERT INTO chunk_vectors(chunk_id, vector) VALUES (?, ?)", (chunk_id, blob))
+
+    def set_vectors(self, chunk_ids: Sequence[int], vectors: np.ndarray, model: str) -> None:
+        """Attach vectors to chunks that had none (after a provider recovered)."""
+        if not chunk_ids:
+            return
+        self.ensure_vectors(vectors.shape[1])
+        with self._write_lock:
+            with self.conn:
+                live: list[int] = []
+                for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
+                    exists = self.conn.execute("SELECT 1 FROM chunks WHERE id = ? AND model = ''", (chunk_id,))
+                    if exists.fetchone() is None:
+                        continue
+                    self._insert_vector(chunk_id, vector)
+                    self.conn.execute("UPDATE chunks SET model = ? WHERE id = ?", (model, chunk_id))
+                    live.append(chunk_id)
+            if live:
+                alive = set(live)
+                keep = [i for i, cid in enumerate(chunk_ids) if cid in alive]
+                self._notify(StoreChange(tuple(live), tuple(live), vectors[keep]))
+
+    def clear_vectors(self) -> None:
+        """Forget every chunk vector (a new embedding space); the cache keeps them for later."""
+        with self._write_lock:
+            with self.conn:
+                if self.vector_backend == "sqlite-vec" and self.vec_table_available:
+                    self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
+                self.conn.execute("DELETE FROM chunk_vectors")
+                self.conn.execute("UPDATE chunks SET model = ''")
+                self.conn.execute("DELETE FROM meta WHERE key IN ('dims', 'vector_backend', 'embedding')")
+            self._notify(StoreChange((), (), None, reset=True))
+
+    # -- reads ---------------------------------------------------------------------------------------
+
+    def unembedded(self, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """(chunk id, hash, embedding input) of chunks without a vector."""
+        rows = self.reader.execute(
+            "SELECT id, hash, context, text FROM chunks WHERE model = '' ORDER BY id LIMIT ?", (limit,)
+        )
+        return [(r[0], r[1], embed_input(r[2], r[3])) for r in rows]
+
+    def all_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every stored vector as (ids, float32 matrix)."""
+        dims = self.dims
+        if not dims or not self._vectors_readable():
+            return np.zeros(0, dtype=np.int64), np.zeros((0, max(dims, 1)), dtype=np.float32)
+        if self.vector_backend == "sqlite-vec":
+            rows = self.reader.execute("SELECT rowid, embedding FROM chunks_vec")
+        else:
+            rows = self.reader.execute("SELECT chunk_id, vector FROM chunk_vectors")
+        ids: list[int] = []
+        blobs: list[bytes] = []
+        for chunk_id, blob in rows:
+            ids.append(chunk_id)
+            blobs.append(blob)
+        matrix = (
+            np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), dims)
+            if ids
+            else np.zeros((0, dims), dtype=np.float32)
+        )
+        return np.asarray(ids, dtype=np.int64), matrix.copy()
+
+    def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        out: dict[int, ChunkRow] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.reader.execute(
+                "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash, f.mtime_ns"
+                f" FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                part,
+            )
+            for row in rows:
+                out[row[0]] = ChunkRow(*row)
+        return out
+
+    def chunk_count(self) -> int:
+        """Number of chunks, cached between writes (it sizes keyword query pruning)."""
+        if self._chunk_count is None:
+            self._chunk_count = self.reader.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return self._chunk_count
+
+    def document_frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
+        """How many chunks hold each token, from the FTS5 vocabulary."""
+        unique = list(dict.fromkeys(tokens))
+        if not unique or not self.fts_available:
+            return {}
+        marks = ",".join("?" * len(unique))
+        rows = self.reader.execute(f"SELECT term, doc FROM chunks_fts_vocab WHERE term IN ({marks})", unique)
+        found = dict.fromkeys(unique, 0)
+        found.update({term: doc for term, doc in rows})
+        return found
+
+    def counts(self) -> dict[str, int]:
+        files = self.reader.execute("SELECT count(*) FROM files").fetchone()[0]
+        chunks, embedded = self.reader.execute("SELECT count(*), coalesce(sum(model != ''), 0) FROM chunks").fetchone()
+        cached = self.reader.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+        return {"files": files, "chunks": chunks, "embedded_chunks": embedded, "cached_embeddings": cached}
+
+    # -- embedding cache ----------------------------------------------------------------------------
+
+    def cache_get(self, provider: str, model: str, key_fp: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.reader.execute(
+                "SELECT hash, vector FROM embedding_cache WHERE provider = ? AND model = ? AND key_fp = ?"
+                f" AND hash IN ({marks})",
+                (provider, model, key_fp, *part),
+            )
+            for digest, blob in rows:
+                found[digest] = np.frombuffer(blob, dtype=np.float32).copy()
+        return found
+
+    def cache_put(self, provider: str, model: str, key_fp: str, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        now = time.time()
+        with self._write_lock, self.conn:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO embedding_cache(provider, model, key_fp, hash, dims, vector, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(provider, model, key_fp, h, len(v), _vector_blob(v), now) for h, v in items.items()],
+            )
+
+    def copy_cache_from(self, other: Path) -> int:
+        """Seed this index's embedding cache from another index file (used by the atomic reindex)."""
+        with self._write_lock:
+            self.conn.execute("ATTACH DATABASE ? AS seed", (str(other),))
+            try:
+                with self.conn:
+                    self.conn.execute("INSERT OR IGNORE INTO embedding_cache SELECT * FROM seed.embedding_cache")
+                    return self.conn.changes()
+            finally:
+                self.conn.execute("DETACH DATABASE seed")

@@ -1,0 +1,202 @@
+"""Incremental sync: bring the index in line with the files, touching only what changed."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memoryd.config import AgentConfig
+from memoryd.embeddings.base import Embedder, EmbeddingError
+from memoryd.embeddings.cache import embed_with_cache
+from memoryd.index.schema import ANALYZER_VERSION
+from memoryd.index.store import Store
+from memoryd.sources.discovery import SourceFile, discover
+from memoryd.sources.markdown import Chunk, chunk_markdown
+
+Progress = Callable[[int, int], None]
+EMBED_GROUP = 256  # chunks embedded together across files
+
+
+@dataclass
+class SyncReport:
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    embedded: int = 0  # vectors computed by the provider
+    cache_hits: int = 0
+    bytes_read: int = 0
+    seconds: float = 0.0
+    embedding_error: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def embedding_signature(embedder: Embedder) -> str:
+    return f"{embedder.provider}|{embedder.model}"
+
+
+def chunking_signature(agent: AgentConfig) -> str:
+    return f"{agent.chunking.tokens}/{agent.chunking.overlap}/analyzer-{ANALYZER_VERSION}"
+
+
+@dataclass
+class _Pending:
+    file: SourceFile
+    digest: str
+    mtime_ns: int
+    size: int
+    chunks: list[Chunk]
+
+
+class Syncer:
+    """Runs syncs for one agent. Not thread-safe: callers run one sync at a time per agent."""
+
+    def __init__(self, store: Store, agent: AgentConfig, embedder: Embedder | None) -> None:
+        self.store = store
+        self.agent = agent
+        self.embedder = embedder
+
+    # -- state of the vector space ------------------------------------------------------------------
+
+    def vectors_usable(self) -> bool:
+        """True when the index's vectors (if any) come from the current embedder."""
+        if self.embedder is None:
+            return False
+        stored = self.store.get_meta("embedding")
+        return stored is None or stored == embedding_signature(self.embedder)
+
+    def needs_reindex(self) -> str | None:
+        """Why the index must be rebuilt before it can be fully used, or None."""
+        chunking = self.store.get_meta("chunking")
+        if chunking is not None and chunking != chunking_signature(self.agent):
+            return f"chunking changed ({chunking} -> {chunking_signature(self.agent)})"
+        if self.embedder is not None and not self.vectors_usable():
+            return (
+                f"embedding model changed ({self.store.get_meta('embedding')} -> {embedding_signature(self.embedder)})"
+            )
+        return None
+
+    # -- sync ---------------------------------------------------------------------------------------
+
+    def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
+        started = time.perf_counter()
+        report = SyncReport()
+        if self.store.get_meta("chunking") is None:
+            self.store.set_meta("chunking", chunking_signature(self.agent))
+        embedder = self.embedder if self.vectors_usable() else None
+
+        files = discover(self.agent)
+        report.files_seen = len(files)
+        known = self.store.files()
+        current = {f.path for f in files}
+        gone = [p for p, row in known.items() if p not in current and row.source == "memory"]
+        if gone:
+            report.chunks_removed += self.store.delete_files(gone)
+            report.files_deleted = len(gone)
+
+        pending: list[_Pending] = []
+        for done, source_file in enumerate(files, 1):
+            item = self._read_if_changed(source_file, known, force, report)
+            if item is not None:
+                pending.append(item)
+                if sum(len(p.chunks) for p in pending) >= EMBED_GROUP:
+                    embedder = self._write(pending, embedder, report)
+                    pending = []
+            if progress:
+                progress(done, len(files))
+        if pending:
+            embedder = self._write(pending, embedder, report)
+        if embedder is not None:
+            self._backfill(embedder, report)
+        report.seconds = time.perf_counter() - started
+        self.store.set_meta("last_sync", str(time.time()))
+        return report
+
+    def _read_if_changed(
+        self, source_file: SourceFile, known: dict, force: bool, report: SyncReport
+    ) -> _Pending | None:
+        row = known.get(source_file.path)
+        try:
+            stat = source_file.abs_path.stat()
+            if row and not force and row.mtime_ns == stat.st_mtime_ns and row.size == stat.st_size:
+                report.files_unchanged += 1
+                return None
+            data = source_file.abs_path.read_bytes()
+        except FileNotFoundError:
+            if row:
+                report.chunks_removed += self.store.delete_files([source_file.path])
+                report.files_deleted += 1
+            return None
+        except OSError as exc:
+            report.errors.append(f"{source_file.path}: {exc.strerror or exc}")
+            return None
+        report.bytes_read += len(data)
+        digest = hashlib.sha256(data).hexdigest()
+        if row and not force and row.hash == digest:
+            self.store.touch_file(source_file.path, stat.st_mtime_ns, stat.st_size)
+            report.files_unchanged += 1
+            return None
+        text = data.decode("utf-8", errors="replace")
+        chunks = chunk_markdown(text, self.agent.chunking.tokens, self.agent.chunking.overlap)
+        return _Pending(source_file, digest, stat.st_mtime_ns, stat.st_size, chunks)
+
+    def _embed(
+        self, embedder: Embedder | None, hashes: list[str], inputs: list[str], report: SyncReport
+    ) -> tuple[np.ndarray | None, Embedder | None]:
+        if embedder is None or not hashes:
+            return None, embedder
+        try:
+            vectors, computed = embed_with_cache(embedder, self.store, hashes, inputs)
+        except EmbeddingError as exc:
+            report.embedding_error = str(exc)
+            return None, None
+        report.embedded += computed
+        report.cache_hits += len(set(hashes)) - computed
+        if self.store.get_meta("embedding") is None:
+            self.store.set_meta("embedding", embedding_signature(embedder))
+        return vectors, embedder
+
+    def _write(self, pending: list[_Pending], embedder: Embedder | None, report: SyncReport) -> Embedder | None:
+        hashes = [c.hash for p in pending for c in p.chunks]
+        inputs = [c.embed_input for p in pending for c in p.chunks]
+        vectors, embedder = self._embed(embedder, hashes, inputs, report)
+        offset = 0
+        for item in pending:
+            count = len(item.chunks)
+            part = vectors[offset : offset + count] if vectors is not None else None
+            offset += count
+            self.store.replace_file(
+                path=item.file.path,
+                abs_path=str(item.file.abs_path),
+                source=item.file.source,
+                hash=item.digest,
+                mtime_ns=item.mtime_ns,
+                size=item.size,
+                chunks=item.chunks,
+                vectors=part,
+                model=embedder.model if embedder else "",
+            )
+            report.files_indexed += 1
+            report.chunks_added += count
+        return embedder
+
+    def _backfill(self, embedder: Embedder, report: SyncReport) -> None:
+        """Embed chunks stored without vectors while the provider was down."""
+        while True:
+            rows = self.store.unembedded(EMBED_GROUP)
+            if not rows:
+                return
+            ids = [r[0] for r in rows]
+            vectors, active = self._embed(embedder, [r[1] for r in rows], [r[2] for r in rows], report)
+            if vectors is None or active is None:
+                return
+            self.store.set_vectors(ids, vectors, active.model)

@@ -1,0 +1,82 @@
+"""BM25 keyword search over FTS5: any-term matches ranked, all-term matches boosted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memoryd.index.analyzer import Term, match_expression, query_terms
+from memoryd.index.store import Store
+
+# Column weights for bm25(): body, exact forms (identifiers, accented words), heading path.
+BM25_WEIGHTS = (1.0, 0.25, 1.0)
+ALL_TERMS_BOOST = 1.25
+# Terms in more than this share of chunks add almost nothing to BM25 but cost most of the query time.
+COMMON_TERM_SHARE = 0.2
+MIN_KEPT_TERMS = 4
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    chunk_id: int
+    bm25: float  # positive, larger is better, after the all-term boost
+    all_terms: bool
+
+
+def _run(store: Store, expression: str, limit: int, sources: Sequence[str] | None) -> list[tuple[int, float]]:
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    if sources:
+        marks = ",".join("?" * len(sources))
+        sql = (
+            f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS s FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+            f" WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY s DESC LIMIT ?"
+        )
+        params: tuple = (expression, *sources, limit)
+    else:
+        sql = (
+            f"SELECT rowid, -bm25(chunks_fts, {weights}) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
+            " ORDER BY s DESC LIMIT ?"
+        )
+        params = (expression, limit)
+    return [(int(r[0]), float(r[1])) for r in store.reader.execute(sql, params)]
+
+
+def keyword_search(store: Store, query: str, limit: int, sources: Sequence[str] | None = None) -> list[KeywordHit]:
+    """Up to `limit` chunks matching any query term, best first; never raises on query syntax."""
+    if not store.fts_available or limit <= 0:
+        return []
+    terms = informative_terms(store, query_terms(query))
+    if not terms:
+        return []
+    scores = dict(_run(store, match_expression(terms, "OR"), limit, sources))
+    complete: set[int] = set()
+    if len(terms) > 1:
+        for chunk_id, score in _run(store, match_expression(terms, "AND"), limit, sources):
+            complete.add(chunk_id)
+            scores[chunk_id] = score
+    hits = [
+        KeywordHit(cid, score * (ALL_TERMS_BOOST if cid in complete else 1.0), cid in complete)
+        for cid, score in scores.items()
+    ]
+    hits.sort(key=lambda h: h.bm25, reverse=True)
+    return hits[:limit]
+
+
+def informative_terms(store: Store, terms: list[Term]) -> list[Term]:
+    """Drop terms no chunk contains and, when rarer ones remain, terms most chunks contain."""
+    if not terms:
+        return terms
+    frequencies = store.document_frequencies(t for term in terms for t in term.phrase)
+
+    def frequency(term: Term) -> int:
+        body = min(frequencies.get(t, 0) for t in term.phrase)
+        return body if body or not term.exact else 1  # an exact form may match what the body does not
+
+    scored = [(frequency(t), t) for t in terms]
+    present = [(df, t) for df, t in scored if df > 0]
+    limit = COMMON_TERM_SHARE * max(store.chunk_count(), 1)
+    rare = [t for df, t in present if df <= limit]
+    if len(rare) >= MIN_KEPT_TERMS or len(rare) == len(present):
+        return rare
+    present.sort(key=lambda pair: pair[0])
+    return [t for _, t in present[:MIN_KEPT_TERMS]]

@@ -1,0 +1,50 @@
+"""Pick the lines of a chunk that best show why it matched, within a character budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memoryd.index.analyzer import fold_text
+
+
+@dataclass(frozen=True)
+class Snippet:
+    text: str
+    start_line: int
+    end_line: int
+
+
+def best_snippet(text: str, start_line: int, query_words: set[str], budget: int = 700) -> Snippet:
+    lines = text.split("\n")
+    if len(text) <= budget:
+        return Snippet(text, start_line, start_line + len(lines) - 1)
+    folded = [fold_text(line) for line in lines]
+    hits = [sum(word in line for word in query_words) for line in folded]
+    best_start, best_hits = 0, -1
+    for start in range(len(lines)):
+        size, score, end = 0, 0, start
+        while end < len(lines) and size + len(lines[end]) + 1 <= budget:
+            size += len(lines[end]) + 1
+            score += hits[end]
+            end += 1
+        if score > best_hits:
+            best_start, best_hits = start, score
+        if end >= len(lines):
+            break
+    size, end = 0, best_start
+    while end < len(lines) and size + len(lines[end]) + 1 <= budget:
+        size += len(lines[end]) + 1
+        end += 1
+    if end == best_start:  # a single line longer than the budget: a window around the first hit
+        line = lines[best_start]
+        return Snippet(_window(line, query_words, budget), start_line + best_start, start_line + best_start)
+    return Snippet("\n".join(lines[best_start:end]), start_line + best_start, start_line + end - 1)
+
+
+def _window(line: str, query_words: set[str], budget: int) -> str:
+    lowered = fold_text(line)
+    positions = [p for p in (lowered.find(w) for w in query_words) if p >= 0]
+    start = max(0, min(positions) - budget // 4) if positions else 0
+    start = min(start, max(0, len(line) - budget + 2))
+    piece = line[start : start + budget - 2]
+    return ("…" if start else "") + piece + ("…" if start + len(piece) < len(line) else "")

@@ -1,0 +1,223 @@
+"""One agent's memory: its index, sync, search, reads and writes behind one object."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memoryd.config import AgentConfig
+from memoryd.embeddings.base import Embedder
+from memoryd.embeddings.select import create_embedder
+from memoryd.index.store import Store
+from memoryd.index.sync import Progress, Syncer, SyncReport
+from memoryd.search.hybrid import SearchEngine, SearchResponse
+from memoryd.search.vector import VectorIndex
+from memoryd.sources.discovery import PathOutsideSources, display_path, is_markdown, resolve_source_path
+from memoryd.sources.markdown import split_lines
+
+MAX_GET_LINES = 5000
+MAX_WRITE_CHARS = 1_000_000
+
+
+class RequestError(ValueError):
+    """A client asked for something invalid; nothing was changed."""
+
+
+class AgentMemory:
+    def __init__(self, agent: AgentConfig, embedder: Embedder | None = None, *, use_sqlite_vec: bool = True) -> None:
+        self.agent = agent
+        if embedder is None:
+            embedder, self.embedder_reason = create_embedder(agent)
+        else:
+            self.embedder_reason = None
+        self.embedder = embedder
+        self.store = Store(agent.store, use_sqlite_vec=use_sqlite_vec)
+        self.vectors = VectorIndex(self.store)
+        self.syncer = Syncer(self.store, agent, embedder)
+        self.engine = SearchEngine(self.store, agent.query, self.vectors, self._vector_state)
+        self._sync_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self.last_sync: SyncReport | None = None
+
+    def close(self) -> None:
+        if self.embedder is not None:
+            self.embedder.close()
+        self.store.close()
+
+    def __enter__(self) -> AgentMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- state ---------------------------------------------------------------------------------------
+
+    def _vector_state(self) -> tuple[Embedder | None, str | None]:
+        if self.embedder is None:
+            return None, self.embedder_reason or "no embedding provider"
+        stale = self.syncer.needs_reindex()
+        if stale and not self.syncer.vectors_usable():
+            return None, f"reindex needed: {stale}"
+        if self.store.counts()["embedded_chunks"] == 0 and self.store.counts()["chunks"] > 0:
+            return (
+                None,
+                self.last_sync.embedding_error
+                if self.last_sync and self.last_sync.embedding_error
+                else "no chunk has a vector yet",
+            )
+        return self.embedder, None
+
+    # -- operations ----------------------------------------------------------------------------------
+
+    def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
+        with self._sync_lock:
+            self.last_sync = self.syncer.sync(force=force, progress=progress)
+            return self.last_sync
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        mode: str = "hybrid",
+        sources: Sequence[str] | None = None,
+        fusion: str | None = None,
+    ) -> SearchResponse:
+        return self.engine.search(
+            query, max_results=max_results, min_score=min_score, mode=mode, sources=sources, fusion=fusion
+        )
+
+    def get(self, path: str, from_line: int = 1, lines: int | None = None) -> dict[str, Any]:
+        """Lines from..from+lines-1 (1-based) of a file inside the agent's sources."""
+        if not isinstance(from_line, int) or isinstance(from_line, bool) or from_line < 1:
+            raise RequestError("'from' must be an integer >= 1")
+        if lines is not None and (not isinstance(lines, int) or isinstance(lines, bool) or lines < 1):
+            raise RequestError("'lines' must be an integer >= 1")
+        try:
+            real = resolve_source_path(self.agent, path)
+        except PathOutsideSources as exc:
+            raise RequestError(str(exc)) from exc
+        all_lines = split_lines(real.read_text(encoding="utf-8", errors="replace"))
+        count = min(lines or MAX_GET_LINES, MAX_GET_LINES)
+        chosen = all_lines[from_line - 1 : from_line - 1 + count]
+        return {
+            "path": display_path(real, self._workspace()),
+            "from": from_line,
+            "lines": len(chosen),
+            "total_lines": len(all_lines),
+            "text": "\n".join(chosen),
+        }
+
+    def _workspace(self) -> Path:
+        ws = self.agent.workspace
+        return ws.resolve() if ws.exists() else ws
+
+    def write(self, text: str, path: str | None = None) -> dict[str, Any]:
+        """Append text to a Markdown note under memory/, fsync it, index it, and return its citation."""
+        if not isinstance(text, str) or not text.strip():
+            raise RequestError("text must be a non-empty string")
+        if len(text) > MAX_WRITE_CHARS:
+            raise RequestError(f"text is longer than {MAX_WRITE_CHARS} characters")
+        if "memory" not in self.agent.sources:
+            raise RequestError("this agent has no Markdown memory source")
+        target = self._write_target(path)
+        with self._write_lock:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            existing = target.read_bytes() if target.exists() else b""
+            prefix = "" if not existing or existing.endswith(b"\n") else "\n"
+            if existing.strip():
+                prefix += "\n"  # a blank line between entries
+            start_line = len(split_lines(existing.decode("utf-8", errors="replace"))) + 1
+            start_line += 1 if existing.strip() else 0
+            body = text.rstrip("\n") + "\n"
+            _append_durably(target, (prefix + body).encode("utf-8"), len(existing))
+        end_line = start_line + len(split_lines(body)) - 1
+        rel = display_path(target.resolve(), self._workspace())
+        self.sync()
+        return {
+            "path": rel,
+            "start_line": start_line,
+            "end_line": end_line,
+            "citation": f"{rel}#L{start_line}-L{end_line}",
+        }
+
+    def _write_target(self, path: str | None) -> Path:
+        memory_dir = self._workspace() / "memory"
+        if path is None:
+            return memory_dir / f"{dt.date.today().isoformat()}.md"
+        if not isinstance(path, str) or not path or "\x00" in path:
+            raise RequestError("path must be a non-empty string")
+        raw = Path(path)
+        if raw.is_absolute():
+            raise RequestError("path must be relative to the workspace, under memory/")
+        parts = raw.parts
+        if parts and parts[0] == "memory":
+            raw = Path(*parts[1:]) if len(parts) > 1 else Path()
+        target = (memory_dir / raw).resolve()
+        root = memory_dir.resolve()
+        if root not in target.parents:
+            raise RequestError(f"{path!r} is not under memory/")
+        if not is_markdown(target):
+            raise RequestError("path must end in .md")
+        if target.exists() and (target.is_symlink() or not target.is_file()):
+            raise RequestError(f"{path!r} is not a regular file")
+        return target
+
+    def status(self) -> dict[str, Any]:
+        counts = self.store.counts()
+        embedder, reason = self._vector_state()
+        last = self.store.get_meta("last_sync")
+        return {
+            "agent": self.agent.id,
+            "workspace": str(self.agent.workspace),
+            "store": str(self.agent.store),
+            **counts,
+            "provider": self.embedder.provider if self.embedder else None,
+            "model": self.embedder.model if self.embedder else None,
+            "dims": self.store.dims or (self.embedder.dims if self.embedder else 0),
+            "vector_available": embedder is not None,
+            "vector_backend": self.store.vector_backend or None,
+            "fts_available": self.store.fts_available,
+            "fallback_reason": reason,
+            "needs_reindex": self.syncer.needs_reindex(),
+            "last_sync": float(last) if last else None,
+            "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
+            "time": time.time(),
+        }
+
+
+def _append_durably(target: Path, data: bytes, original_size: int) -> None:
+    """Append and fsync; on any failure (a full disk) cut the file back so nothing half-written stays."""
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, original_size)
+            os.fsync(fd)
+        except OSError:
+            pass
+        raise RequestError(f"could not write {target.name}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    _fsync_dir(target.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,40 @@
+"""Script-aware text helpers shared by chunking and the search analyzer."""
+
+from __future__ import annotations
+
+import re
+
+# Scripts written without spaces between words: every character (with its marks) is a token.
+_DENSE_RANGES = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u0e80-\u0eff"  # Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u17ff"  # Khmer
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u31f0-\u31ff"  # Katakana extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0002ebef"  # CJK extensions B-F
+)
+DENSE_CHAR = re.compile(f"[{_DENSE_RANGES}]")
+# Marks that belong to the preceding character and never start a token.
+_MARKS = "\u0300-\u036f\u0e31\u0e34-\u0e3a\u0e47-\u0e4e\u0eb1\u0eb4-\u0ebc\u0ec8-\u0ecd\u102b-\u103e\u17b4-\u17d3"
+DENSE_CLUSTER = re.compile(f"[{_DENSE_RANGES}][{_MARKS}]*")
+_WORD_CHARS = (
+    r"\w\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a\u064b-\u065f\u0900-\u0dff"
+    r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+)
+WORD_CHAR_CLASS = f"[{_WORD_CHARS}]"
+_LATIN_ONLY = re.compile(r"[\x00-\u024f\s]*")
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough model-token count: ~4 characters per token, one per character in dense scripts."""
+    if not text:
+        return 0
+    if _LATIN_ONLY.fullmatch(text):
+        return (len(text) + 3) // 4
+    dense = len(DENSE_CHAR.findall(text))
+    return dense + (len(text) - dense + 3) // 4
