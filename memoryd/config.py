@@ -20,6 +20,7 @@ DEFAULT_AGENT = "main"
 SOURCES = ("memory", "sessions")
 FUSIONS = ("weighted", "rrf")
 PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "ollama", "hash", "none")
+DEFAULT_MODEL_FILE = "all-MiniLM-L6-v2.q8_0.gguf"
 
 
 class ConfigError(ValueError):
@@ -120,6 +121,16 @@ def default_workspace() -> Path:
     return default_data_dir() / "workspace"
 
 
+def default_model_path(data_dir: Path) -> Path:
+    return data_dir / "models" / DEFAULT_MODEL_FILE
+
+
+def _with_model_path(embedding: EmbeddingConfig, data_dir: Path, base: Path | None) -> EmbeddingConfig:
+    if embedding.model_path:
+        return replace(embedding, model_path=str(_expand(embedding.model_path, base)))
+    return replace(embedding, model_path=str(default_model_path(data_dir)))
+
+
 def _expand(value: str | os.PathLike[str], base: Path | None = None) -> Path:
     path = Path(os.path.expandvars(os.path.expanduser(str(value))))
     if not path.is_absolute() and base is not None:
@@ -197,8 +208,12 @@ def _agent_from_table(raw: dict[str, Any], defaults: dict[str, Any], data_dir: P
         extra_paths=tuple(_expand(p, workspace) for p in raw.get("extra_paths", [])),
         sources=tuple(raw.get("sources", ["memory"])),
         sessions_dirs=tuple(_expand(p, workspace) for p in sessions),
-        embedding=_section(
-            EmbeddingConfig, _merge(defaults.get("embedding"), raw.get("embedding")), f"agent {agent_id} embedding"
+        embedding=_with_model_path(
+            _section(
+                EmbeddingConfig, _merge(defaults.get("embedding"), raw.get("embedding")), f"agent {agent_id} embedding"
+            ),
+            data_dir,
+            base,
         ),
         query=_section(QueryConfig, _merge(defaults.get("query"), raw.get("query")), f"agent {agent_id} query"),
         chunking=_section(
@@ -215,6 +230,7 @@ def quickstart_agent(workspace: Path, data_dir: Path, agent_id: str = DEFAULT_AG
         id=agent_id, workspace=_expand(workspace), store=data_dir / "agents" / agent_id / "index.sqlite"
     )
     agent = replace(agent, **overrides) if overrides else agent
+    agent = replace(agent, embedding=_with_model_path(agent.embedding, data_dir, None))
     _validate_agent(agent)
     return agent
 

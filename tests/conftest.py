@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memoryd.config import AgentConfig, EmbeddingConfig, QueryConfig, quickstart_agent
+from memoryd.embeddings.hashing import HashingEmbedder
+from memoryd.service.agent import AgentMemory
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting every text it is asked to embed."""
+
+    def __init__(self, dims: int = 256) -> None:
+        super().__init__(dims)
+        self.calls: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        self.calls.extend(texts)
+        return super().embed_documents(texts)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    return ws
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def agent_factory(workspace: Path, data_dir: Path) -> Callable[..., AgentConfig]:
+    def make(provider: str = "hash", **overrides: object) -> AgentConfig:
+        query = overrides.pop("query", QueryConfig())
+        return quickstart_agent(
+            workspace, data_dir, embedding=EmbeddingConfig(provider=provider), query=query, **overrides
+        )
+
+    return make
+
+
+@pytest.fixture
+def memory_factory(agent_factory: Callable[..., AgentConfig]) -> Iterator[Callable[..., AgentMemory]]:
+    opened: list[AgentMemory] = []
+
+    def make(embedder: object | None = None, provider: str = "hash", **kwargs: object) -> AgentMemory:
+        use_sqlite_vec = bool(kwargs.pop("use_sqlite_vec", True))
+        memory = AgentMemory(agent_factory(provider, **kwargs), embedder, use_sqlite_vec=use_sqlite_vec)  # type: ignore[arg-type]
+        opened.append(memory)
+        return memory
+
+    yield make
+    for memory in opened:
+        memory.close()

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import ConfigError, load_config
+
+
+def test_zero_config_gives_one_default_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    monkeypatch.delenv("MEMORYD_CONFIG", raising=False)
+    monkeypatch.delenv("MEMORYD_DATA_DIR", raising=False)
+    config = load_config()
+    agent = config.default_agent
+    assert agent.id == "main"
+    assert agent.query.max_results == 6
+    assert (agent.query.vector_weight, agent.query.text_weight, agent.query.candidate_multiplier) == (0.7, 0.3, 4)
+    assert (agent.chunking.tokens, agent.chunking.overlap) == (400, 80)
+    assert agent.sources == ("memory",)
+    assert agent.store.is_relative_to(tmp_path / "share")
+    assert agent.embedding.model_path.endswith(".gguf")
+
+
+def test_workspace_quickstart_needs_no_file(tmp_path: Path) -> None:
+    config = load_config(workspace=tmp_path / "ws", data_dir=tmp_path / "data", socket=tmp_path / "s.sock")
+    assert [a.id for a in config.agents] == ["main"]
+    assert config.default_agent.workspace == tmp_path / "ws"
+    assert config.socket == tmp_path / "s.sock"
+
+
+def test_toml_agents_are_isolated_and_defaults_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        """
+data_dir = "data"
+[defaults.query]
+max_results = 9
+[[agents]]
+id = "alpha"
+workspace = "~/alpha"
+extra_paths = ["notes", "/abs/file.md"]
+[agents.query]
+fusion = "rrf"
+[[agents]]
+id = "beta"
+workspace = "beta"
+sources = ["memory", "sessions"]
+[agents.chunking]
+tokens = 200
+overlap = 20
+"""
+    )
+    monkeypatch.setenv("MEMORYD_CONFIG", str(cfg))
+    config = load_config()
+    alpha, beta = config.agents
+    assert alpha.workspace == Path("~/alpha").expanduser()
+    assert alpha.extra_paths == (Path("~/alpha/notes").expanduser(), Path("/abs/file.md"))
+    assert alpha.query.fusion == "rrf" and alpha.query.max_results == 9
+    assert beta.workspace == tmp_path / "beta"
+    assert beta.chunking.tokens == 200 and beta.query.max_results == 9
+    assert alpha.store != beta.store
+    assert alpha.store.parent.parent == tmp_path / "data" / "agents"
+    assert config.agent("beta") is beta
+    with pytest.raises(ConfigError, match="unknown agent"):
+        config.agent("gamma")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[[agents]]\nid = "a"\nworkspace = "w"\ncolour = 1\n', "unknown key"),
+        ('[[agents]]\nid = "a"\nworkspace = "w"\n[agents.query]\nmax_results = "six"\n', "must be int"),
+        ('[[agents]]\nid = "a"\nworkspace = "w"\nsources = ["email"]\n', "unknown source"),
+        ('[[agents]]\nid = "a"\nworkspace = "w"\n[[agents]]\nid = "a"\nworkspace = "v"\n', "unique"),
+        ('[[agents]]\nid = "a"\nworkspace = "w"\n[agents.chunking]\ntokens = 100\noverlap = 100\n', "overlap"),
+        ("this is not toml = = =", "config.toml"),
+    ],
+)
+def test_bad_config_is_a_clear_error(tmp_path: Path, body: str, message: str) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(body)
+    with pytest.raises(ConfigError, match=message):
+        load_config(cfg)
+
+
+def test_missing_explicit_config_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.toml")

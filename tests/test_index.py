@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+import pytest
+import sqlite_vec
+
+from memoryd.index.schema import SCHEMA_VERSION
+from memoryd.index.store import Store
+from memoryd.service.agent import AgentMemory
+
+from .conftest import CountingEmbedder, write
+
+
+def _bump_mtime(path: Path) -> None:
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+
+
+def _sql(memory: AgentMemory, query: str, *args: object) -> list[tuple]:
+    conn = apsw.Connection(str(memory.agent.store))
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    try:
+        return list(conn.execute(query, args))
+    finally:
+        conn.close()
+
+
+def test_store_is_a_wal_sqlite_file_with_versioned_schema(memory_factory: Callable[..., AgentMemory]) -> None:
+    mem = memory_factory()
+    assert mem.agent.store.is_file()
+    assert _sql(mem, "PRAGMA journal_mode")[0][0] == "wal"
+    assert _sql(mem, "PRAGMA user_version")[0][0] == SCHEMA_VERSION
+    tables = {r[0] for r in _sql(mem, "SELECT name FROM sqlite_master")}
+    assert {"meta", "files", "chunks", "embedding_cache", "chunks_fts"} <= tables
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite"
+    conn = apsw.Connection(str(path))
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(RuntimeError, match="newer"):
+        Store(path)
+
+
+def test_incremental_sync_only_touches_changed_files(workspace: Path, memory_factory: Callable) -> None:
+    for i in range(5):
+        write(workspace / "memory" / f"n{i}.md", f"# Note {i}\ncontent number {i}\n")
+    embedder = CountingEmbedder()
+    mem = memory_factory(embedder)
+    first = mem.sync()
+    assert first.files_indexed == 5 and first.embedded == 5
+    again = mem.sync()
+    assert again.files_indexed == 0 and again.bytes_read == 0 and again.files_unchanged == 5
+    target = workspace / "memory" / "n2.md"
+    write(target, "# Note 2\ncontent number 2, now with pelicans\n")
+    _bump_mtime(target)
+    third = mem.sync()
+    assert third.files_indexed == 1 and third.bytes_read == target.stat().st_size
+    assert mem.search("pelicans", mode="keyword").results[0].path == "memory/n2.md"
+    _bump_mtime(workspace / "memory" / "n3.md")  # touched, same bytes: no re-chunking
+    fourth = mem.sync()
+    assert fourth.files_indexed == 0 and fourth.files_unchanged == 5
+
+
+def test_deleted_file_vanishes_everywhere(workspace: Path, memory_factory: Callable) -> None:
+    write(workspace / "memory" / "keep.md", "# Keep\nordinary note\n")
+    doomed = write(workspace / "memory" / "doomed.md", "# Doomed\nthe secret flamingo plan\n")
+    mem = memory_factory()
+    mem.sync()
+    assert mem.search("flamingo").results
+    doomed.unlink()
+    report = mem.sync()
+    assert report.files_deleted == 1 and report.chunks_removed == 1
+    for mode in ("hybrid", "keyword", "vector"):
+        assert all(r.path != "memory/doomed.md" for r in mem.search("secret flamingo plan", mode=mode).results)
+    assert _sql(mem, "SELECT count(*) FROM chunks WHERE text LIKE '%flamingo%'")[0][0] == 0
+    assert _sql(mem, "SELECT count(*) FROM files WHERE path = 'memory/doomed.md'")[0][0] == 0
+    assert _sql(mem, "SELECT count(*) FROM chunks_vec")[0][0] == 1
+    # Reopening the index (a restart) does not bring it back either.
+    mem.close()
+    reopened = memory_factory()
+    assert all(r.path != "memory/doomed.md" for r in reopened.search("flamingo", mode="keyword").results)
+
+
+def test_unchanged_chunks_reuse_cached_embeddings(workspace: Path, memory_factory: Callable) -> None:
+    note = workspace / "memory" / "a.md"
+    write(note, "# A\nfirst section stays\n\n# B\nsecond section stays\n")
+    embedder = CountingEmbedder()
+    mem = memory_factory(embedder)
+    mem.sync()
+    assert len(embedder.calls) == 2
+    write(note, "# A\nfirst section stays\n\n# B\nsecond section stays\n\n# C\nthird is new\n")
+    _bump_mtime(note)
+    mem.sync()
+    assert embedder.calls[2:] == ["# C\nthird is new"]
+    # A forced full resync re-chunks every file but embeds nothing again.
+    report = mem.sync(force=True)
+    assert report.files_indexed == 1 and report.embedded == 0 and report.cache_hits == 3
+    assert len(embedder.calls) == 3
+
+
+def test_vector_search_without_sqlite_vec_uses_the_fallback_scan(workspace: Path, memory_factory: Callable) -> None:
+    write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n\n# Food\napples and pears\n")
+    mem = memory_factory(use_sqlite_vec=False)
+    mem.sync()
+    assert mem.status()["vector_backend"] == "blob"
+    response = mem.search("JWT expiry", mode="vector")
+    assert response.mode == "vector" and response.results[0].snippet.startswith("# Auth")
+
+
+def test_vector_search_still_works_without_fts5(workspace: Path, agent_factory: Callable, monkeypatch) -> None:
+    write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n\n# Food\napples and pears\n")
+    monkeypatch.setattr(Store, "_ensure_fts", lambda self: "FTS5 unavailable: simulated")
+    with AgentMemory(agent_factory()) as mem:
+        mem.sync()
+        status = mem.status()
+        assert status["fts_available"] is False and status["chunks"] == 2
+        response = mem.search("JWT expiry")
+        assert response.mode == "vector" and response.results[0].snippet.startswith("# Auth")
+        assert mem.search("JWT", mode="keyword").results == []
+
+
+def test_agents_are_isolated(tmp_path: Path) -> None:
+    from memoryd.config import quickstart_agent
+
+    for name, word in (("a", "alpaca"), ("b", "bison")):
+        write(tmp_path / name / "MEMORY.md", f"# {name}\n{word}\n")
+    a = AgentMemory(quickstart_agent(tmp_path / "a", tmp_path / "data", agent_id="a"))
+    b = AgentMemory(quickstart_agent(tmp_path / "b", tmp_path / "data", agent_id="b"))
+    with a, b:
+        a.sync()
+        b.sync()
+        assert a.agent.store != b.agent.store
+        assert a.search("bison", mode="keyword").results == []
+        assert b.search("bison", mode="keyword").results
+
+
+def test_get_reads_lines_and_refuses_escapes(workspace: Path, memory_factory: Callable, tmp_path: Path) -> None:
+    from memoryd.service.agent import RequestError
+
+    write(workspace / "MEMORY.md", "\n".join(f"line {i}" for i in range(1, 21)) + "\n")
+    secret = write(tmp_path / "secret.md", "top secret")
+    os.symlink(secret, workspace / "memory" / "link.md")
+    mem = memory_factory()
+    got = mem.get("MEMORY.md", 5, 3)
+    assert got == {"path": "MEMORY.md", "from": 5, "lines": 3, "total_lines": 20, "text": "line 5\nline 6\nline 7"}
+    assert mem.get("MEMORY.md", 19)["text"] == "line 19\nline 20"
+    assert mem.get("MEMORY.md", 50)["lines"] == 0
+    for bad in ("../secret.md", str(secret), "memory/link.md", "/etc/passwd"):
+        with pytest.raises(RequestError, match="not a file inside"):
+            mem.get(bad)
+    with pytest.raises(RequestError, match="from"):
+        mem.get("MEMORY.md", 0)
+    with pytest.raises(RequestError, match="lines"):
+        mem.get("MEMORY.md", 1, -2)
+
+
+def test_write_appends_durably_and_is_searchable(workspace: Path, memory_factory: Callable) -> None:
+    from memoryd.service.agent import RequestError
+
+    mem = memory_factory()
+    first = mem.write("Decided: Postgres for billing.")
+    today = time.strftime("%Y-%m-%d")
+    assert first["path"] == f"memory/{today}.md" and first["citation"] == f"memory/{today}.md#L1-L1"
+    second = mem.write("Second entry\nwith two lines", path="memory/decisions.md")
+    third = mem.write("Third entry", path="decisions.md")
+    assert second["citation"] == "memory/decisions.md#L1-L2"
+    assert third["citation"] == "memory/decisions.md#L4-L4"
+    assert (workspace / "memory" / "decisions.md").read_text() == "Second entry\nwith two lines\n\nThird entry\n"
+    hit = mem.search("Postgres billing", mode="keyword").results[0]
+    assert hit.path == first["path"]
+    for bad in ("../escape.md", "/tmp/x.md", "memory/../../x.md", "notes.txt", ""):
+        with pytest.raises(RequestError):
+            mem.write("x", path=bad)
+    with pytest.raises(RequestError):
+        mem.write("   ")
+    assert not (workspace.parent / "escape.md").exists()

@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import QueryConfig
+from memoryd.search.hybrid import SearchError
+from memoryd.service.agent import AgentMemory
+
+from .conftest import write
+
+NOTES = {
+    "MEMORY.md": "# Atlas\n\n## Auth\nWe decided to use JWT with 24h expiry for authentication.\n",
+    "memory/code.md": "# Code\nThe payment_processor module calls getUserById from src/memory/hybrid.ts on retry.\n",
+    "memory/vi.md": "# Thanh toán\nKhách hàng muốn thanh toán bằng thẻ tín dụng. Đồng ý với đề xuất.\n",
+    "memory/zh.md": "# 决定\n我们决定使用新的支付系统。钱包服务下周上线。\n",
+    "memory/ja.md": "# 決定\n東京のサーバーを使うことにした。\n",
+    "memory/th.md": "# ตัดสินใจ\nเราตัดสินใจใช้ระบบชำระเงินใหม่สำหรับลูกค้า\n",
+    "memory/other.md": "# Groceries\nBuy apples, bananas and oat milk on Saturday.\n",
+}
+
+
+@pytest.fixture
+def memory(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> AgentMemory:
+    for rel, text in NOTES.items():
+        write(workspace / rel, text)
+    mem = memory_factory()
+    mem.sync()
+    return mem
+
+
+def top_path(memory: AgentMemory, query: str, mode: str = "keyword") -> str | None:
+    results = memory.search(query, mode=mode).results
+    return results[0].path if results else None
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("payment_processor", "memory/code.md"),
+        ("getUserById", "memory/code.md"),
+        ("getuserbyid", "memory/code.md"),
+        ("src/memory/hybrid.ts", "memory/code.md"),
+        ("hybrid.ts", "memory/code.md"),
+        ("thanh toán", "memory/vi.md"),
+        ("thanh toan", "memory/vi.md"),
+        ("dong y", "memory/vi.md"),
+        ("tín dụng", "memory/vi.md"),
+        ("支付", "memory/zh.md"),
+        ("钱", "memory/zh.md"),
+        ("支付系统", "memory/zh.md"),
+        ("東京", "memory/ja.md"),
+        ("サーバー", "memory/ja.md"),
+        ("ชำระเงิน", "memory/th.md"),
+        ("ลูกค้า", "memory/th.md"),
+        ("JWT expiry", "MEMORY.md"),
+        ("JWT expiry nonexistentword", "MEMORY.md"),
+    ],
+)
+def test_keyword_search_in_every_script(memory: AgentMemory, query: str, expected: str) -> None:
+    assert top_path(memory, query) == expected
+
+
+@pytest.mark.parametrize(
+    "query", ['"JWT', "JWT*", "auth: JWT", "-JWT", "(JWT", "NEAR(JWT expiry)", "JWT OR", "AND", "^JWT", "{body}: x"]
+)
+def test_fts_syntax_is_data(memory: AgentMemory, query: str) -> None:
+    response = memory.search(query, mode="keyword")
+    assert response.mode == "keyword"
+    if "JWT" in query:
+        assert response.results and response.results[0].path == "MEMORY.md"
+
+
+def test_punctuation_only_query_finds_nothing_without_error(memory: AgentMemory) -> None:
+    assert memory.search("?!* ---", mode="keyword").results == []
+
+
+def test_text_scores_are_graded_not_all_one(memory: AgentMemory) -> None:
+    results = memory.search("JWT authentication payment_processor retry apples", mode="keyword", max_results=10).results
+    scores = [r.text_score for r in results]
+    assert scores[0] == 1.0
+    assert len(set(scores)) > 1 and min(scores) < 1.0
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_result_shape_citation_and_snippet(workspace: Path, memory: AgentMemory) -> None:
+    long_note = (
+        "# Long\n"
+        + "\n".join(f"filler line {i} about nothing much" for i in range(60))
+        + "\nthe zebra_migration finished\n"
+        + "\n".join(f"tail line {i}" for i in range(20))
+        + "\n"
+    )
+    write(workspace / "memory" / "long.md", long_note)
+    memory.sync()
+    result = memory.search("zebra_migration", mode="keyword").results[0]
+    assert result.path == "memory/long.md" and result.source == "memory"
+    assert len(result.snippet) <= 700
+    assert "zebra_migration" in result.snippet
+    assert result.citation == f"memory/long.md#L{result.start_line}-L{result.end_line}"
+    lines = long_note.split("\n")
+    assert result.snippet == "\n".join(lines[result.start_line - 1 : result.end_line])
+
+
+def test_hybrid_keeps_keyword_only_hits_above_min_score(memory: AgentMemory) -> None:
+    response = memory.search("payment_processor", min_score=0.35)
+    assert response.mode == "hybrid"
+    assert response.results[0].path == "memory/code.md"
+    assert response.results[0].text_score == 1.0
+    assert response.results[0].vector_score is not None
+
+
+def test_min_score_and_max_results(memory: AgentMemory) -> None:
+    many = memory.search("the a of JWT apples payment", mode="keyword", max_results=2, min_score=0.0)
+    assert len(many.results) == 2
+    none = memory.search("JWT", mode="keyword", min_score=1.01)
+    assert none.results == []
+
+
+def test_rrf_fusion_is_offered(memory: AgentMemory) -> None:
+    response = memory.search("JWT authentication expiry", fusion="rrf")
+    assert response.fusion == "rrf" and response.results[0].path == "MEMORY.md"
+    assert 0 < response.results[0].score <= 1.0
+
+
+def test_vector_mode_uses_vectors_only(memory: AgentMemory) -> None:
+    response = memory.search("JWT authentication expiry", mode="vector")
+    assert response.mode == "vector"
+    assert all(r.text_score is None for r in response.results)
+    assert response.results[0].path == "MEMORY.md"
+
+
+def test_without_embeddings_search_is_keyword_only(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> None:
+    write(workspace / "MEMORY.md", NOTES["MEMORY.md"])
+    mem = memory_factory(provider="none")
+    mem.sync()
+    for mode in ("hybrid", "vector"):
+        response = mem.search("JWT", mode=mode)
+        assert response.mode == "keyword" and response.degraded
+        assert response.results[0].path == "MEMORY.md"
+    assert mem.status()["vector_available"] is False
+
+
+def test_sources_filter(memory: AgentMemory) -> None:
+    assert memory.search("JWT", sources=["sessions"]).results == []
+    assert memory.search("JWT", sources=["memory"]).results
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"query": ""}, "empty"),
+        ({"query": 5}, "string"),
+        ({"query": "x", "mode": "fuzzy"}, "mode"),
+        ({"query": "x", "max_results": 0}, "max_results"),
+        ({"query": "x", "max_results": "3"}, "max_results"),
+        ({"query": "x", "min_score": "high"}, "min_score"),
+        ({"query": "x", "sources": ["email"]}, "source"),
+        ({"query": "x" * 9000}, "longer"),
+    ],
+)
+def test_bad_requests_are_clear_errors(memory: AgentMemory, kwargs: dict, message: str) -> None:
+    query = kwargs.pop("query")
+    with pytest.raises(SearchError, match=message):
+        memory.search(query, **kwargs)
+
+
+def test_query_settings_come_from_config(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> None:
+    for i in range(10):
+        write(workspace / "memory" / f"n{i}.md", f"# Note {i}\nshared topic kiwi number {i}\n")
+    mem = memory_factory(query=QueryConfig(max_results=3))
+    mem.sync()
+    assert len(mem.search("kiwi").results) == 3
