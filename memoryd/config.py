@@ -10,6 +10,8 @@ from typing import Any
 
 import platformdirs
 
+from client.paths import default_socket_path
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -104,17 +106,6 @@ def default_config_path() -> Path:
 
 def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-
-
-def default_socket_path() -> Path:
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if sys.platform == "darwin":
-        base = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    elif runtime:
-        base = Path(runtime) / APP_NAME
-    else:
-        base = Path(platformdirs.user_state_dir(APP_NAME, appauthor=False)) / "run"
-    return base / "memoryd.sock"
 
 
 def default_workspace() -> Path:

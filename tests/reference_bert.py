@@ -84,7 +84,7 @@ class WordPiece:
                 pieces.append(found)
                 start = end
             ids.extend(pieces)
-        return ids[: max_len - 1] + [self.vocab["[SEP]"]]
+        return [*ids[: max_len - 1], self.vocab["[SEP]"]]
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 
 from memoryd.sources.markdown import chunk_markdown, split_lines
 from memoryd.sources.text import estimate_tokens
@@ -34,7 +35,7 @@ def test_budget_overlap_and_line_numbers() -> None:
     assert len(chunks) > 5
     for chunk in chunks:
         assert estimate_tokens(chunk.text) <= 110
-    for before, after in zip(chunks, chunks[1:], strict=False):
+    for before, after in itertools.pairwise(chunks):
         assert after.start_line <= before.end_line, "consecutive chunks overlap"
         assert after.start_line > before.start_line
     assert chunks[0].start_line == 1 and chunks[-1].end_line == 120

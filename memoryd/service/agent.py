@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from memoryd.config import AgentConfig
+from memoryd.durable import append_durably
 from memoryd.embeddings.base import Embedder
 from memoryd.embeddings.select import create_embedder
+from memoryd.index.reindex import build, cleanup_interrupted, remove_db, swap
 from memoryd.index.store import Store
 from memoryd.index.sync import Progress, Syncer, SyncReport
 from memoryd.search.hybrid import SearchEngine, SearchResponse
@@ -28,6 +30,43 @@ class RequestError(ValueError):
     """A client asked for something invalid; nothing was changed."""
 
 
+class SwapGate:
+    """Any number of users of the index at once; swapping the index file waits for them and holds new ones back."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._users = 0
+        self._swapping = False
+
+    @contextmanager
+    def use(self) -> Iterator[None]:
+        with self._cond:
+            while self._swapping:
+                self._cond.wait()
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._users -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            while self._swapping:
+                self._cond.wait()
+            self._swapping = True
+            while self._users:
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._swapping = False
+                self._cond.notify_all()
+
+
 class AgentMemory:
     def __init__(self, agent: AgentConfig, embedder: Embedder | None = None, *, use_sqlite_vec: bool = True) -> None:
         self.agent = agent
@@ -36,18 +75,25 @@ class AgentMemory:
         else:
             self.embedder_reason = None
         self.embedder = embedder
-        self.store = Store(agent.store, use_sqlite_vec=use_sqlite_vec)
-        self.vectors = VectorIndex(self.store)
-        self.syncer = Syncer(self.store, agent, embedder)
-        self.engine = SearchEngine(self.store, agent.query, self.vectors, self._vector_state)
+        self.use_sqlite_vec = use_sqlite_vec
+        self.gate = SwapGate()
         self._sync_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self.last_sync: SyncReport | None = None
+        cleanup_interrupted(agent.store)
+        self._open_index()
+
+    def _open_index(self) -> None:
+        self.store = Store(self.agent.store, use_sqlite_vec=self.use_sqlite_vec)
+        self.vectors = VectorIndex(self.store)
+        self.syncer = Syncer(self.store, self.agent, self.embedder)
+        self.engine = SearchEngine(self.store, self.agent.query, self.vectors, self._vector_state)
 
     def close(self) -> None:
-        if self.embedder is not None:
-            self.embedder.close()
-        self.store.close()
+        with self.gate.exclusive():
+            if self.embedder is not None:
+                self.embedder.close()
+            self.store.close()
 
     def __enter__(self) -> AgentMemory:
         return self
@@ -63,21 +109,32 @@ class AgentMemory:
         stale = self.syncer.needs_reindex()
         if stale and not self.syncer.vectors_usable():
             return None, f"reindex needed: {stale}"
-        if self.store.counts()["embedded_chunks"] == 0 and self.store.counts()["chunks"] > 0:
-            return (
-                None,
-                self.last_sync.embedding_error
-                if self.last_sync and self.last_sync.embedding_error
-                else "no chunk has a vector yet",
-            )
+        if len(self.vectors) == 0 and self.store.chunk_count() > 0:
+            error = self.last_sync.embedding_error if self.last_sync else None
+            return None, error or "no chunk has a vector yet"
         return self.embedder, None
 
     # -- operations ----------------------------------------------------------------------------------
 
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
-        with self._sync_lock:
+        with self._sync_lock, self.gate.use():
             self.last_sync = self.syncer.sync(force=force, progress=progress)
             return self.last_sync
+
+    def reindex(self, progress: Progress | None = None) -> SyncReport:
+        """Rebuild the whole index into a new file while this one keeps serving, then swap it in."""
+        tmp, report = build(self.agent, self.embedder, progress, self.use_sqlite_vec)
+        try:
+            with self._sync_lock, self.gate.exclusive():
+                self.store.close()
+                try:
+                    swap(tmp, self.agent.store)
+                finally:
+                    self._open_index()
+        finally:
+            remove_db(tmp)
+        self.last_sync = report
+        return report
 
     def search(
         self,
@@ -89,9 +146,10 @@ class AgentMemory:
         sources: Sequence[str] | None = None,
         fusion: str | None = None,
     ) -> SearchResponse:
-        return self.engine.search(
-            query, max_results=max_results, min_score=min_score, mode=mode, sources=sources, fusion=fusion
-        )
+        with self.gate.use():
+            return self.engine.search(
+                query, max_results=max_results, min_score=min_score, mode=mode, sources=sources, fusion=fusion
+            )
 
     def get(self, path: str, from_line: int = 1, lines: int | None = None) -> dict[str, Any]:
         """Lines from..from+lines-1 (1-based) of a file inside the agent's sources."""
@@ -136,7 +194,10 @@ class AgentMemory:
             start_line = len(split_lines(existing.decode("utf-8", errors="replace"))) + 1
             start_line += 1 if existing.strip() else 0
             body = text.rstrip("\n") + "\n"
-            _append_durably(target, (prefix + body).encode("utf-8"), len(existing))
+            try:
+                append_durably(target, (prefix + body).encode("utf-8"))
+            except OSError as exc:
+                raise RequestError(f"could not write {target.name}: {exc.strerror or exc}") from exc
         end_line = start_line + len(split_lines(body)) - 1
         rel = display_path(target.resolve(), self._workspace())
         self.sync()
@@ -159,17 +220,21 @@ class AgentMemory:
         parts = raw.parts
         if parts and parts[0] == "memory":
             raw = Path(*parts[1:]) if len(parts) > 1 else Path()
-        target = (memory_dir / raw).resolve()
-        root = memory_dir.resolve()
-        if root not in target.parents:
+        candidate = memory_dir / raw
+        if candidate.is_symlink() or (candidate.exists() and not candidate.is_file()):
+            raise RequestError(f"{path!r} is not a regular file")
+        target = candidate.resolve()
+        if memory_dir.resolve() not in target.parents:
             raise RequestError(f"{path!r} is not under memory/")
         if not is_markdown(target):
             raise RequestError("path must end in .md")
-        if target.exists() and (target.is_symlink() or not target.is_file()):
-            raise RequestError(f"{path!r} is not a regular file")
         return target
 
     def status(self) -> dict[str, Any]:
+        with self.gate.use():
+            return self._status()
+
+    def _status(self) -> dict[str, Any]:
         counts = self.store.counts()
         embedder, reason = self._vector_state()
         last = self.store.get_meta("last_sync")
@@ -190,34 +255,3 @@ class AgentMemory:
             "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
             "time": time.time(),
         }
-
-
-def _append_durably(target: Path, data: bytes, original_size: int) -> None:
-    """Append and fsync; on any failure (a full disk) cut the file back so nothing half-written stays."""
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except OSError as exc:
-        try:
-            os.ftruncate(fd, original_size)
-            os.fsync(fd)
-        except OSError:
-            pass
-        raise RequestError(f"could not write {target.name}: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
-    _fsync_dir(target.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

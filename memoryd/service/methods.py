@@ -1,0 +1,156 @@
+"""The RPC methods: argument checking and the calls into the manager. One function per method."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from memoryd.config import ConfigError
+from memoryd.search.hybrid import SearchError
+from memoryd.service.agent import RequestError
+from memoryd.service.manager import Manager
+from memoryd.service.runtime import AgentRuntime
+
+
+class RPCError(Exception):
+    """An error answer: {code, message}."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+def _optional(value: Any, kind: type, name: str) -> None:
+    """Reject a present parameter of the wrong type (bool is not accepted as a number)."""
+    if value is None:
+        return
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise RPCError("invalid_params", f"'{name}' must be {kind.__name__}")
+
+
+def _runtime(m: Manager, agent: Any) -> AgentRuntime:
+    _optional(agent, str, "agent")
+    return m.runtime(agent)
+
+
+def ping(m: Manager) -> dict[str, Any]:
+    return {"pong": True, **m.info()}
+
+
+def search(
+    m: Manager,
+    query: str,
+    max_results: int | None = None,
+    min_score: float | None = None,
+    mode: str = "hybrid",
+    sources: list[str] | None = None,
+    fusion: str | None = None,
+    agent: str | None = None,
+) -> dict[str, Any]:
+    _optional(sources, list, "sources")
+    _optional(fusion, str, "fusion")
+    runtime = _runtime(m, agent)
+    runtime.sync_if_dirty()
+    response = runtime.memory.search(
+        query, max_results=max_results, min_score=min_score, mode=mode, sources=sources, fusion=fusion
+    )
+    out = response.as_dict()
+    for result in out["results"]:
+        result.pop("chunk_id", None)
+    out["agent"] = runtime.agent.id
+    return out
+
+
+def get(
+    m: Manager, path: str, from_: int | None = None, lines: int | None = None, agent: str | None = None
+) -> dict[str, Any]:
+    _optional(path, str, "path")
+    return _runtime(m, agent).memory.get(path, 1 if from_ is None else from_, lines)
+
+
+def write(m: Manager, text: str, path: str | None = None, agent: str | None = None) -> dict[str, Any]:
+    return _runtime(m, agent).memory.write(text, path)
+
+
+def status(m: Manager, agent: str | None = None) -> dict[str, Any]:
+    if agent is not None:
+        return {"daemon": m.info(), "agents": [_runtime(m, agent).status()]}
+    return {"daemon": m.info(), "agents": [r.status() for r in list(m.runtimes.values())]}
+
+
+def sync(m: Manager, agent: str | None = None, force: bool = False) -> dict[str, Any]:
+    _optional(force, bool, "force")
+    runtime = _runtime(m, agent)
+    report = runtime.sync_now(force=bool(force))
+    return {"agent": runtime.agent.id, "report": report.as_dict() if report else None, "error": runtime.sync_error}
+
+
+def reindex(m: Manager, agent: str | None = None, wait: bool = False) -> dict[str, Any]:
+    _optional(wait, bool, "wait")
+    runtime = _runtime(m, agent)
+    started = runtime.start_reindex()
+    if wait:
+        runtime.wait_reindex()
+    progress = runtime.reindex_progress
+    return {"agent": runtime.agent.id, "started": started, "progress": progress.as_dict() if progress else None}
+
+
+def agents(m: Manager) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": a.id,
+            "workspace": str(a.workspace),
+            "sources": list(a.sources),
+            "default": a.id == m.config.default_agent.id,
+        }
+        for a in m.config.agents
+    ]
+
+
+METHODS: dict[str, Callable[..., Any]] = {
+    "ping": ping,
+    "search": search,
+    "get": get,
+    "write": write,
+    "status": status,
+    "sync": sync,
+    "reindex": reindex,
+    "agents": agents,
+}
+
+
+RENAMED = {"from": "from_"}  # protocol names that are Python keywords
+
+
+def dispatch(manager: Manager, method: Any, params: Any) -> Any:
+    """Run one method with msgpack-rpc params: positional arguments, or a single map of named ones."""
+    if not isinstance(method, str) or method not in METHODS:
+        raise RPCError("method_not_found", f"unknown method {method!r}; known: {', '.join(sorted(METHODS))}")
+    if not isinstance(params, list):
+        raise RPCError("invalid_params", "params must be an array")
+    func = METHODS[method]
+    if len(params) == 1 and isinstance(params[0], dict):
+        args: list[Any] = []
+        kwargs = params[0]
+        if not all(isinstance(k, str) for k in kwargs):
+            raise RPCError("invalid_params", "named parameters need string keys")
+        kwargs = {RENAMED.get(k, k): v for k, v in kwargs.items()}
+    else:
+        args, kwargs = params, {}
+    try:
+        inspect.signature(func).bind(manager, *args, **kwargs)
+    except TypeError as exc:
+        raise RPCError("invalid_params", f"{method}: {exc}") from None
+    try:
+        return func(manager, *args, **kwargs)
+    except RPCError:
+        raise
+    except (SearchError, RequestError) as exc:
+        raise RPCError("invalid_params", str(exc)) from None
+    except ConfigError as exc:
+        raise RPCError("not_found", str(exc)) from None

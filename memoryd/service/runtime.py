@@ -1,0 +1,265 @@
+"""One agent inside the daemon: coalesced background syncs, debounced file events, atomic reindex jobs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from memoryd.config import AgentConfig, Config
+from memoryd.index.sync import SyncReport
+from memoryd.service.agent import AgentMemory
+
+log = structlog.get_logger("memoryd.runtime")
+
+
+@dataclass
+class JobProgress:
+    """Progress of a long job (first index, forced sync, reindex), as `status` shows it."""
+
+    kind: str
+    state: str = "running"  # running, done, failed, cancelled
+    done: int = 0
+    total: int = 0
+    started_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+    error: str | None = None
+
+    def update(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+    def as_dict(self) -> dict[str, Any]:
+        elapsed = (self.finished_at or time.time()) - self.started_at
+        eta = None
+        if self.state == "running" and self.done and self.total:
+            eta = round(elapsed / self.done * (self.total - self.done), 1)
+        return {
+            "kind": self.kind,
+            "state": self.state,
+            "done": self.done,
+            "total": self.total,
+            "elapsed_s": round(elapsed, 1),
+            "eta_s": eta,
+            "error": self.error,
+        }
+
+
+class Cancelled(Exception):
+    """The daemon is stopping; long work stops at the next file."""
+
+
+class AgentRuntime:
+    """Runs at most one sync at a time for its agent; requests made during a sync cause exactly one more."""
+
+    def __init__(self, agent: AgentConfig, config: Config) -> None:
+        self.agent = agent
+        self.config = config
+        self.memory = AgentMemory(agent)
+        self.dirty = False
+        self.watcher_state = "not started"
+        self.sync_progress: JobProgress | None = None
+        self.reindex_progress: JobProgress | None = None
+        self.sync_error: str | None = None
+        self.sync_runs = 0
+        self._cond = threading.Condition()
+        self._requested = 0
+        self._completed = 0
+        self._force_pending = False
+        self._running = False
+        self._stopping = False
+        self._debounce: threading.Timer | None = None
+        self._first_event: float | None = None
+        self._reindex_thread: threading.Thread | None = None
+        self._worker = threading.Thread(target=self._loop, name=f"sync-{agent.id}", daemon=True)
+        self._worker.start()
+
+    # -- sync scheduling -----------------------------------------------------------------------------
+
+    def request_sync(self, force: bool = False) -> int:
+        """Ask for a sync; returns a ticket that `wait_for` accepts."""
+        with self._cond:
+            self._requested += 1
+            self._force_pending = self._force_pending or force
+            self._cond.notify_all()
+            return self._requested
+
+    def wait_for(self, ticket: int, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._completed < ticket and not self._stopping:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return self._completed >= ticket
+
+    def sync_now(self, force: bool = False, timeout: float | None = None) -> SyncReport | None:
+        ticket = self.request_sync(force)
+        self.wait_for(ticket, timeout)
+        return self.memory.last_sync
+
+    @property
+    def syncing(self) -> bool:
+        return self._running
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._requested <= self._completed and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                target, force = self._requested, self._force_pending
+                self._force_pending = False
+                self._running = True
+                self.dirty = False
+            self._run_sync(force)
+            with self._cond:
+                self.sync_runs += 1
+                self._running = False
+                self._completed = target
+                self._cond.notify_all()
+
+    def _run_sync(self, force: bool) -> None:
+        first = self.memory.store.counts()["files"] == 0
+        progress = JobProgress("first index" if first else ("forced sync" if force else "sync"))
+        self.sync_progress = progress
+        try:
+            report = self.memory.sync(force=force, progress=self._tracker(progress))
+            progress.state = "done"
+            self.sync_error = None
+            if report.files_indexed or report.files_deleted:
+                log.info(
+                    "synced",
+                    agent=self.agent.id,
+                    indexed=report.files_indexed,
+                    deleted=report.files_deleted,
+                    embedded=report.embedded,
+                    seconds=round(report.seconds, 3),
+                )
+            if report.embedding_error:
+                log.warning("embedding failed, keyword-only", agent=self.agent.id, error=report.embedding_error)
+        except Cancelled:
+            progress.state = "cancelled"
+        except Exception as exc:  # a sync failure must not kill the worker; status reports it
+            progress.state, progress.error = "failed", str(exc)
+            self.sync_error = str(exc)
+            log.exception("sync failed", agent=self.agent.id)
+        finally:
+            progress.finished_at = time.time()
+
+    def _tracker(self, progress: JobProgress) -> Callable[[int, int], None]:
+        def update(done: int, total: int) -> None:
+            if self._stopping:
+                raise Cancelled
+            progress.update(done, total)
+
+        return update
+
+    # -- file events ---------------------------------------------------------------------------------
+
+    def file_changed(self, path: str) -> None:
+        """A watcher saw a change: sync after the debounce, or at most 5 debounces after the first event."""
+        debounce = self.config.debounce_seconds
+        with self._cond:
+            self.dirty = True
+            now = time.monotonic()
+            if self._first_event is None:
+                self._first_event = now
+            delay = min(debounce, max(0.0, self._first_event + 5 * debounce - now))
+            if self._debounce is not None:
+                self._debounce.cancel()
+            self._debounce = threading.Timer(delay, self._debounced)
+            self._debounce.daemon = True
+            self._debounce.start()
+
+    def _debounced(self) -> None:
+        with self._cond:
+            self._debounce = None
+            self._first_event = None
+        self.request_sync()
+
+    def sync_if_dirty(self, timeout: float = 5.0) -> None:
+        """Before a search: when files changed and nothing is syncing, bring the index up to date first."""
+        if self.dirty and not self._running and self.config.sync_on_search:
+            with self._cond:
+                if self._debounce is not None:
+                    self._debounce.cancel()
+                    self._debounce = None
+                    self._first_event = None
+            self.sync_now(timeout=timeout)
+
+    # -- reindex -------------------------------------------------------------------------------------
+
+    def start_reindex(self) -> bool:
+        """Start an atomic full reindex in the background; False when one is already running."""
+        with self._cond:
+            if self._reindex_thread is not None and self._reindex_thread.is_alive():
+                return False
+            self.reindex_progress = JobProgress("reindex")
+            self._reindex_thread = threading.Thread(target=self._reindex, name=f"reindex-{self.agent.id}", daemon=True)
+            self._reindex_thread.start()
+            return True
+
+    def wait_reindex(self, timeout: float | None = None) -> None:
+        thread = self._reindex_thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def _reindex(self) -> None:
+        progress = self.reindex_progress
+        assert progress is not None
+        log.info("reindex started", agent=self.agent.id)
+        try:
+            report = self.memory.reindex(progress=self._tracker(progress))
+            progress.state = "done"
+            log.info(
+                "reindex done",
+                agent=self.agent.id,
+                files=report.files_seen,
+                embedded=report.embedded,
+                cached=report.cache_hits,
+                seconds=round(report.seconds, 2),
+            )
+        except Cancelled:
+            progress.state = "cancelled"
+            log.info("reindex cancelled; live index kept", agent=self.agent.id)
+            return
+        except Exception as exc:  # the live index is untouched; report and go on serving
+            progress.state, progress.error = "failed", str(exc)
+            log.exception("reindex failed; live index kept", agent=self.agent.id)
+        finally:
+            progress.finished_at = time.time()
+        self.request_sync()
+
+    # -- state ---------------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        status = self.memory.status()
+        status.update(
+            {
+                "dirty": self.dirty,
+                "syncing": self._running,
+                "sync_runs": self.sync_runs,
+                "sync_progress": self.sync_progress.as_dict() if self.sync_progress else None,
+                "sync_error": self.sync_error,
+                "reindex": self.reindex_progress.as_dict() if self.reindex_progress else None,
+                "watcher": self.watcher_state,
+            }
+        )
+        return status
+
+    def close(self) -> None:
+        with self._cond:
+            self._stopping = True
+            if self._debounce is not None:
+                self._debounce.cancel()
+            self._cond.notify_all()
+        self._worker.join(timeout=60)
+        if self._reindex_thread is not None:
+            self._reindex_thread.join(timeout=60)
+        self.memory.close()

@@ -1,0 +1,84 @@
+"""memctl as a user runs it: a subprocess talking to a real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from . import daemon as d
+from .conftest import write
+
+
+def memctl(daemon: d.Daemon | None, *args: str, stdin: str | None = None, socket: Path | None = None):  # type: ignore[no-untyped-def]
+    sock = socket or (daemon.socket if daemon else Path("/nonexistent/memoryd.sock"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
+    return subprocess.run(
+        [sys.executable, "-m", "client.memctl", "--socket", str(sock), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[d.Daemon]:
+    tmp = tmp_path_factory.mktemp("memctl")
+    ws = tmp / "ws"
+    write(ws / "MEMORY.md", "# Auth\nWe decided to use JWT with 24h expiry.\n\n# Billing\nStripe for invoices.\n")
+    daemon = d.start(tmp, ws)
+    yield daemon
+    d.cleanup(daemon)
+
+
+def test_search_prints_score_citation_and_snippet(running: d.Daemon) -> None:
+    out = memctl(running, "search", "JWT", "expiry")
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    score, citation = first.split()
+    assert float(score) > 0 and citation == "MEMORY.md#L1-L2"
+    assert "We decided to use JWT" in out.stdout and "results" in out.stdout.splitlines()[-1]
+    raw = json.loads(memctl(running, "search", "--json", "-n", "1", "Stripe").stdout)
+    assert raw["results"][0]["citation"] == "MEMORY.md#L4-L5" and len(raw["results"]) == 1
+
+
+def test_get_write_status_sync_agents(running: d.Daemon) -> None:
+    assert memctl(running, "get", "MEMORY.md:4-5").stdout.strip() == "# Billing\nStripe for invoices."
+    assert memctl(running, "get", "MEMORY.md#L1-L1").stdout.strip() == "# Auth"
+    wrote = memctl(running, "write", "-", "--path", "ideas.md", stdin="Try a kanban board for chores\n")
+    assert wrote.returncode == 0 and wrote.stdout.strip() == "wrote memory/ideas.md#L1-L1"
+    assert "memory/ideas.md#L1-L1" in memctl(running, "search", "kanban chores").stdout
+    status = memctl(running, "status")
+    assert "main: 2 files" in status.stdout and "watcher watching" in status.stdout
+    agent = json.loads(memctl(running, "--json", "status").stdout)["agents"][0]
+    assert agent["files"] == 2
+    assert "indexed" in memctl(running, "sync").stdout
+    assert json.loads(memctl(running, "agents", "--json").stdout)[0]["id"] == "main"
+    re = memctl(running, "reindex")
+    assert re.returncode == 0 and re.stdout.startswith("reindexed main: 2 files")
+
+
+def test_errors_are_one_clear_line(running: d.Daemon) -> None:
+    down = memctl(None, "search", "x")
+    assert down.returncode == 3
+    assert down.stderr.strip().count("\n") == 0 and "memoryd run" in down.stderr
+    bad = memctl(running, "get", "../../etc/passwd")
+    assert bad.returncode == 1 and "not a file inside" in bad.stderr and "Traceback" not in bad.stderr
+    ghost = memctl(running, "search", "--agent", "ghost", "x")
+    assert ghost.returncode == 1 and "unknown agent" in ghost.stderr
+
+
+def test_memctl_stays_thin() -> None:
+    code = (
+        "import sys, client.memctl; heavy = {'memoryd', 'apsw', 'llama_cpp', 'structlog', 'sqlite3', 'numpy'};"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
