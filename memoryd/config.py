@@ -53,6 +53,8 @@ class EmbeddingConfig:
     model: str = ""
     model_path: str = ""
     fallback: str = "none"
+    fallback_model: str = ""
+    fallback_base_url: str = ""
     api_key: str = ""
     base_url: str = ""
     dims: int = 0

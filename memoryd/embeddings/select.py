@@ -1,33 +1,153 @@
-"""Choose the embedder an agent uses from its configuration."""
+"""Choose an agent's embedder from its configuration, with an optional fallback provider."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from memoryd.config import AgentConfig
+import numpy as np
+
+from memoryd.config import AgentConfig, EmbeddingConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.hashing import HashingEmbedder
+from memoryd.embeddings.remote import RetryPolicy, api_key
+
+DEFAULT_MODELS = {
+    "openai": "text-embedding-3-small",
+    "gemini": "gemini-embedding-001",
+    "voyage": "voyage-3.5-lite",
+    "ollama": "nomic-embed-text",
+}
+KEY_ENV = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "voyage": ("VOYAGE_API_KEY",)}
+AUTO_ORDER = ("local", "openai", "gemini", "voyage")
 
 
-def _local(agent: AgentConfig) -> Embedder:
-    from memoryd.embeddings.local import LocalEmbedder
+class ProviderUnavailable(RuntimeError):
+    """The provider cannot be used here (no model file, no key, missing package)."""
 
-    return LocalEmbedder(agent.embedding.model_path)
+
+def _remote(name: str, model: str, key: str, base_url: str, cfg: EmbeddingConfig) -> Embedder:
+    from memoryd.embeddings import gemini, ollama, openai, voyage
+
+    modules = {
+        "openai": (openai.OpenAIEmbedder, openai.DEFAULT_BASE),
+        "gemini": (gemini.GeminiEmbedder, gemini.DEFAULT_BASE),
+        "voyage": (voyage.VoyageEmbedder, voyage.DEFAULT_BASE),
+        "ollama": (ollama.OllamaEmbedder, ollama.DEFAULT_BASE),
+    }
+    cls, default_base = modules[name]
+    if name in KEY_ENV and not key:
+        raise ProviderUnavailable(f"{name}: no API key (set {' or '.join(KEY_ENV[name])} or embedding.api_key)")
+    return cls(
+        model or DEFAULT_MODELS[name],
+        key,
+        base_url or default_base,
+        dims=cfg.dims,
+        timeout=cfg.timeout,
+        retries=RetryPolicy(max_retries=cfg.max_retries),
+        batch_api=cfg.batch_api,
+    )
+
+
+def build_provider(name: str, cfg: EmbeddingConfig, *, as_fallback: bool = False) -> Embedder:
+    """One provider by name; raises ProviderUnavailable with the reason."""
+    if name == "hash":
+        return HashingEmbedder(cfg.dims or 256)
+    if name == "local":
+        if not Path(cfg.model_path).is_file():
+            raise ProviderUnavailable(f"no local model at {cfg.model_path} (run: memoryd model prepare)")
+        from memoryd.embeddings.local import LocalEmbedder
+
+        try:
+            return LocalEmbedder(cfg.model_path)
+        except (EmbeddingError, OSError) as exc:
+            raise ProviderUnavailable(str(exc)) from exc
+    if name in DEFAULT_MODELS:
+        model = cfg.fallback_model if as_fallback else cfg.model
+        base = cfg.fallback_base_url if as_fallback else cfg.base_url
+        key = api_key("" if as_fallback else cfg.api_key, *KEY_ENV.get(name, ()))
+        return _remote(name, model, key, base, cfg)
+    raise ProviderUnavailable(f"unknown embedding provider {name!r}")
+
+
+def resolve_auto(cfg: EmbeddingConfig) -> str | None:
+    """auto: the local model if it is there, else the first remote provider with a key."""
+    if Path(cfg.model_path).is_file():
+        return "local"
+    for name in AUTO_ORDER[1:]:
+        if api_key(cfg.api_key, *KEY_ENV[name]):
+            return name
+    return None
+
+
+class ProviderChain:
+    """A primary provider and its fallbacks. A document-embedding failure moves to the next provider (the
+    index then needs a reindex in the new vector space); a failed query only degrades that query."""
+
+    def __init__(self, providers: list[Embedder]) -> None:
+        self.providers = providers
+        self.active = 0
+        self.fallback_reason: str | None = None
+
+    @property
+    def current(self) -> Embedder:
+        return self.providers[self.active]
+
+    @property
+    def provider(self) -> str:
+        return self.current.provider
+
+    @property
+    def model(self) -> str:
+        return self.current.model
+
+    @property
+    def dims(self) -> int:
+        return self.current.dims
+
+    @property
+    def key_fingerprint(self) -> str:
+        return self.current.key_fingerprint
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        try:
+            return self.current.embed_documents(texts)
+        except EmbeddingError as exc:
+            if self.active + 1 < len(self.providers):
+                failed = self.current.provider
+                self.active += 1
+                self.fallback_reason = f"{failed} failed ({exc}); now using {self.current.provider}"
+            raise
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.current.embed_query(text)
+
+    def close(self) -> None:
+        for provider in self.providers:
+            provider.close()
 
 
 def create_embedder(agent: AgentConfig) -> tuple[Embedder | None, str | None]:
-    """The agent's embedder, or None with the reason why search will be keyword-only."""
+    """The agent's embedder (None: keyword-only) and a note on any provider that could not be used."""
     cfg = agent.embedding
-    provider = cfg.provider
-    if provider == "none":
+    if cfg.provider == "none":
         return None, "embeddings disabled (provider = none)"
-    if provider == "hash":
-        return HashingEmbedder(cfg.dims or 256), None
-    if provider in ("local", "auto"):
-        if not Path(cfg.model_path).is_file():
-            return None, f"no local model at {cfg.model_path} (run: memoryd model prepare)"
+    primary = resolve_auto(cfg) if cfg.provider == "auto" else cfg.provider
+    chain: list[Embedder] = []
+    reasons: list[str] = []
+    if primary is None:
+        reasons.append("no local model and no API key (run: memoryd model prepare)")
+    else:
         try:
-            return _local(agent), None
-        except (EmbeddingError, OSError) as exc:
-            return None, str(exc)
-    return None, f"embedding provider {provider!r} is not available"
+            chain.append(build_provider(primary, cfg))
+        except ProviderUnavailable as exc:
+            reasons.append(str(exc))
+    if cfg.fallback not in ("none", "", primary):
+        try:
+            fallback = resolve_auto(cfg) if cfg.fallback == "auto" else cfg.fallback
+            if fallback and fallback != primary:
+                chain.append(build_provider(fallback, cfg, as_fallback=True))
+        except ProviderUnavailable as exc:
+            reasons.append(f"fallback: {exc}")
+    if not chain:
+        return None, "; ".join(reasons)
+    return (chain[0] if len(chain) == 1 else ProviderChain(chain)), "; ".join(reasons) or None

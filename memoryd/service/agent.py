@@ -249,7 +249,12 @@ class AgentMemory:
             "vector_available": embedder is not None,
             "vector_backend": self.store.vector_backend or None,
             "fts_available": self.store.fts_available,
-            "fallback_reason": reason,
+            "fallback_reason": "; ".join(
+                dict.fromkeys(
+                    r for r in (getattr(self.embedder, "fallback_reason", None), reason, self.embedder_reason) if r
+                )
+            )
+            or None,
             "needs_reindex": self.syncer.needs_reindex(),
             "last_sync": float(last) if last else None,
             "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,

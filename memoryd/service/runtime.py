@@ -143,6 +143,10 @@ class AgentRuntime:
                 )
             if report.embedding_error:
                 log.warning("embedding failed, keyword-only", agent=self.agent.id, error=report.embedding_error)
+            stale = self.memory.syncer.needs_reindex()
+            if stale and not self._stopping:
+                log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
+                self.start_reindex()
         except Cancelled:
             progress.state = "cancelled"
         except Exception as exc:  # a sync failure must not kill the worker; status reports it
