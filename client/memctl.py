@@ -93,10 +93,29 @@ def search(
     for hit in found.results:
         snippet = "\n".join("    " + ln for ln in hit.snippet.strip().splitlines()[:6])
         lines.append(f"{hit.score:.3f}  {hit.citation}\n{snippet}")
+        if hit.extra.get("explain"):
+            lines[-1] += "\n    " + _explain_line(hit.extra["explain"])
     footer = f"({len(found.results)} results, {found.mode}, {found.took_ms:.1f} ms)"
     if found.raw.get("degraded"):
         footer += f"  note: {found.raw['degraded']}"
     _emit(ctx, found.raw, "\n\n".join([*lines, footer]) if lines else f"no results {footer}")
+
+
+def _explain_line(e: dict[str, Any]) -> str:
+    def num(value: Any) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    parts = [
+        f"vector {num(e.get('vector_score'))}",
+        f"text {num(e.get('text_score'))}",
+        f"fused {num(e.get('fused'))}",
+        f"decay {num(e.get('decay'))}",
+        f"importance {num(e.get('importance'))}",
+        f"access {e.get('access_hits', 0)}x{num(e.get('access_factor'))}",
+    ]
+    if e.get("mmr_step") is not None:
+        parts.append(f"mmr #{e['mmr_step']} (penalty {num(e.get('mmr_penalty'))})")
+    return "[" + ", ".join(parts) + f" -> {num(e.get('final'))}]"
 
 
 def _parse_location(spec: str) -> tuple[str, int | None, int | None]:

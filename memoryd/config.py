@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -45,6 +46,12 @@ class QueryConfig:
     fusion: str = "weighted"
     rrf_k: int = 60
     snippet_chars: int = 700
+    decay: bool = False  # off by default: measured neutral on SciFact, and old notes can be what you need
+    half_life_days: float = 30.0
+    evergreen: tuple[str, ...] = ("MEMORY.md", "memory.md")
+    mmr: bool = False
+    mmr_lambda: float = 0.5
+    access_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,7 @@ class AgentConfig:
     extra_paths: tuple[Path, ...] = ()
     sources: tuple[str, ...] = ("memory",)
     sessions_dirs: tuple[Path, ...] = ()
+    redact: tuple[str, ...] = ()  # extra regular expressions whose matches never reach the index or a provider
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     query: QueryConfig = field(default_factory=QueryConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
@@ -83,6 +91,9 @@ class Config:
     socket: Path
     agents: tuple[AgentConfig, ...]
     debounce_seconds: float = 1.5
+    session_debounce_seconds: float = 5.0
+    session_sync_bytes: int = 100_000
+    session_sync_messages: int = 50
     sync_on_search: bool = True
     sync_interval_seconds: float = 0.0
     reconcile_seconds: float = 300.0
@@ -147,6 +158,8 @@ def _section(cls: type, raw: Any, where: str) -> Any:
         expected = type(getattr(defaults, key))
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
+        if expected is tuple and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = tuple(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ConfigError(f"{where}.{key} must be {expected.__name__}, got {type(value).__name__}")
         values[key] = value
@@ -176,6 +189,13 @@ def _validate_agent(agent: AgentConfig) -> None:
         raise ConfigError(f"agent {agent.id}: fusion weights must be >= 0 and not both 0")
     if c.tokens < 16 or not 0 <= c.overlap < c.tokens:
         raise ConfigError(f"agent {agent.id}: chunking needs tokens >= 16 and 0 <= overlap < tokens")
+    if q.half_life_days <= 0 or not 0 <= q.mmr_lambda <= 1:
+        raise ConfigError(f"agent {agent.id}: half_life_days must be > 0 and mmr_lambda within 0..1")
+    for pattern in agent.redact:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"agent {agent.id}: bad redact pattern {pattern!r}: {exc}") from None
     for name in (e.provider, e.fallback):
         if name not in PROVIDERS:
             raise ConfigError(f"agent {agent.id}: unknown embedding provider {name!r}")
@@ -184,7 +204,18 @@ def _validate_agent(agent: AgentConfig) -> None:
 def _agent_from_table(raw: dict[str, Any], defaults: dict[str, Any], data_dir: Path, base: Path | None) -> AgentConfig:
     if "id" not in raw or "workspace" not in raw:
         raise ConfigError("every [[agents]] entry needs 'id' and 'workspace'")
-    allowed = {"id", "workspace", "store", "extra_paths", "sources", "sessions_dir", "embedding", "query", "chunking"}
+    allowed = {
+        "id",
+        "workspace",
+        "store",
+        "extra_paths",
+        "sources",
+        "sessions_dir",
+        "redact",
+        "embedding",
+        "query",
+        "chunking",
+    }
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ConfigError(f"agent {raw['id']}: unknown key(s) {', '.join(unknown)}")
@@ -201,6 +232,7 @@ def _agent_from_table(raw: dict[str, Any], defaults: dict[str, Any], data_dir: P
         extra_paths=tuple(_expand(p, workspace) for p in raw.get("extra_paths", [])),
         sources=tuple(raw.get("sources", ["memory"])),
         sessions_dirs=tuple(_expand(p, workspace) for p in sessions),
+        redact=tuple(str(p) for p in raw.get("redact", [])),
         embedding=_with_model_path(
             _section(
                 EmbeddingConfig, _merge(defaults.get("embedding"), raw.get("embedding")), f"agent {agent_id} embedding"
@@ -273,6 +305,9 @@ def load_config(
             socket=sock,
             agents=agents,
             debounce_seconds=float(daemon.get("debounce_seconds", 1.5)),
+            session_debounce_seconds=float(daemon.get("session_debounce_seconds", 5.0)),
+            session_sync_bytes=int(daemon.get("session_sync_bytes", 100_000)),
+            session_sync_messages=int(daemon.get("session_sync_messages", 50)),
             sync_on_search=bool(daemon.get("sync_on_search", True)),
             sync_interval_seconds=float(daemon.get("sync_interval_seconds", 0.0)),
             reconcile_seconds=float(daemon.get("reconcile_seconds", 300.0)),

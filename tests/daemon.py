@@ -75,7 +75,10 @@ def write_config(
     provider: str = "hash",
     debounce: float = 0.3,
     extra: str = "",
+    agent: bool = True,
 ) -> Path:
+    """`extra` goes into [daemon] and may bring its own [[agents]] (then pass agent=False)."""
+    default_agent = f'[[agents]]\nid = "main"\nworkspace = "{workspace}"\n[agents.embedding]\nprovider = "{provider}"\n'
     path.write_text(
         f"""
 data_dir = "{data_dir}"
@@ -84,11 +87,7 @@ socket = "{socket}"
 debounce_seconds = {debounce}
 reconcile_seconds = 0
 {extra}
-[[agents]]
-id = "main"
-workspace = "{workspace}"
-[agents.embedding]
-provider = "{provider}"
+{default_agent if agent else ""}
 """
     )
     return path
@@ -105,6 +104,7 @@ def start(
     data_dir: Path | None = None,
     wait: bool = True,
     args: tuple[str, ...] = (),
+    agent: bool = True,
 ) -> Daemon:
     run_dir = short_dir()
     socket = socket or run_dir / "run" / "m.sock"  # memoryd creates the "run" folder itself
@@ -117,6 +117,7 @@ def start(
         provider=provider,
         debounce=debounce,
         extra=extra,
+        agent=agent,
     )
     log = tmp / f"daemon-{time.monotonic_ns()}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}

@@ -63,6 +63,20 @@ def test_edit_is_searchable_after_debounce_and_delete_is_final(running: d.Daemon
         d.cleanup(again)
 
 
+def test_workspace_below_an_ignored_folder_name_is_still_watched(tmp_path: Path) -> None:
+    workspace = tmp_path / ".cache" / "node_modules" / "ws"  # only folders below the workspace are ignored
+    write(workspace / "MEMORY.md", "# Start\nfirst note\n")
+    daemon = d.start(tmp_path, workspace)
+    try:
+        write(workspace / "memory" / "later.md", "# Later\nwatched all the same\n")
+        write(workspace / "memory" / "node_modules" / "pkg.md", "# Ignored\nnot memory\n")
+        _eventually(lambda: daemon.status()["files"] == 2)
+        time.sleep(0.5)
+        assert daemon.status()["files"] == 2
+    finally:
+        d.cleanup(daemon)
+
+
 def test_burst_of_saves_is_one_sync(tmp_path: Path, workspace: Path) -> None:
     daemon = d.start(tmp_path, workspace, debounce=1.0)
     try:

@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 import apsw
 
-SCHEMA_VERSION = 1
-ANALYZER_VERSION = "3"  # bump when memoryd.index.analyzer changes what it emits
+SCHEMA_VERSION = 2
+# Bump when what a chunk holds changes (analyzer tokens, chunk metadata): the index is then rebuilt.
+ANALYZER_VERSION = "4"
 
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_' categories 'L* N* Co M*'"
 
@@ -70,8 +71,27 @@ def vec_ddl(dims: int) -> str:
     return f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0(embedding float[{int(dims)}])"
 
 
+# v2: chunk time, memory type and importance (ranking), transcript cursors, access statistics.
+_V2 = """
+ALTER TABLE chunks ADD COLUMN ts REAL;
+ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE chunks ADD COLUMN importance REAL;
+CREATE TABLE IF NOT EXISTS cursors(
+    file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+    inode INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    lines INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS access(
+    hash TEXT PRIMARY KEY,
+    hits INTEGER NOT NULL,
+    last_at REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
     1: lambda conn: conn.execute(_V1),
+    2: lambda conn: conn.execute(_V2),
 }
 
 

@@ -40,6 +40,9 @@ class ChunkRow:
     text: str
     hash: str
     mtime_ns: int
+    ts: float | None
+    kind: str
+    importance: float | None
 
 
 @dataclass(frozen=True)
@@ -78,15 +81,15 @@ class Store:
         self._write_lock = threading.RLock()
         self._listeners: list[ChangeListener] = []
         self._chunk_count: int | None = None
-        self.conn = self._connect(use_sqlite_vec)
+        self.conn = self._connect()
         self.vec_error = _load_sqlite_vec(self.conn) if use_sqlite_vec else "sqlite-vec disabled"
         migrate(self.conn)
         self.fts_error = self._ensure_fts()
-        self.reader = self._connect(use_sqlite_vec)
-        if self.vec_error is None:
-            _load_sqlite_vec(self.reader)
+        self._local = threading.local()
+        self._readers: list[apsw.Connection] = []
+        self._readers_lock = threading.Lock()
 
-    def _connect(self, use_sqlite_vec: bool) -> apsw.Connection:
+    def _connect(self) -> apsw.Connection:
         conn = apsw.Connection(str(self.path))
         conn.set_busy_timeout(10_000)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -102,8 +105,24 @@ class Store:
         except apsw.SQLError as exc:
             return f"FTS5 unavailable: {exc}"
 
+    @property
+    def reader(self) -> apsw.Connection:
+        """This thread's read connection: WAL lets readers run beside each other and beside the writer,
+        but one apsw connection cannot serve two threads at once."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            if self.vec_error is None:
+                _load_sqlite_vec(conn)
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
     def close(self) -> None:
-        for conn in (getattr(self, "reader", None), getattr(self, "conn", None)):
+        with self._readers_lock:
+            readers, self._readers = self._readers, []
+        for conn in [*readers, getattr(self, "conn", None)]:
             if conn is not None:
                 conn.close()
 
@@ -214,8 +233,12 @@ class Store:
         chunks: Sequence[Chunk],
         vectors: np.ndarray | None,
         model: str,
+        cursor: tuple[int, int, int] | None = None,
+        append: bool = False,
     ) -> list[int]:
-        """Swap a file's chunks for new ones in one transaction; returns the new chunk ids."""
+        """Swap a file's chunks for new ones (or, with append, add to them) in one transaction; returns the new ids.
+
+        `cursor` is (inode, byte offset, lines read) for files read incrementally (transcripts)."""
         if vectors is not None and len(vectors) != len(chunks):
             raise ValueError("one vector per chunk is required")
         if vectors is not None and len(chunks):
@@ -223,7 +246,7 @@ class Store:
         with self._write_lock:
             with self.conn:
                 row = self.conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
-                removed = self._chunk_ids_of(row[0]) if row else []
+                removed = self._chunk_ids_of(row[0]) if row and not append else []
                 self._delete_chunks(removed)
                 now = time.time()
                 if row:
@@ -239,36 +262,89 @@ class Store:
                         (path, abs_path, source, hash, mtime_ns, size, now),
                     )
                     file_id = self.conn.last_insert_rowid()
-                added: list[int] = []
-                for seq, chunk in enumerate(chunks):
+                first_seq = 0
+                if append:
+                    first_seq = self.conn.execute(
+                        "SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE file_id = ?", (file_id,)
+                    ).fetchone()[0]
+                added = self._insert_chunks(file_id, first_seq, source, chunks, vectors, model)
+                if cursor is not None:
                     self.conn.execute(
-                        "INSERT INTO chunks(file_id, seq, start_line, end_line, heading, context, text, hash, model,"
-                        " source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            file_id,
-                            seq,
-                            chunk.start_line,
-                            chunk.end_line,
-                            chunk.heading,
-                            chunk.context,
-                            chunk.text,
-                            chunk.hash,
-                            model if vectors is not None else "",
-                            source,
-                        ),
+                        "INSERT OR REPLACE INTO cursors(file_id, inode, offset, lines) VALUES (?, ?, ?, ?)",
+                        (file_id, *cursor),
                     )
-                    chunk_id = self.conn.last_insert_rowid()
-                    added.append(chunk_id)
-                    if self.fts_available:
-                        doc = analyze(chunk.text)
-                        self.conn.execute(
-                            "INSERT INTO chunks_fts(rowid, body, exact, heading) VALUES (?, ?, ?, ?)",
-                            (chunk_id, doc.body, doc.exact, analyze(chunk.heading).body),
-                        )
-                    if vectors is not None:
-                        self._insert_vector(chunk_id, vectors[seq])
             self._notify(StoreChange(tuple(removed), tuple(added), vectors))
         return added
+
+    def _insert_chunks(
+        self,
+        file_id: int,
+        first_seq: int,
+        source: str,
+        chunks: Sequence[Chunk],
+        vectors: np.ndarray | None,
+        model: str,
+    ) -> list[int]:
+        added: list[int] = []
+        for offset, chunk in enumerate(chunks):
+            self.conn.execute(
+                "INSERT INTO chunks(file_id, seq, start_line, end_line, heading, context, text, hash, model, source,"
+                " ts, kind, importance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    file_id,
+                    first_seq + offset,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.heading,
+                    chunk.context,
+                    chunk.text,
+                    chunk.hash,
+                    model if vectors is not None else "",
+                    source,
+                    chunk.ts,
+                    chunk.kind,
+                    chunk.importance,
+                ),
+            )
+            chunk_id = self.conn.last_insert_rowid()
+            added.append(chunk_id)
+            if self.fts_available:
+                doc = analyze(chunk.text)
+                self.conn.execute(
+                    "INSERT INTO chunks_fts(rowid, body, exact, heading) VALUES (?, ?, ?, ?)",
+                    (chunk_id, doc.body, doc.exact, analyze(chunk.heading).body),
+                )
+            if vectors is not None:
+                self._insert_vector(chunk_id, vectors[offset])
+        return added
+
+    def cursor(self, path: str) -> tuple[int, int, int] | None:
+        """(inode, byte offset, lines read) of an incrementally read file."""
+        row = self.reader.execute(
+            "SELECT c.inode, c.offset, c.lines FROM cursors c JOIN files f ON f.id = c.file_id WHERE f.path = ?",
+            (path,),
+        ).fetchone()
+        return tuple(row) if row else None  # type: ignore[return-value]
+
+    def record_access(self, hashes: Sequence[str]) -> None:
+        """Count that these chunks were returned by a search (kept by content, so re-chunking keeps them)."""
+        if not hashes:
+            return
+        now = time.time()
+        with self._write_lock, self.conn:
+            self.conn.executemany(
+                "INSERT INTO access(hash, hits, last_at) VALUES (?, 1, ?)"
+                " ON CONFLICT(hash) DO UPDATE SET hits = hits + 1, last_at = excluded.last_at",
+                [(h, now) for h in dict.fromkeys(hashes)],
+            )
+
+    def access_stats(self, hashes: Sequence[str]) -> dict[str, tuple[int, float]]:
+        unique = list(dict.fromkeys(hashes))
+        if not unique:
+            return {}
+        marks = ",".join("?" * len(unique))
+        rows = self.reader.execute(f"SELECT hash, hits, last_at FROM access WHERE hash IN ({marks})", unique)
+        return {h: (hits, last) for h, hits, last in rows}
 
     def _insert_vector(self, chunk_id: int, vector: np.ndarray) -> None:
         blob = _vector_blob(vector)
@@ -345,8 +421,8 @@ class Store:
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
             rows = self.reader.execute(
-                "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash, f.mtime_ns"
-                f" FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash, f.mtime_ns,"
+                f" c.ts, c.kind, c.importance FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
                 part,
             )
             for row in rows:

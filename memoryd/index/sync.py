@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -15,7 +15,10 @@ from memoryd.embeddings.cache import embed_with_cache
 from memoryd.index.schema import ANALYZER_VERSION
 from memoryd.index.store import Store
 from memoryd.sources.discovery import SourceFile, discover
-from memoryd.sources.markdown import Chunk, chunk_markdown
+from memoryd.sources.markdown import Chunk, chunk_markdown, embed_input, sha256
+from memoryd.sources.metadata import annotate
+from memoryd.sources.redact import Redactor
+from memoryd.sources.transcripts import chunk_turns, discover_transcripts, read_complete_lines, turns_of
 
 Progress = Callable[[int, int], None]
 EMBED_GROUP = 256  # chunks embedded together across files
@@ -55,6 +58,8 @@ class _Pending:
     mtime_ns: int
     size: int
     chunks: list[Chunk]
+    cursor: tuple[int, int, int] | None = None  # transcripts: (inode, offset, lines) after this read
+    append: bool = False  # transcripts: these chunks follow the ones already stored
 
 
 class Syncer:
@@ -64,6 +69,7 @@ class Syncer:
         self.store = store
         self.agent = agent
         self.embedder = embedder
+        self.redact = Redactor.create(agent.redact)
 
     # -- state of the vector space ------------------------------------------------------------------
 
@@ -94,18 +100,21 @@ class Syncer:
             self.store.set_meta("chunking", chunking_signature(self.agent))
         embedder = self.embedder if self.vectors_usable() else None
 
-        files = discover(self.agent)
+        workspace = self.agent.workspace.resolve() if self.agent.workspace.exists() else self.agent.workspace
+        sessions = discover_transcripts(self.agent.sessions_dirs, workspace) if "sessions" in self.agent.sources else []
+        files = discover(self.agent) + sessions
         report.files_seen = len(files)
         known = self.store.files()
         current = {f.path for f in files}
-        gone = [p for p, row in known.items() if p not in current and row.source == "memory"]
+        gone = [p for p in known if p not in current]
         if gone:
             report.chunks_removed += self.store.delete_files(gone)
             report.files_deleted = len(gone)
 
         pending: list[_Pending] = []
         for done, source_file in enumerate(files, 1):
-            item = self._read_if_changed(source_file, known, force, report)
+            reader = self._read_transcript if source_file.source == "sessions" else self._read_if_changed
+            item = reader(source_file, known, force, report)
             if item is not None:
                 pending.append(item)
                 if sum(len(p.chunks) for p in pending) >= EMBED_GROUP:
@@ -147,7 +156,45 @@ class Syncer:
             return None
         text = data.decode("utf-8", errors="replace")
         chunks = chunk_markdown(text, self.agent.chunking.tokens, self.agent.chunking.overlap)
+        chunks = annotate([self._redacted(c) for c in chunks], text, source_file.path, stat.st_mtime)
         return _Pending(source_file, digest, stat.st_mtime_ns, stat.st_size, chunks)
+
+    def _redacted(self, chunk: Chunk) -> Chunk:
+        text, context = self.redact(chunk.text), self.redact(chunk.context)
+        if text == chunk.text and context == chunk.context:
+            return chunk
+        return replace(chunk, text=text, context=context, hash=sha256(embed_input(context, text)))
+
+    def _read_transcript(
+        self, source_file: SourceFile, known: dict, force: bool, report: SyncReport
+    ) -> _Pending | None:
+        """Read only what was appended since the last sync; re-read a file that was truncated or replaced."""
+        row = known.get(source_file.path)
+        try:
+            stat = source_file.abs_path.stat()
+            cursor = self.store.cursor(source_file.path) if row else None
+            resume = cursor is not None and not force and cursor[0] == stat.st_ino and stat.st_size >= cursor[1]
+            if resume and stat.st_size == cursor[1]:  # type: ignore[index]
+                report.files_unchanged += 1
+                return None
+            offset, lines_before = (cursor[1], cursor[2]) if resume else (0, 0)  # type: ignore[index]
+            lines, new_offset = read_complete_lines(source_file.abs_path, offset, lines_before + 1)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            report.errors.append(f"{source_file.path}: {exc.strerror or exc}")
+            return None
+        report.bytes_read += stat.st_size - offset
+        turns = [replace(t, text=self.redact(t.text)) for t in turns_of(lines)]
+        chunks = [
+            replace(c, ts=ts or stat.st_mtime, kind="episodic")
+            for c, ts in chunk_turns(turns, self.agent.chunking.tokens, self.agent.chunking.overlap)
+        ]
+        if resume and not chunks and new_offset == offset:
+            report.files_unchanged += 1  # only a partial line so far: wait for its newline
+            return None
+        cursor_after = (stat.st_ino, new_offset, lines_before + len(lines))
+        return _Pending(source_file, "", stat.st_mtime_ns, stat.st_size, chunks, cursor_after, append=resume)
 
     def _embed(
         self, embedder: Embedder | None, hashes: list[str], inputs: list[str], report: SyncReport
@@ -184,6 +231,8 @@ class Syncer:
                 chunks=item.chunks,
                 vectors=part,
                 model=embedder.model if embedder else "",
+                cursor=item.cursor,
+                append=item.append,
             )
             report.files_indexed += 1
             report.chunks_added += count

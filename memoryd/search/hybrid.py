@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
-from memoryd.config import SOURCES, QueryConfig
+from memoryd.config import FUSIONS, QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
-from memoryd.index.analyzer import snippet_words
-from memoryd.index.store import Store
+from memoryd.index.analyzer import analyze, snippet_words
+from memoryd.index.store import ChunkRow, Store
+from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, rrf_fusion, weighted_fusion
 from memoryd.search.keyword import keyword_search
+from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.snippets import best_snippet
 from memoryd.search.vector import VectorIndex
 
@@ -38,6 +40,7 @@ class SearchResult:
     source: str
     citation: str
     chunk_id: int
+    explain: dict[str, object] | None = None
 
 
 @dataclass
@@ -54,11 +57,15 @@ class SearchResponse:
     def as_dict(self) -> dict[str, object]:
         out = asdict(self)
         out.pop("extra")
+        for result in out["results"]:
+            result.pop("chunk_id", None)
+            if result.get("explain") is None:
+                result.pop("explain", None)
         out.update(self.extra)
         return out
 
 
-def _check(query: object, mode: str, max_results: int, min_score: float, sources: Sequence[str] | None) -> str:
+def _check(query: object, mode: str, max_results: int, min_score: float) -> str:
     if not isinstance(query, str):
         raise SearchError("query must be a string")
     query = query.strip()
@@ -72,9 +79,6 @@ def _check(query: object, mode: str, max_results: int, min_score: float, sources
         raise SearchError(f"max_results must be an integer from 1 to {MAX_RESULTS_CAP}")
     if not isinstance(min_score, (int, float)) or isinstance(min_score, bool):
         raise SearchError("min_score must be a number")
-    for source in sources or ():
-        if source not in SOURCES:
-            raise SearchError(f"unknown source {source!r} (use {', '.join(SOURCES)})")
     return query
 
 
@@ -94,14 +98,30 @@ class SearchEngine:
         mode: str = "hybrid",
         sources: Sequence[str] | None = None,
         fusion: str | None = None,
+        path: str | None = None,
+        after: object = None,
+        before: object = None,
+        kind: object = None,
+        explain: bool = False,
+        mmr: bool | None = None,
+        decay: bool | None = None,
+        record_access: bool = True,
     ) -> SearchResponse:
         started = time.perf_counter()
         cfg = self.settings
+        overrides = {k: v for k, v in (("mmr", mmr), ("decay", decay)) if v is not None}
+        if overrides:
+            cfg = replace(cfg, **overrides)
         max_results = cfg.max_results if max_results is None else max_results
         min_score = cfg.min_score if min_score is None else min_score
         fusion = fusion or cfg.fusion
-        query = _check(query, mode, max_results, min_score, sources)
-        sources = list(sources) if sources else None
+        if fusion not in FUSIONS:
+            raise SearchError(f"fusion must be one of {', '.join(FUSIONS)}")
+        query = _check(query, mode, max_results, min_score)
+        try:
+            filters = Filters.parse(sources, path, after, before, kind)
+        except FilterError as exc:
+            raise SearchError(str(exc)) from None
         pool = max_results * cfg.candidate_multiplier
 
         embedder, degraded = (None, None)
@@ -116,17 +136,16 @@ class SearchEngine:
                     embedder = None
         if mode == "vector" and query_vector is None and degraded is None:
             degraded = "no vectors available"
-        use_text = mode != "vector" or query_vector is None
-        use_text = use_text and self.store.fts_available
+        use_text = (mode != "vector" or query_vector is None) and self.store.fts_available
 
         candidates: dict[int, Candidate] = {}
         if use_text:
-            hits = keyword_search(self.store, query, pool, sources)
+            hits = keyword_search(self.store, query, pool, filters)
             top = hits[0].bm25 if hits else 1.0
             for rank, hit in enumerate(hits, 1):
                 candidates[hit.chunk_id] = Candidate(hit.chunk_id, text_score=hit.bm25 / top, text_rank=rank)
         if query_vector is not None:
-            allowed = self._allowed(sources)
+            allowed = self._allowed(filters)
             for rank, (chunk_id, similarity) in enumerate(self.vectors.search(query_vector, pool, allowed), 1):
                 cand = candidates.setdefault(chunk_id, Candidate(chunk_id))
                 cand.vector_score, cand.vector_rank = similarity, rank
@@ -142,13 +161,14 @@ class SearchEngine:
             )
         else:
             weighted_fusion(pool_list, cfg.vector_weight, cfg.text_weight, has_vector=has_vector, has_text=has_text)
-        ranked = sorted((c for c in pool_list if c.score >= min_score), key=lambda c: (-c.score, c.chunk_id))
-        ranked = ranked[:max_results]
+        chosen, rows, explained = self._rank(pool_list, cfg, min_score, max_results)
 
         actual = "hybrid" if has_vector and has_text else ("vector" if has_vector else "keyword")
         if mode == "hybrid" and actual == "keyword" and degraded is None:
             degraded = "vector search unavailable"
-        results = self._materialise(ranked, query)
+        results = self._materialise(chosen, rows, explained, explain, query)
+        if record_access and results:
+            self.store.record_access([rows[r.chunk_id].hash for r in results])
         return SearchResponse(
             results=results,
             mode=actual,
@@ -159,34 +179,106 @@ class SearchEngine:
             degraded=degraded,
         )
 
-    def _allowed(self, sources: list[str] | None) -> set[int] | None:
-        if not sources or set(sources) >= set(SOURCES):
-            return None
-        marks = ",".join("?" * len(sources))
-        rows = self.store.reader.execute(f"SELECT id FROM chunks WHERE source IN ({marks})", sources)
-        return {r[0] for r in rows}
-
-    def _materialise(self, ranked: list[Candidate], query: str) -> list[SearchResult]:
-        rows = self.store.chunks_by_ids([c.chunk_id for c in ranked])
-        words = snippet_words(query)
-        results = []
-        for cand in ranked:
+    def _rank(
+        self, pool: list[Candidate], cfg: QueryConfig, min_score: float, max_results: int
+    ) -> tuple[list[int], dict[int, ChunkRow], dict[int, Explained]]:
+        """Fused score x time decay x importance x access, threshold, then MMR or plain order."""
+        rows = self.store.chunks_by_ids([c.chunk_id for c in pool])
+        access = self.store.access_stats([r.hash for r in rows.values()]) if cfg.access_weight else {}
+        moment = time.time()
+        explained: dict[int, Explained] = {}
+        for cand in pool:
             row = rows.get(cand.chunk_id)
             if row is None:  # deleted between ranking and reading
                 continue
+            factor, age = decay_factor(row, cfg, moment)
+            hits = access.get(row.hash, (0, 0.0))[0]
+            info = Explained(
+                cand.vector_score,
+                cand.text_score,
+                cand.score,
+                factor,
+                age,
+                importance_factor(row),
+                hits,
+                access_factor(hits, cfg.access_weight),
+            )
+            info.final = cand.score * info.decay * info.importance * info.access_factor
+            explained[cand.chunk_id] = info
+        ranked = sorted(
+            (cid for cid, e in explained.items() if e.final >= min_score), key=lambda cid: (-explained[cid].final, cid)
+        )
+        if not cfg.mmr:
+            return ranked[:max_results], rows, explained
+        vectors = self.vectors.vectors_of(ranked)
+        tokens: dict[int, set[str]] = {}
+
+        def similarity(a: int, b: int) -> float:
+            if a in vectors and b in vectors:
+                return float(vectors[a] @ vectors[b])
+            for cid in (a, b):
+                if cid not in tokens:
+                    tokens[cid] = set(analyze(rows[cid].text).body.split())
+            union = tokens[a] | tokens[b]
+            return len(tokens[a] & tokens[b]) / len(union) if union else 0.0
+
+        picked = mmr(ranked, {cid: explained[cid].final for cid in ranked}, similarity, cfg.mmr_lambda, max_results)
+        for step, (cid, penalty) in enumerate(picked, 1):
+            explained[cid].mmr_step, explained[cid].mmr_penalty = step, round(penalty, 6)
+        return [cid for cid, _ in picked], rows, explained
+
+    def _allowed(self, filters: Filters) -> set[int] | None:
+        if not filters.active:
+            return None
+        where, params = filters.sql()
+        rows = self.store.reader.execute(
+            f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}", params
+        )
+        return {r[0] for r in rows}
+
+    def _materialise(
+        self, chosen: list[int], rows: dict[int, ChunkRow], explained: dict[int, Explained], include: bool, query: str
+    ) -> list[SearchResult]:
+        words = snippet_words(query)
+        results = []
+        for chunk_id in chosen:
+            row, info = rows[chunk_id], explained[chunk_id]
             snip = best_snippet(row.text, row.start_line, words, self.settings.snippet_chars)
             results.append(
                 SearchResult(
                     path=row.path,
                     start_line=snip.start_line,
                     end_line=snip.end_line,
-                    score=round(cand.score, 6),
-                    vector_score=None if cand.vector_score is None else round(cand.vector_score, 6),
-                    text_score=None if cand.text_score is None else round(cand.text_score, 6),
+                    score=round(info.final, 6),
+                    vector_score=_rounded(info.vector_score),
+                    text_score=_rounded(info.text_score),
                     snippet=snip.text,
                     source=row.source,
                     citation=f"{row.path}#L{snip.start_line}-L{snip.end_line}",
-                    chunk_id=cand.chunk_id,
+                    chunk_id=chunk_id,
+                    explain=_explain_dict(info, row) if include else None,
                 )
             )
         return results
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _explain_dict(info: Explained, row: ChunkRow) -> dict[str, object]:
+    return {
+        "vector_score": _rounded(info.vector_score),
+        "text_score": _rounded(info.text_score),
+        "fused": round(info.fused, 6),
+        "decay": round(info.decay, 6),
+        "age_days": None if info.age_days is None else round(info.age_days, 2),
+        "importance": round(info.importance, 6),
+        "access_hits": info.access_hits,
+        "access_factor": round(info.access_factor, 6),
+        "mmr_step": info.mmr_step,
+        "mmr_penalty": info.mmr_penalty,
+        "final": round(info.final, 6),
+        "type": row.kind or None,
+        "ts": row.ts,
+    }

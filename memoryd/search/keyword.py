@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memoryd.index.analyzer import Term, match_expression, query_terms
 from memoryd.index.store import Store
+from memoryd.search.filters import Filters
 
 # Column weights for bm25(): body, exact forms (identifiers, accented words), heading path.
 BM25_WEIGHTS = (1.0, 0.25, 1.0)
@@ -23,35 +23,36 @@ class KeywordHit:
     all_terms: bool
 
 
-def _run(store: Store, expression: str, limit: int, sources: Sequence[str] | None) -> list[tuple[int, float]]:
+def _run(store: Store, expression: str, limit: int, filters: Filters | None) -> list[tuple[int, float]]:
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    if sources:
-        marks = ",".join("?" * len(sources))
+    if filters is not None and filters.active:
+        where, params = filters.sql()
         sql = (
-            f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS s FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
-            f" WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY s DESC LIMIT ?"
+            f"SELECT fts.rowid, -bm25(chunks_fts, {weights}) AS s FROM chunks_fts fts"
+            " JOIN chunks c ON c.id = fts.rowid JOIN files f ON f.id = c.file_id"
+            f" WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
         )
-        params: tuple = (expression, *sources, limit)
+        args: tuple = (expression, *params, limit)
     else:
         sql = (
-            f"SELECT rowid, -bm25(chunks_fts, {weights}) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
-            " ORDER BY s DESC LIMIT ?"
+            f"SELECT rowid, -bm25(chunks_fts, {weights}) AS s FROM chunks_fts"
+            " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
         )
-        params = (expression, limit)
-    return [(int(r[0]), float(r[1])) for r in store.reader.execute(sql, params)]
+        args = (expression, limit)
+    return [(int(r[0]), float(r[1])) for r in store.reader.execute(sql, args)]
 
 
-def keyword_search(store: Store, query: str, limit: int, sources: Sequence[str] | None = None) -> list[KeywordHit]:
+def keyword_search(store: Store, query: str, limit: int, filters: Filters | None = None) -> list[KeywordHit]:
     """Up to `limit` chunks matching any query term, best first; never raises on query syntax."""
     if not store.fts_available or limit <= 0:
         return []
     terms = informative_terms(store, query_terms(query))
     if not terms:
         return []
-    scores = dict(_run(store, match_expression(terms, "OR"), limit, sources))
+    scores = dict(_run(store, match_expression(terms, "OR"), limit, filters))
     complete: set[int] = set()
     if len(terms) > 1:
-        for chunk_id, score in _run(store, match_expression(terms, "AND"), limit, sources):
+        for chunk_id, score in _run(store, match_expression(terms, "AND"), limit, filters):
             complete.add(chunk_id)
             scores[chunk_id] = score
     hits = [

@@ -111,3 +111,9 @@ class VectorIndex:
                 values = self._matrix[[s for _, s in slots]] @ query.astype(np.float32)
                 out = {cid: float(v) for (cid, _), v in zip(slots, values, strict=True)}
             return out
+
+    def vectors_of(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of chosen chunks (MMR compares results with each other)."""
+        with self._lock:
+            self._ensure_loaded()
+            return {cid: self._matrix[self._slot[cid]].copy() for cid in chunk_ids if cid in self._slot}

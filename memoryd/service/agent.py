@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.search.vector import VectorIndex
 from memoryd.sources.discovery import PathOutsideSources, display_path, is_markdown, resolve_source_path
 from memoryd.sources.markdown import split_lines
+from memoryd.sources.metadata import MEMORY_TYPES, tag_comment
 
 MAX_GET_LINES = 5000
 MAX_WRITE_CHARS = 1_000_000
@@ -136,20 +137,10 @@ class AgentMemory:
         self.last_sync = report
         return report
 
-    def search(
-        self,
-        query: str,
-        *,
-        max_results: int | None = None,
-        min_score: float | None = None,
-        mode: str = "hybrid",
-        sources: Sequence[str] | None = None,
-        fusion: str | None = None,
-    ) -> SearchResponse:
+    def search(self, query: str, **options: Any) -> SearchResponse:
+        """Hybrid search; options are those of SearchEngine.search (limits, mode, filters, explain, ...)."""
         with self.gate.use():
-            return self.engine.search(
-                query, max_results=max_results, min_score=min_score, mode=mode, sources=sources, fusion=fusion
-            )
+            return self.engine.search(query, **options)
 
     def get(self, path: str, from_line: int = 1, lines: int | None = None) -> dict[str, Any]:
         """Lines from..from+lines-1 (1-based) of a file inside the agent's sources."""
@@ -176,10 +167,22 @@ class AgentMemory:
         ws = self.agent.workspace
         return ws.resolve() if ws.exists() else ws
 
-    def write(self, text: str, path: str | None = None) -> dict[str, Any]:
-        """Append text to a Markdown note under memory/, fsync it, index it, and return its citation."""
+    def write(
+        self, text: str, path: str | None = None, kind: str | None = None, importance: float | None = None
+    ) -> dict[str, Any]:
+        """Append text to a Markdown note under memory/, fsync it, index it, and return its citation.
+        A memory type or importance is kept with the entry as `<!-- type: ..., importance: ... -->`."""
         if not isinstance(text, str) or not text.strip():
             raise RequestError("text must be a non-empty string")
+        if kind is not None and kind not in MEMORY_TYPES:
+            raise RequestError(f"type must be one of {', '.join(MEMORY_TYPES)}")
+        if importance is not None and (
+            isinstance(importance, bool) or not isinstance(importance, (int, float)) or not 0 <= importance <= 1
+        ):
+            raise RequestError("importance must be a number from 0 to 1")
+        tag = tag_comment(kind, importance)
+        if tag:
+            text = f"{text.rstrip()}\n{tag}"
         if len(text) > MAX_WRITE_CHARS:
             raise RequestError(f"text is longer than {MAX_WRITE_CHARS} characters")
         if "memory" not in self.agent.sources:

@@ -51,17 +51,37 @@ def search(
     sources: list[str] | None = None,
     fusion: str | None = None,
     agent: str | None = None,
+    path: str | None = None,
+    after: str | float | None = None,
+    before: str | float | None = None,
+    type: str | list[str] | None = None,
+    explain: bool = False,
+    mmr: bool | None = None,
+    decay: bool | None = None,
 ) -> dict[str, Any]:
     _optional(sources, list, "sources")
     _optional(fusion, str, "fusion")
+    _optional(explain, bool, "explain")
+    _optional(mmr, bool, "mmr")
+    _optional(decay, bool, "decay")
     runtime = _runtime(m, agent)
     runtime.sync_if_dirty()
     response = runtime.memory.search(
-        query, max_results=max_results, min_score=min_score, mode=mode, sources=sources, fusion=fusion
+        query,
+        max_results=max_results,
+        min_score=min_score,
+        mode=mode,
+        sources=sources,
+        fusion=fusion,
+        path=path,
+        after=after,
+        before=before,
+        kind=type,
+        explain=bool(explain),
+        mmr=mmr,
+        decay=decay,
     )
     out = response.as_dict()
-    for result in out["results"]:
-        result.pop("chunk_id", None)
     out["agent"] = runtime.agent.id
     return out
 
@@ -73,8 +93,15 @@ def get(
     return _runtime(m, agent).memory.get(path, 1 if from_ is None else from_, lines)
 
 
-def write(m: Manager, text: str, path: str | None = None, agent: str | None = None) -> dict[str, Any]:
-    return _runtime(m, agent).memory.write(text, path)
+def write(
+    m: Manager,
+    text: str,
+    path: str | None = None,
+    agent: str | None = None,
+    type: str | None = None,  # the protocol's name
+    importance: float | None = None,
+) -> dict[str, Any]:
+    return _runtime(m, agent).memory.write(text, path, kind=type, importance=importance)
 
 
 def status(m: Manager, agent: str | None = None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -13,6 +14,8 @@ import structlog
 from memoryd.config import AgentConfig, Config
 from memoryd.index.sync import SyncReport
 from memoryd.service.agent import AgentMemory
+from memoryd.sources.discovery import display_path
+from memoryd.sources.transcripts import is_transcript
 
 log = structlog.get_logger("memoryd.runtime")
 
@@ -167,8 +170,14 @@ class AgentRuntime:
     # -- file events ---------------------------------------------------------------------------------
 
     def file_changed(self, path: str) -> None:
-        """A watcher saw a change: sync after the debounce, or at most 5 debounces after the first event."""
-        debounce = self.config.debounce_seconds
+        """A watcher saw a change: sync after the debounce, or at most 5 debounces after the first event.
+        A transcript syncs at once when enough has been appended (bytes or messages), else after its own debounce."""
+        transcript = is_transcript(Path(path))
+        if transcript and self._transcript_due(Path(path)):
+            self.dirty = True
+            self.request_sync()
+            return
+        debounce = self.config.session_debounce_seconds if transcript else self.config.debounce_seconds
         with self._cond:
             self.dirty = True
             now = time.monotonic()
@@ -180,6 +189,23 @@ class AgentRuntime:
             self._debounce = threading.Timer(delay, self._debounced)
             self._debounce.daemon = True
             self._debounce.start()
+
+    def _transcript_due(self, path: Path) -> bool:
+        """Has a transcript grown by session_sync_bytes or session_sync_messages since it was last read?"""
+        try:
+            real = path.resolve()
+            stat = real.stat()
+            workspace = self.agent.workspace.resolve() if self.agent.workspace.exists() else self.agent.workspace
+            cursor = self.memory.store.cursor(display_path(real, workspace))
+            offset = cursor[1] if cursor and cursor[0] == stat.st_ino and stat.st_size >= cursor[1] else 0
+            grown = stat.st_size - offset
+            if grown >= self.config.session_sync_bytes:
+                return True
+            with real.open("rb") as fh:
+                fh.seek(offset)
+                return fh.read(grown).count(b"\n") >= self.config.session_sync_messages
+        except OSError:
+            return False
 
     def _debounced(self) -> None:
         with self._cond:

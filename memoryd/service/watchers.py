@@ -70,8 +70,10 @@ class _Handler(FileSystemEventHandler):
 
     def _relevant(self, path: str, is_directory: bool) -> bool:
         p = Path(path)
-        if any(part in IGNORED_DIRS for part in p.parts):
-            return False
+        roots = [self.agent.workspace, *self.agent.extra_paths, *self.agent.sessions_dirs]
+        inside = [p.relative_to(root).parts for root in roots if p.is_relative_to(root)]
+        if any(part in IGNORED_DIRS for parts in inside for part in parts):
+            return False  # only folders below a watched root count: the workspace itself may live in ~/.cache
         if is_directory:
             return True
         if p.parent == self.agent.workspace and p.name not in ROOT_FILES and p.name != "memory":

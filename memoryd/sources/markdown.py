@@ -21,6 +21,9 @@ class Chunk:
     heading: str  # heading path, "Project > Auth"
     context: str  # the part of the heading path the text does not already start with
     hash: str  # SHA-256 of embed_input
+    ts: float | None = None  # when it happened: the note's date, a turn's timestamp, else the file's mtime
+    kind: str = ""  # memory type: episodic, semantic, procedural, lore
+    importance: float | None = None  # 0..1
 
     @property
     def embed_input(self) -> str:
@@ -202,9 +205,18 @@ def _window_text(window: list[_Piece], lines: list[str]) -> tuple[int, int, str]
     return first, last, "\n".join(parts)
 
 
+def _without_front_matter(lines: list[str]) -> list[str]:
+    """Blank out a leading `---` front matter block: it is metadata, not memory (line numbers stay)."""
+    if lines and lines[0].strip() == "---":
+        for end in range(1, min(len(lines), 100)):
+            if lines[end].strip() in ("---", "..."):
+                return [""] * (end + 1) + lines[end + 1 :]
+    return lines
+
+
 def chunk_markdown(text: str, max_tokens: int = 400, overlap_tokens: int = 80) -> list[Chunk]:
     """Split Markdown into chunks that each know their 1-based line range and heading path."""
-    lines = split_lines(text)
+    lines = _without_front_matter(split_lines(text))
     chunks: list[Chunk] = []
     for section in _parse_sections(lines):
         pieces = [p for unit in section.units for p in _pieces(unit, lines, max_tokens)]
@@ -224,3 +236,15 @@ def chunk_markdown(text: str, max_tokens: int = 400, overlap_tokens: int = 80) -
 def _make_chunk(start: int, end: int, text: str, heading: str, context: tuple[str, ...]) -> Chunk:
     prefix = " > ".join(context)
     return Chunk(start, end, text, heading, prefix, sha256(embed_input(prefix, text)))
+
+
+def chunk_plain_lines(lines: list[str], max_tokens: int = 400, overlap_tokens: int = 80) -> list[tuple[int, int, str]]:
+    """Chunk lines with no Markdown structure (transcript turns): (first index, last index, text), 0-based."""
+    units = [_Unit(i, i + 1, estimate_tokens(line) + 1) for i, line in enumerate(lines)]
+    pieces = [p for unit in units for p in _pieces(unit, lines, max_tokens)]
+    out = []
+    for window in _pack(pieces, max_tokens, overlap_tokens):
+        first, last, body = _window_text(window, lines)
+        if body.strip():
+            out.append((first, last, body))
+    return out

@@ -1,0 +1,168 @@
+"""One command for every benchmark: quality, speed and footprint, with a Markdown report and raw JSON.
+
+python -m bench all                     # everything (make bench)
+python -m bench quality | speed         # one part
+python -m bench all --quick             # SciFact only, 10k chunks only
+python -m bench all --compare bench/results/OLD.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench import latency, quality
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TARGETS = {
+    "scifact hybrid nDCG@10": (">=", 0.70),
+    "keyword p50 ms @10k": ("<=", 5.0),
+    "hybrid p50 ms @10k": ("<=", 20.0),
+    "hybrid p50 ms @100k": ("<=", 40.0),
+    "memctl search ms": ("<=", 80.0),
+    "first index / bare model": (">=", 0.80),
+    "no-op sync of 10k files s": ("<=", 2.0),
+    "change-to-searchable s": ("<=", 2.5),
+    "idle RSS MB @10k": ("<=", 250.0),
+}
+
+
+def machine() -> dict[str, Any]:
+    import apsw
+    import llama_cpp
+    import numpy
+
+    import memoryd
+
+    return {
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "memoryd": memoryd.__version__,
+        "llama_cpp_python": llama_cpp.__version__,
+        "sqlite": apsw.sqlite_lib_version(),
+        "numpy": numpy.__version__,
+    }
+
+
+def _get(data: dict[str, Any], *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def headline(results: dict[str, Any]) -> dict[str, float | None]:
+    speed, qual = results.get("speed", {}), results.get("quality", {})
+    small, large = speed.get("10000", {}), speed.get("100000", {})
+    first = _get(small, "first_index", "ratio_to_bare") or _get(large, "first_index", "ratio_to_bare")
+    return {
+        "scifact hybrid nDCG@10": _get(qual, "scifact", "hybrid", "ndcg@10"),
+        "scifact keyword nDCG@10": _get(qual, "scifact", "keyword", "ndcg@10"),
+        "scifact vector nDCG@10": _get(qual, "scifact", "vector", "ndcg@10"),
+        "scifact seed hybrid nDCG@10": _get(qual, "scifact", "seed_hybrid", "ndcg@10"),
+        "scifact seed keyword nDCG@10": _get(qual, "scifact", "seed_keyword", "ndcg@10"),
+        "xquad-vi hybrid Recall@10": _get(qual, "xquad-vi", "hybrid", "recall@10"),
+        "xquad-vi seed hybrid Recall@10": _get(qual, "xquad-vi", "seed_hybrid", "recall@10"),
+        "xquad-en hybrid Recall@10": _get(qual, "xquad-en", "hybrid", "recall@10"),
+        "keyword p50 ms @10k": _get(small, "search_keyword", "1_client", "p50_ms"),
+        "hybrid p50 ms @10k": _get(small, "search_hybrid", "1_client", "p50_ms"),
+        "hybrid p99 ms @10k": _get(small, "search_hybrid", "1_client", "p99_ms"),
+        "keyword p50 ms @100k": _get(large, "search_keyword", "1_client", "p50_ms"),
+        "hybrid p50 ms @100k": _get(large, "search_hybrid", "1_client", "p50_ms"),
+        "hybrid p50 ms @100k, 8 clients": _get(large, "search_hybrid", "8_clients", "p50_ms"),
+        "memctl search ms": _get(small, "memctl_search_ms"),
+        "first index / bare model": first,
+        "no-op sync of 10k files s": _get(large, "noop_sync", "seconds"),
+        "change-to-searchable s": _get(small, "change_to_searchable", "indexed_by_watcher_s"),
+        "idle RSS MB @10k": _get(small, "rss_idle_mb"),
+        "idle RSS MB @100k": _get(large, "rss_idle_mb"),
+        "index KB per 1k chunks": _get(large, "index_kb_per_1k_chunks") or _get(small, "index_kb_per_1k_chunks"),
+    }
+
+
+def _verdict(name: str, value: float | None) -> str:
+    if name not in TARGETS or value is None:
+        return ""
+    op, bound = TARGETS[name]
+    ok = value >= bound if op == ">=" else value <= bound
+    return f"{'meets' if ok else 'MISSES'} {op} {bound}"
+
+
+def markdown(results: dict[str, Any], old: dict[str, Any] | None) -> str:
+    head = headline(results)
+    before = headline(old) if old else {}
+    lines = ["# memoryd benchmark", "", "| | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in results["machine"].items()]
+    lines += [
+        "",
+        "| figure | value | target |" + (" previous | ratio |" if old else ""),
+        "|---|---|---|" + ("---|---|" if old else ""),
+    ]
+    for name, value in head.items():
+        row = f"| {name} | {value if value is not None else '-'} | {_verdict(name, value)} |"
+        if old:
+            prev = before.get(name)
+            ratio = f"{value / prev:.2f}" if value is not None and prev else "-"
+            row += f" {prev if prev is not None else '-'} | {ratio} |"
+        lines.append(row)
+    quality_rows = results.get("quality", {})
+    if quality_rows:
+        lines += [
+            "",
+            "## Quality (through the `search` RPC)",
+            "",
+            "| dataset | mode | nDCG@10 | Recall@10 | MRR@10 |",
+            "|---|---|---|---|---|",
+        ]
+        for name, row in quality_rows.items():
+            for mode in ("keyword", "vector", "hybrid", "seed_keyword", "seed_hybrid"):
+                if mode in row:
+                    r = row[mode]
+                    lines.append(f"| {name} | {mode} | {r['ndcg@10']} | {r['recall@10']} | {r['mrr@10']} |")
+    for scale, row in results.get("speed", {}).items():
+        lines += ["", f"## Speed and footprint at {scale} chunks", "", "```json", json.dumps(row, indent=2), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("part", choices=["all", "quality", "speed"], nargs="?", default="all")
+    parser.add_argument("--quick", action="store_true", help="SciFact only and 10k chunks only")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
+    args = parser.parse_args(argv)
+
+    results: dict[str, Any] = {"machine": machine()}
+    if args.part in ("all", "quality"):
+        names = ["scifact"] if args.quick else ["scifact", "xquad-vi", "xquad-en"]
+        results["quality"] = {name: quality.measure(name, quality.CACHE) for name in names}
+    if args.part in ("all", "speed"):
+        scales = [10_000] if args.quick else [10_000, 100_000]
+        results["speed"] = {str(n): latency.measure(n, latency.CACHE) for n in scales}
+    old = json.loads(args.compare.read_text()) if args.compare else None
+    args.out.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    (args.out / f"bench-{stamp}.json").write_text(json.dumps(results, indent=2))
+    report = markdown(results, old)
+    (args.out / f"bench-{stamp}.md").write_text(report)
+    print()
+    for name, value in headline(results).items():
+        if value is not None:
+            print(f"{name:34s} {value!s:>10}  {_verdict(name, value)}")
+    print(f"\nreport: {args.out / f'bench-{stamp}.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

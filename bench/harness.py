@@ -1,0 +1,140 @@
+"""Run a real daemon for a benchmark, and the small statistics the reports need."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from client.stub import ClientError, MemoryClient
+from memoryd.config import default_data_dir, default_model_path
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def median(values: list[float]) -> float:
+    return percentile(values, 50)
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of a process, from /proc (Linux)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+@dataclass
+class BenchDaemon:
+    proc: subprocess.Popen
+    socket: Path
+    data_dir: Path
+    workspace: Path
+    log: Path
+    started: float
+
+    def client(self, timeout: float = 600.0) -> MemoryClient:
+        return MemoryClient(self.socket, timeout=timeout)
+
+    def status(self) -> dict:
+        with self.client() as client:
+            return client.status()["agents"][0]
+
+    def wait_idle(self, timeout: float = 7200.0, poll: float = 0.2) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daemon exited:\n{self.log.read_text()[-3000:]}")
+            try:
+                state = self.status()
+            except ClientError:
+                time.sleep(poll)
+                continue
+            reindex = state.get("reindex") or {}
+            if not state["dirty"] and not state["syncing"] and reindex.get("state") != "running":
+                return state
+            time.sleep(poll)
+        raise TimeoutError("daemon did not settle")
+
+    def rss_mb(self) -> float:
+        return rss_mb(self.proc.pid)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def write_config(
+    path: Path,
+    workspace: Path,
+    data_dir: Path,
+    socket: Path,
+    provider: str,
+    debounce: float,
+    sync_on_search: bool = True,
+) -> Path:
+    model = default_model_path(Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir()))
+    path.write_text(f"""
+data_dir = "{data_dir}"
+socket = "{socket}"
+[daemon]
+debounce_seconds = {debounce}
+sync_on_search = {"true" if sync_on_search else "false"}
+reconcile_seconds = 0
+[[agents]]
+id = "main"
+workspace = "{workspace}"
+[agents.embedding]
+provider = "{provider}"
+model_path = "{model}"
+""")
+    return path
+
+
+def start_daemon(
+    workspace: Path, data_dir: Path, *, provider: str = "local", debounce: float = 1.5, sync_on_search: bool = True
+) -> BenchDaemon:
+    run_dir = Path(tempfile.mkdtemp(prefix="mdb-", dir="/tmp"))
+    socket = run_dir / "m.sock"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    config = write_config(run_dir / "config.toml", workspace, data_dir, socket, provider, debounce, sync_on_search)
+    log = data_dir / "daemon.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd.service.cli", "run", "--config", str(config), "--log-json"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    daemon = BenchDaemon(proc, socket, data_dir, workspace, log, time.monotonic())
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"daemon exited:\n{log.read_text()[-3000:]}")
+        try:
+            with daemon.client(timeout=5) as client:
+                client.ping()
+            return daemon
+        except ClientError:
+            time.sleep(0.05)
+    daemon.stop()
+    raise RuntimeError("daemon did not start")

@@ -1,0 +1,156 @@
+"""Retrieval quality through the daemon's `search` RPC, beside the seed design's baselines on the same chunks.
+
+python -m bench.quality                       # SciFact, XQuAD-vi, XQuAD-en
+python -m bench.quality --datasets scifact
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+import sqlite_vec
+
+from bench.beir import CACHE, RESULTS_PER_QUERY, load
+from bench.datasets import Dataset, write_workspace
+from bench.harness import median, start_daemon
+from bench.metrics import dedupe_docs, evaluate
+
+MODES = ("keyword", "vector", "hybrid")
+SEED_MIN_SCORE = 0.35
+SEED_WEIGHTS = (0.7, 0.3)
+SEED_MULTIPLIER = 4
+
+
+def _workspace(dataset: Dataset, work: Path) -> tuple[Path, dict[str, str]]:
+    workspace = work / dataset.name / "workspace"
+    if (workspace / "memory").exists():
+        return workspace, {f"memory/{dataset.name}/d{i:05d}.md": d for i, d in enumerate(dataset.docs)}
+    return workspace, write_workspace(dataset, workspace)
+
+
+def through_rpc(dataset: Dataset, work: Path) -> tuple[dict[str, Any], Path]:
+    workspace, mapping = _workspace(dataset, work)
+    data = work / dataset.name / "local"
+    daemon = start_daemon(workspace, data)
+    out: dict[str, Any] = {}
+    try:
+        state = daemon.wait_idle()
+        out["chunks"] = state["chunks"]
+        with daemon.client() as client:
+            for mode in MODES:
+                runs, latencies = {}, []
+                for qid, text in dataset.queries.items():
+                    started = time.perf_counter()
+                    found = client.search(text, mode=mode, max_results=RESULTS_PER_QUERY, min_score=-1.0)
+                    latencies.append(time.perf_counter() - started)
+                    runs[qid] = dedupe_docs([r.path for r in found.results], mapping)
+                out[mode] = {
+                    **{k: round(v, 4) for k, v in evaluate(runs, dataset.qrels).items()},
+                    "p50_ms": round(median(latencies) * 1000, 2),
+                    "mode": found.mode,
+                }
+    finally:
+        daemon.stop()
+    return out, data / "agents" / "main" / "index.sqlite"
+
+
+class SeedBaseline:
+    """The design memoryd started from, on memoryd's own chunks: ASCII-only AND queries over FTS5 bm25(), and
+    fusion 0.7/0.3 with every keyword hit's rank mapped to 1/(1+max(0, rank)) and min_score 0.35."""
+
+    def __init__(self, index: Path) -> None:
+        source = apsw.Connection(str(index), flags=apsw.SQLITE_OPEN_READONLY)
+        source.enable_load_extension(True)
+        source.load_extension(sqlite_vec.loadable_path())
+        rows = list(source.execute("SELECT c.id, f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id"))
+        vectors = dict(source.execute("SELECT rowid, embedding FROM chunks_vec"))
+        source.close()
+        self.paths = {cid: path for cid, path, _ in rows}
+        self.db = apsw.Connection(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE fts USING fts5(text)")
+        with self.db:
+            self.db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)", [(cid, text) for cid, _, text in rows])
+        self.ids = np.array(list(vectors), dtype=np.int64)
+        self.matrix = np.stack([np.frombuffer(vectors[i], dtype=np.float32) for i in self.ids])
+
+    @staticmethod
+    def build_query(text: str) -> str | None:
+        tokens = re.findall(r"[A-Za-z0-9_]+", text)
+        return " AND ".join(f'"{t}"' for t in tokens) if tokens else None
+
+    def keyword(self, text: str, limit: int) -> list[tuple[int, float]]:
+        expression = self.build_query(text)
+        if expression is None:
+            return []
+        rows = self.db.execute(
+            "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?", (expression, limit)
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def hybrid(self, text: str, query_vector: np.ndarray, limit: int) -> list[int]:
+        pool = limit * SEED_MULTIPLIER
+        scores: dict[int, list[float]] = {}
+        sims = self.matrix @ query_vector
+        for i in np.argsort(-sims)[:pool]:
+            scores[int(self.ids[i])] = [float(sims[i]), 0.0]
+        for cid, rank in self.keyword(text, pool):
+            scores.setdefault(cid, [0.0, 0.0])[1] = 1.0 / (1.0 + max(0.0, rank))
+        fused = [(SEED_WEIGHTS[0] * v + SEED_WEIGHTS[1] * t, cid) for cid, (v, t) in scores.items()]
+        return [cid for score, cid in sorted(fused, reverse=True) if score >= SEED_MIN_SCORE][:limit]
+
+
+def baselines(dataset: Dataset, index: Path, mapping: dict[str, str]) -> dict[str, Any]:
+    from memoryd.config import default_data_dir, default_model_path
+    from memoryd.embeddings.local import LocalEmbedder
+
+    seed = SeedBaseline(index)
+    embedder = LocalEmbedder(default_model_path(default_data_dir()))
+    keyword_runs, hybrid_runs = {}, {}
+    for qid, text in dataset.queries.items():
+        hits = [cid for cid, _ in seed.keyword(text, RESULTS_PER_QUERY)]
+        keyword_runs[qid] = dedupe_docs([seed.paths[c] for c in hits], mapping)
+        fused = seed.hybrid(text, embedder.embed_query(text), RESULTS_PER_QUERY)
+        hybrid_runs[qid] = dedupe_docs([seed.paths[c] for c in fused], mapping)
+    embedder.close()
+    return {
+        "seed_keyword": {k: round(v, 4) for k, v in evaluate(keyword_runs, dataset.qrels).items()},
+        "seed_hybrid": {k: round(v, 4) for k, v in evaluate(hybrid_runs, dataset.qrels).items()},
+    }
+
+
+def measure(name: str, work: Path) -> dict[str, Any]:
+    dataset = load(name)
+    print(f"[{name}] {len(dataset.docs)} documents, {len(dataset.queries)} queries", flush=True)
+    ours, index = through_rpc(dataset, work)
+    _, mapping = _workspace(dataset, work)
+    out = {**ours, **baselines(dataset, index, mapping)}
+    for label in (*MODES, "seed_keyword", "seed_hybrid"):
+        row = out[label]
+        print(
+            f"  {label:13s} nDCG@10 {row['ndcg@10']:.4f}  Recall@10 {row['recall@10']:.4f}  MRR@10 {row['mrr@10']:.4f}",
+            flush=True,
+        )
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", default="scifact,xquad-vi,xquad-en")
+    parser.add_argument("--workdir", type=Path, default=CACHE)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    results = {name: measure(name, args.workdir) for name in args.datasets.split(",")}
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()

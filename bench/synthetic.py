@@ -1,0 +1,63 @@
+"""Synthetic Markdown memory at any scale, made of real sentences (SciFact abstracts) so term statistics are real."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+from bench.datasets import load_scifact
+
+SECTIONS_PER_FILE = 10
+
+
+def _sentences() -> list[str]:
+    dataset = load_scifact()
+    out: list[str] = []
+    for _, text in dataset.docs.values():
+        out.extend(s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if 40 <= len(s.strip()) <= 300)
+    return out
+
+
+def build(workspace: Path, chunks: int, seed: int = 7) -> Path:
+    """One chunk per `##` section, ten sections a file, under workspace/memory/; reused when already there."""
+    marker = workspace / f".synthetic-{chunks}"
+    if marker.exists():
+        return workspace
+    rng = random.Random(seed)
+    sentences = _sentences()
+    files = (chunks + SECTIONS_PER_FILE - 1) // SECTIONS_PER_FILE
+    for f in range(files):
+        folder = workspace / "memory" / f"{f // 1000:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        parts = []
+        for s in range(SECTIONS_PER_FILE):
+            if f * SECTIONS_PER_FILE + s >= chunks:
+                break
+            parts.append(f"## Entry {f}.{s}\n{rng.choice(sentences)}\n")
+        (folder / f"note-{f:05d}.md").write_text("\n".join(parts), encoding="utf-8")
+    marker.write_text("ok")
+    return workspace
+
+
+def queries(count: int, seed: int = 11) -> list[str]:
+    """Realistic queries: SciFact claims, plus short keyword and identifier-style ones."""
+    dataset = load_scifact()
+    rng = random.Random(seed)
+    claims = list(dataset.queries.values())
+    short = [
+        "insulin resistance",
+        "T cells",
+        "mortality risk",
+        "vitamin D",
+        "gene expression",
+        "BRCA1",
+        "p53 mutation",
+        "randomized trial",
+        "mouse model",
+        "HIV",
+    ]
+    out = []
+    for i in range(count):
+        out.append(rng.choice(short) if i % 3 == 2 else rng.choice(claims))
+    return out

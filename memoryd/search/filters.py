@@ -1,0 +1,95 @@
+"""Search filters (source, path prefix or glob, date range, memory type) as SQL over chunks and files."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memoryd.config import SOURCES
+from memoryd.sources.metadata import MEMORY_TYPES
+
+
+class FilterError(ValueError):
+    """A filter value cannot be understood."""
+
+
+def parse_time(value: object, name: str, end_of_day: bool = False) -> float | None:
+    """An epoch number, or an ISO date/datetime (a bare date means that whole day, in UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            if len(value) == 10:
+                day = dt.datetime.fromisoformat(value).replace(tzinfo=dt.timezone.utc)
+                return (day + dt.timedelta(days=1 if end_of_day else 0)).timestamp()
+            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return (moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)).timestamp()
+        except ValueError:
+            pass
+    raise FilterError(f"'{name}' must be a date (YYYY-MM-DD), an ISO datetime or epoch seconds")
+
+
+@dataclass(frozen=True)
+class Filters:
+    sources: tuple[str, ...] = ()
+    path: str | None = None  # a prefix, or a glob when it has * ? or [
+    after: float | None = None
+    before: float | None = None
+    kinds: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(
+        cls,
+        sources: Sequence[str] | None = None,
+        path: object = None,
+        after: object = None,
+        before: object = None,
+        kind: object = None,
+    ) -> Filters:
+        for source in sources or ():
+            if source not in SOURCES:
+                raise FilterError(f"unknown source {source!r} (use {', '.join(SOURCES)})")
+        if path is not None and (not isinstance(path, str) or not path):
+            raise FilterError("'path' must be a non-empty string (a prefix or a glob)")
+        kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
+        for k in kinds:
+            if k not in MEMORY_TYPES:
+                raise FilterError(f"unknown memory type {k!r} (use {', '.join(MEMORY_TYPES)})")
+        return cls(tuple(sources or ()), path, parse_time(after, "after"), parse_time(before, "before", True), kinds)
+
+    @property
+    def active(self) -> bool:
+        return bool(
+            (self.sources and set(self.sources) != set(SOURCES))
+            or self.path
+            or self.after is not None
+            or self.before is not None
+            or self.kinds
+        )
+
+    def sql(self) -> tuple[str, list[object]]:
+        """A WHERE clause over `chunks c JOIN files f`."""
+        clauses, params = [], []
+        if self.sources and set(self.sources) != set(SOURCES):
+            clauses.append(f"c.source IN ({','.join('?' * len(self.sources))})")
+            params += list(self.sources)
+        if self.path:
+            if any(ch in self.path for ch in "*?["):
+                clauses.append("f.path GLOB ?")
+                params.append(self.path)
+            else:
+                clauses.append("substr(f.path, 1, ?) = ?")
+                params += [len(self.path), self.path]
+        if self.after is not None:
+            clauses.append("c.ts >= ?")
+            params.append(self.after)
+        if self.before is not None:
+            clauses.append("c.ts < ?")
+            params.append(self.before)
+        if self.kinds:
+            clauses.append(f"c.kind IN ({','.join('?' * len(self.kinds))})")
+            params += list(self.kinds)
+        return " AND ".join(clauses) or "1", params

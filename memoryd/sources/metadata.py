@@ -1,0 +1,71 @@
+"""What ranking needs to know about a chunk: when it happened, what kind of memory it is, how important."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from memoryd.sources.markdown import Chunk
+
+MEMORY_TYPES = ("episodic", "semantic", "procedural", "lore")
+_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
+_INLINE = re.compile(r"<!--\s*((?:type|importance)\s*[:=][^>]*?)\s*-->", re.I)
+_PAIR = re.compile(r"(type|importance)\s*[:=]\s*([\w.]+)", re.I)
+
+
+def note_date(path: str) -> float | None:
+    """The date of a dated note (`memory/2026-01-05.md`, `notes/2026-01-05-standup.md`), as a UTC timestamp."""
+    match = _DATE.search(Path(path).name)
+    if match is None:
+        return None
+    try:
+        day = dt.datetime(int(match[1]), int(match[2]), int(match[3]), 12, tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None
+    return day.timestamp()
+
+
+def _tags(text: str) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for key, value in _PAIR.findall(text):
+        key = key.lower()
+        if key == "type" and value.lower() in MEMORY_TYPES:
+            found["kind"] = value.lower()
+        elif key == "importance":
+            try:
+                found["importance"] = min(1.0, max(0.0, float(value)))
+            except ValueError:
+                continue
+    return found
+
+
+def front_matter(text: str) -> dict[str, object]:
+    match = _FRONT.match(text)
+    return _tags(match.group(1)) if match else {}
+
+
+def inline_tags(text: str) -> dict[str, object]:
+    """`<!-- type: semantic, importance: 0.8 -->` anywhere in a chunk."""
+    found: dict[str, object] = {}
+    for body in _INLINE.findall(text):
+        found.update(_tags(body))
+    return found
+
+
+def tag_comment(kind: str | None, importance: float | None) -> str:
+    parts = ([f"type: {kind}"] if kind else []) + ([f"importance: {importance:g}"] if importance is not None else [])
+    return f"<!-- {', '.join(parts)} -->" if parts else ""
+
+
+def annotate(chunks: list[Chunk], text: str, path: str, mtime: float) -> list[Chunk]:
+    """Give every chunk of a Markdown note its time, type and importance (chunk tags beat file front matter)."""
+    when = note_date(path) or mtime
+    file_tags = front_matter(text)
+    out = []
+    for chunk in chunks:
+        tags = {**file_tags, **inline_tags(chunk.text)}
+        out.append(replace(chunk, ts=when, kind=str(tags.get("kind", "")), importance=tags.get("importance")))  # type: ignore[arg-type]
+    return out

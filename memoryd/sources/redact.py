@@ -1,0 +1,55 @@
+"""Redact secrets before text reaches the index or any embedding provider."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+MASK = "[REDACTED]"
+
+_BUILTIN = [
+    # Private key blocks, whole.
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
+    # Provider API keys.
+    r"\bsk-ant-[A-Za-z0-9_\-]{20,}",
+    r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+    r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
+    r"\bAKIA[0-9A-Z]{16}\b",
+    r"\bASIA[0-9A-Z]{16}\b",
+    r"\bAIza[0-9A-Za-z_\-]{35}\b",
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",
+    r"\bgithub_pat_[A-Za-z0-9_]{40,}\b",
+    r"\bglpat-[A-Za-z0-9_\-]{20,}\b",
+    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"\bhf_[A-Za-z0-9]{30,}\b",
+    r"\bpa-[A-Za-z0-9_\-]{30,}\b",  # Voyage
+    r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWTs
+]
+# Keep the label, hide the value.
+_LABELLED = [
+    r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{16,}",
+    r"(?i)(\b(?:api[_-]?key|secret|client[_-]?secret|access[_-]?token|auth[_-]?token|password|passwd|pwd)"
+    r"\b[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}",
+    r"([a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(?=@)",  # passwords in URLs
+]
+
+
+@dataclass(frozen=True)
+class Redactor:
+    patterns: tuple[re.Pattern[str], ...]
+    labelled: tuple[re.Pattern[str], ...]
+
+    @classmethod
+    def create(cls, extra: Iterable[str] = ()) -> Redactor:
+        return cls(tuple(re.compile(p) for p in (*_BUILTIN, *extra)), tuple(re.compile(p) for p in _LABELLED))
+
+    def __call__(self, text: str) -> str:
+        for pattern in self.patterns:
+            text = pattern.sub(MASK, text)
+        for pattern in self.labelled:
+            text = pattern.sub(lambda m: m.group(1) + MASK, text)
+        return text
+
+
+DEFAULT = Redactor.create()

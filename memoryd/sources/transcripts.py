@@ -1,0 +1,131 @@
+"""Conversation transcripts (.jsonl) as memory: OpenClaw and Claude Code formats, read incrementally."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.sources.discovery import IGNORED_DIRS, SourceFile, display_path
+from memoryd.sources.markdown import Chunk, chunk_plain_lines, sha256
+
+ROLES = {"user": "User", "assistant": "Assistant"}
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Turn:
+    line: int  # 1-based line number in the JSONL file
+    role: str
+    text: str
+    timestamp: float | None
+
+
+def is_transcript(path: Path) -> bool:
+    """`x.jsonl`, and rotated or renamed ones such as `x.jsonl.reset.2`, `x.jsonl.deleted.1699999999`."""
+    return path.suffix == ".jsonl" or ".jsonl." in path.name
+
+
+def discover_transcripts(dirs: tuple[Path, ...], workspace: Path) -> list[SourceFile]:
+    found: dict[str, SourceFile] = {}
+    for root in dirs:
+        if not root.is_dir() or root.is_symlink():
+            continue
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            base = Path(dirpath)
+            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and not (base / d).is_symlink())
+            for name in filenames:
+                path = base / name
+                if is_transcript(path) and not path.is_symlink() and path.is_file():
+                    real = path.resolve()
+                    found.setdefault(str(real), SourceFile(display_path(real, workspace), real, "sessions"))
+    return sorted(found.values(), key=lambda f: f.path)
+
+
+def _timestamp(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value) / (1000.0 if value > 1e11 else 1.0)
+    if isinstance(value, str) and value:
+        try:
+            return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _text_of(content: object) -> str:
+    """Only the words people said: text parts; tool calls, tool results and thinking are dropped."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text"):
+                text = part.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+        return "\n".join(parts)
+    return ""
+
+
+def parse_line(raw: str, line: int) -> Turn | None:
+    """One JSONL line -> a user or assistant turn, or None (tool noise, metadata, broken JSON)."""
+    try:
+        record = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    message = record.get("message")
+    if record.get("type") == "message" and isinstance(message, dict):  # OpenClaw
+        role = message.get("role")
+    elif record.get("type") in ROLES and isinstance(message, dict):  # Claude Code
+        role = message.get("role") or record.get("type")
+    elif record.get("role") in ROLES:  # plain {"role", "content"} lines
+        message, role = record, record.get("role")
+    else:
+        return None
+    if role not in ROLES or record.get("isMeta"):
+        return None
+    text = _SPACE.sub(" ", _text_of(message.get("content"))).strip()
+    if not text:
+        return None
+    stamp = _timestamp(record.get("timestamp") or message.get("timestamp"))
+    return Turn(line, role, text, stamp)
+
+
+def read_complete_lines(path: Path, offset: int, first_line: int) -> tuple[list[tuple[int, str]], int]:
+    """Lines after `offset` that end in a newline (a writer may be mid-append); returns them and the new offset."""
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        data = fh.read()
+    end = data.rfind(b"\n")
+    if end < 0:
+        return [], offset
+    lines = data[: end + 1].split(b"\n")[:-1]
+    out = [(first_line + i, raw.decode("utf-8", errors="replace")) for i, raw in enumerate(lines)]
+    return out, offset + end + 1
+
+
+def turns_of(lines: list[tuple[int, str]]) -> Iterator[Turn]:
+    for number, raw in lines:
+        turn = parse_line(raw, number)
+        if turn is not None:
+            yield turn
+
+
+def chunk_turns(turns: list[Turn], max_tokens: int, overlap_tokens: int) -> list[tuple[Chunk, float | None]]:
+    """Turns as `User: ...` / `Assistant: ...` lines, chunked; each chunk maps back to its JSONL lines."""
+    lines = [f"{ROLES[t.role]}: {t.text}" for t in turns]
+    out = []
+    for first, last, text in chunk_plain_lines(lines, max_tokens, overlap_tokens):
+        stamps = [t.timestamp for t in turns[first : last + 1] if t.timestamp is not None]
+        chunk = Chunk(turns[first].line, turns[last].line, text, "", "", sha256(text))
+        out.append((chunk, max(stamps) if stamps else None))
+    return out
