@@ -124,7 +124,7 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None) -> str:
             "|---|---|---|---|---|",
         ]
         for name, row in quality_rows.items():
-            for mode in ("keyword", "vector", "hybrid", "seed_keyword", "seed_hybrid"):
+            for mode in ("keyword", "vector", "hybrid", "hybrid+mmr", "hybrid+decay", "seed_keyword", "seed_hybrid"):
                 if mode in row:
                     r = row[mode]
                     lines.append(f"| {name} | {mode} | {r['ndcg@10']} | {r['recall@10']} | {r['mrr@10']} |")

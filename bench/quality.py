@@ -23,6 +23,8 @@ from bench.harness import median, start_daemon
 from bench.metrics import dedupe_docs, evaluate
 
 MODES = ("keyword", "vector", "hybrid")
+# Ranking options measured beside the defaults (both off by default).
+VARIANTS = {"hybrid+mmr": {"mmr": True}, "hybrid+decay": {"decay": True}}
 SEED_MIN_SCORE = 0.35
 SEED_WEIGHTS = (0.7, 0.3)
 SEED_MULTIPLIER = 4
@@ -44,14 +46,16 @@ def through_rpc(dataset: Dataset, work: Path) -> tuple[dict[str, Any], Path]:
         state = daemon.wait_idle()
         out["chunks"] = state["chunks"]
         with daemon.client() as client:
-            for mode in MODES:
+            for label in (*MODES, *VARIANTS):
+                mode = label.split("+")[0]
+                options = VARIANTS.get(label, {})
                 runs, latencies = {}, []
                 for qid, text in dataset.queries.items():
                     started = time.perf_counter()
-                    found = client.search(text, mode=mode, max_results=RESULTS_PER_QUERY, min_score=-1.0)
+                    found = client.search(text, mode=mode, max_results=RESULTS_PER_QUERY, min_score=-1.0, **options)
                     latencies.append(time.perf_counter() - started)
                     runs[qid] = dedupe_docs([r.path for r in found.results], mapping)
-                out[mode] = {
+                out[label] = {
                     **{k: round(v, 4) for k, v in evaluate(runs, dataset.qrels).items()},
                     "p50_ms": round(median(latencies) * 1000, 2),
                     "mode": found.mode,
@@ -131,7 +135,7 @@ def measure(name: str, work: Path) -> dict[str, Any]:
     ours, index = through_rpc(dataset, work)
     _, mapping = _workspace(dataset, work)
     out = {**ours, **baselines(dataset, index, mapping)}
-    for label in (*MODES, "seed_keyword", "seed_hybrid"):
+    for label in (*MODES, *VARIANTS, "seed_keyword", "seed_hybrid"):
         row = out[label]
         print(
             f"  {label:13s} nDCG@10 {row['ndcg@10']:.4f}  Recall@10 {row['recall@10']:.4f}  MRR@10 {row['mrr@10']:.4f}",

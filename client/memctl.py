@@ -286,5 +286,36 @@ def agents(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None
     _emit(ctx, listed, "\n".join(f"{'*' if a['default'] else ' '} {a['id']:12s} {a['workspace']}" for a in listed))
 
 
+@main.command()
+@click.option("--budget", default=4000, show_default=True, help="Characters of snippets per search answer.")
+@click.option("--autostart", is_flag=True, help="Start the daemon when it is not running.")
+@click.option("--http", "http_port", type=int, default=None, help="Serve streamable HTTP on 127.0.0.1:PORT.")
+@_common
+@click.pass_obj
+def mcp(
+    obj: Ctx,
+    budget: int,
+    autostart: bool,
+    http_port: int | None,
+    agent: str | None,
+    socket: str | None,
+    as_json: bool | None,
+) -> None:
+    """Run an MCP server (stdio) with memory_search, memory_get, memory_write and memory_status."""
+    try:
+        from client.mcp_bridge import serve
+    except ImportError as exc:
+        raise click.ClickException(f"the MCP SDK is not installed ({exc}); pip install 'memoryd[mcp]'") from None
+    serve(socket or obj.socket, agent or obj.agent, budget, autostart, http_port)
+
+
+@main.command()
+def prompt() -> None:
+    """Print the "Memory recall" section for an agent's system prompt."""
+    from client.prompt import RECALL_PROMPT
+
+    click.echo(RECALL_PROMPT, nl=False)
+
+
 if __name__ == "__main__":
     main()

@@ -182,3 +182,25 @@ def test_write_appends_durably_and_is_searchable(workspace: Path, memory_factory
     with pytest.raises(RequestError):
         mem.write("   ")
     assert not (workspace.parent / "escape.md").exists()
+
+
+def test_a_v1_index_migrates_and_is_rebuilt(workspace: Path, agent_factory: Callable) -> None:
+    """An index from the first schema gains the new columns in place, then the daemon's reindex refills them."""
+    from memoryd.index import schema
+
+    write(workspace / "memory" / "2026-01-05.md", "# Standup\nmigrations keep data\n")
+    agent = agent_factory()
+    agent.store.parent.mkdir(parents=True)
+    conn = apsw.Connection(str(agent.store))
+    schema.MIGRATIONS[1](conn)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO meta(key, value) VALUES ('chunking', '400/80/analyzer-3')")
+    conn.close()
+    with AgentMemory(agent) as memory:
+        assert _sql(memory, "PRAGMA user_version")[0][0] == SCHEMA_VERSION
+        assert "ts" in {r[1] for r in _sql(memory, "PRAGMA table_info(chunks)")}
+        assert "chunking changed" in (memory.syncer.needs_reindex() or "")
+        memory.reindex()
+        assert memory.syncer.needs_reindex() is None
+        hit = memory.search("migrations", mode="keyword", explain=True).results[0]
+        assert hit.explain["ts"] is not None and hit.explain["age_days"] > 300

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.embeddings.base import EmbeddingError, clean_vectors
-from memoryd.embeddings.remote import RemoteEmbedder, RetryPolicy, TransientError, parse_retry_after, with_retries
+from memoryd.embeddings.remote import RemoteEmbedder, TransientError, parse_retry_after, with_retries
 
 DEFAULT_BASE = "https://api.openai.com/v1"
 
@@ -37,21 +37,13 @@ class OpenAIEmbedder(RemoteEmbedder):
     max_items = 512  # the API takes 2048 inputs, but also caps tokens per request
     max_chars = 600_000
 
-    def __init__(
-        self,
-        model: str,
-        key: str,
-        base_url: str,
-        *,
-        dims: int = 0,
-        timeout: float = 30.0,
-        retries: RetryPolicy | None = None,
-        batch_api: bool = False,
-    ) -> None:
-        super().__init__(model, key, base_url, dims=dims, timeout=timeout, retries=retries, batch_api=batch_api)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         import openai
 
-        self._client = openai.OpenAI(api_key=key or "unused", base_url=self.base_url, timeout=timeout, max_retries=0)
+        self._client = openai.OpenAI(
+            api_key=self._key or "unused", base_url=self.base_url, timeout=self.timeout, max_retries=0
+        )
 
     def _send(self, texts: list[str], kind: str) -> list[list[float]]:
         extra: dict[str, Any] = {"dimensions": self.requested_dims} if self.requested_dims else {}

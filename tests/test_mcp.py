@@ -1,0 +1,114 @@
+"""`memctl mcp` as a subprocess, driven by the MCP SDK's own stdio client, against a real daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import daemon as d
+from .conftest import write
+
+mcp = pytest.importorskip("mcp", reason="the MCP SDK comes with `pip install -e .[dev]`")
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+TOOLS = {"memory_search", "memory_get", "memory_write", "memory_status"}
+
+
+def run_session(socket: Path, calls: list[tuple[str, dict[str, Any]]], *extra: str) -> tuple[list[Any], list[Any]]:
+    """Start `memctl mcp`, list its tools, make the calls; returns (tools, results)."""
+
+    async def main() -> tuple[list[Any], list[Any]]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "client.memctl", "--socket", str(socket), "mcp", *extra]
+        )
+        async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
+            await session.initialize()
+            tools = (await session.list_tools()).tools
+            results = [await session.call_tool(name, arguments) for name, arguments in calls]
+            return tools, results
+
+    return asyncio.run(main())
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(part.text for part in result.content if getattr(part, "text", None))
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[d.Daemon]:
+    tmp = tmp_path_factory.mktemp("mcp")
+    ws = tmp / "ws"
+    write(ws / "MEMORY.md", "# Auth\nWe decided to use JWT with 24h expiry.\n")
+    daemon = d.start(tmp, ws)
+    yield daemon
+    d.cleanup(daemon)
+
+
+def test_tools_are_listed_and_each_works(running: d.Daemon) -> None:
+    tools, results = run_session(
+        running.socket,
+        [
+            ("memory_write", {"text": "Alice prefers Helix as her editor.", "type": "semantic", "importance": 0.8}),
+            ("memory_search", {"query": "which editor does Alice use?"}),
+            ("memory_search", {"query": "JWT expiry", "path": "MEMORY.md", "max_results": 1}),
+            ("memory_get", {"path": "MEMORY.md", "from": 2, "lines": 1}),
+            ("memory_status", {}),
+        ],
+    )
+    assert {t.name for t in tools} == TOOLS
+    search = next(t for t in tools if t.name == "memory_search")
+    assert "BEFORE answering" in search.description and "path#Lstart-Lend" in search.description
+    assert set(search.input_schema["properties"]) >= {"query", "max_results", "min_score", "sources", "after"}
+    assert "from" in next(t for t in tools if t.name == "memory_get").input_schema["properties"]
+    wrote, found, filtered, got, status = results
+    assert not any(r.is_error for r in results), [text_of(r) for r in results]
+    citation = text_of(wrote).removeprefix("Saved as ")
+    assert citation.startswith("memory/") and citation.endswith("#L1-L2")
+    assert citation in text_of(found) and "Helix" in text_of(found)
+    assert text_of(filtered).startswith("[") and "MEMORY.md#L1-L2" in text_of(filtered)
+    assert text_of(got) == "MEMORY.md#L2-L2 (2 lines)\nWe decided to use JWT with 24h expiry."
+    assert "files" in text_of(status) and "chunks" in text_of(status)
+
+
+def test_bad_arguments_and_budget(running: d.Daemon) -> None:
+    _, results = run_session(
+        running.socket,
+        [
+            ("memory_search", {}),
+            ("memory_get", {"path": "../../etc/passwd"}),
+            ("memory_write", {"text": "x", "type": "gossip"}),
+            ("memory_search", {"query": "JWT"}),
+        ],
+        "--budget",
+        "60",
+    )
+    missing, escape, bad_type, small = results
+    assert missing.is_error and "query" in text_of(missing)
+    assert escape.is_error and "not a file inside" in text_of(escape) and "Traceback" not in text_of(escape)
+    assert bad_type.is_error and "type must be one of" in text_of(bad_type)
+    assert not small.is_error and len(text_of(small)) <= 120
+
+
+def test_daemon_down_is_one_clear_error(tmp_path: Path) -> None:
+    _, results = run_session(tmp_path / "nobody.sock", [("memory_search", {"query": "anything"})])
+    message = text_of(results[0])
+    assert results[0].is_error and "memoryd is not running" in message and "memoryd run" in message
+    assert "Traceback" not in message and message.count("\n") == 0
+
+
+def test_recall_prompt_names_the_real_tools() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "client.memctl", "prompt"], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.startswith("## Memory recall")
+    named = set(re.findall(r"\bmemory_[a-z]+", out))
+    assert named and named <= TOOLS
+    assert "memory_search" in named and "memory_write" in named and "path#Lstart-Lend" in out
