@@ -160,10 +160,18 @@ class AgentRuntime:
             progress.finished_at = time.time()
 
     def _tracker(self, progress: JobProgress) -> Callable[[int, int], None]:
+        """Progress into `status`, a log line every few seconds for long jobs, and cancellation on stop."""
+        last = [time.monotonic()]
+
         def update(done: int, total: int) -> None:
             if self._stopping:
                 raise Cancelled
             progress.update(done, total)
+            now = time.monotonic()
+            if now - last[0] >= 3.0 and done < total:
+                last[0] = now
+                eta = progress.as_dict()["eta_s"]
+                log.info(progress.kind, agent=self.agent.id, done=done, total=total, eta_s=eta)
 
         return update
 
