@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
+import numpy as np
+
 from memoryd.config import FUSIONS, QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.index.analyzer import analyze, snippet_words
@@ -210,22 +212,35 @@ class SearchEngine:
         )
         if not cfg.mmr:
             return ranked[:max_results], rows, explained
+        picked = mmr(
+            np.array([explained[cid].final for cid in ranked]),
+            self._similarities(ranked, rows),
+            cfg.mmr_lambda,
+            max_results,
+        )
+        for step, (index, penalty) in enumerate(picked, 1):
+            info = explained[ranked[index]]
+            info.mmr_step, info.mmr_penalty = step, round(penalty, 6)
+        return [ranked[index] for index, _ in picked], rows, explained
+
+    def _similarities(self, ranked: list[int], rows: dict[int, ChunkRow]) -> np.ndarray:
+        """Pairwise cosine of the candidates' vectors; word overlap (Jaccard) for any without a vector."""
         vectors = self.vectors.vectors_of(ranked)
-        tokens: dict[int, set[str]] = {}
-
-        def similarity(a: int, b: int) -> float:
-            if a in vectors and b in vectors:
-                return float(vectors[a] @ vectors[b])
-            for cid in (a, b):
-                if cid not in tokens:
-                    tokens[cid] = set(analyze(rows[cid].text).body.split())
-            union = tokens[a] | tokens[b]
-            return len(tokens[a] & tokens[b]) / len(union) if union else 0.0
-
-        picked = mmr(ranked, {cid: explained[cid].final for cid in ranked}, similarity, cfg.mmr_lambda, max_results)
-        for step, (cid, penalty) in enumerate(picked, 1):
-            explained[cid].mmr_step, explained[cid].mmr_penalty = step, round(penalty, 6)
-        return [cid for cid, _ in picked], rows, explained
+        if len(vectors) == len(ranked):
+            matrix = np.stack([vectors[cid] for cid in ranked])
+            return matrix @ matrix.T
+        words = [set(analyze(rows[cid].text).body.split()) for cid in ranked]
+        sims = np.zeros((len(ranked), len(ranked)))
+        for i, a in enumerate(ranked):
+            for j in range(i, len(ranked)):
+                b = ranked[j]
+                if a in vectors and b in vectors:
+                    value = float(vectors[a] @ vectors[b])
+                else:
+                    union = words[i] | words[j]
+                    value = len(words[i] & words[j]) / len(union) if union else 0.0
+                sims[i, j] = sims[j, i] = value
+        return sims
 
     def _allowed(self, filters: Filters) -> set[int] | None:
         if not filters.active:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+
+import numpy as np
 
 from memoryd.config import QueryConfig
 from memoryd.index.store import ChunkRow
@@ -54,19 +55,17 @@ def access_factor(hits: int, weight: float) -> float:
     return 1.0 + weight * math.log1p(hits) if weight else 1.0
 
 
-def mmr(
-    order: list[int], relevance: dict[int, float], similarity: Callable[[int, int], float], lam: float, limit: int
-) -> list[tuple[int, float]]:
-    """Maximal marginal relevance: each pick trades relevance against likeness to what was already picked."""
-    chosen: list[tuple[int, float]] = []
-    remaining = list(order)
-    while remaining and len(chosen) < limit:
-        best, best_value, best_penalty = remaining[0], -math.inf, 0.0
-        for candidate in remaining:
-            penalty = max((similarity(candidate, c) for c, _ in chosen), default=0.0)
-            value = lam * relevance[candidate] - (1 - lam) * penalty
-            if value > best_value:
-                best, best_value, best_penalty = candidate, value, penalty
-        chosen.append((best, best_penalty))
-        remaining.remove(best)
-    return chosen
+def mmr(relevance: np.ndarray, similarity: np.ndarray, lam: float, limit: int) -> list[tuple[int, float]]:
+    """Maximal marginal relevance over candidates in rank order: each pick trades relevance against its likeness
+    to what was already picked. Returns (candidate index, its max similarity to earlier picks) in pick order."""
+    count = len(relevance)
+    closest = np.zeros(count)
+    open_ = np.ones(count, dtype=bool)
+    picked: list[tuple[int, float]] = []
+    for _ in range(min(limit, count)):
+        value = np.where(open_, lam * relevance - (1 - lam) * closest, -np.inf)
+        best = int(np.argmax(value))  # ties go to the better-ranked candidate
+        picked.append((best, float(closest[best])))
+        open_[best] = False
+        closest = np.maximum(closest, similarity[best])
+    return picked
