@@ -112,3 +112,43 @@ def test_recall_prompt_names_the_real_tools() -> None:
     named = set(re.findall(r"\bmemory_[a-z]+", out))
     assert named and named <= TOOLS
     assert "memory_search" in named and "memory_write" in named and "path#Lstart-Lend" in out
+
+
+def test_streamable_http_on_loopback(running: d.Daemon) -> None:
+    import socket as socketlib
+    import time
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socketlib.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "client.memctl", "--socket", str(running.socket), "mcp", "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    async def main() -> str:
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write_stream),
+            ClientSession(read, write_stream) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool("memory_search", {"query": "JWT expiry"})
+            return text_of(result)
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socketlib.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        assert "MEMORY.md#L1-L2" in asyncio.run(main())
+    finally:
+        server.terminate()
+        server.wait(10)
