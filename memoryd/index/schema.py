@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import apsw
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Bump when what a chunk holds changes (analyzer tokens, chunk metadata): the index is then rebuilt.
 ANALYZER_VERSION = "4"
 
@@ -89,9 +89,30 @@ CREATE TABLE IF NOT EXISTS access(
 ) WITHOUT ROWID;
 """
 
+# v3: the embedding cache as a rowid table. WITHOUT ROWID keeps whole rows in the key B-tree, and 1.5 KB vector
+# rows spilled to overflow pages: 4.4 KB on disk per cached vector instead of ~2 KB.
+_V3 = """
+CREATE TABLE embedding_cache_v3(
+    id INTEGER PRIMARY KEY,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    key_fp TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    dims INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    created_at REAL NOT NULL
+);
+INSERT INTO embedding_cache_v3(provider, model, key_fp, hash, dims, vector, created_at)
+    SELECT provider, model, key_fp, hash, dims, vector, created_at FROM embedding_cache;
+DROP TABLE embedding_cache;
+ALTER TABLE embedding_cache_v3 RENAME TO embedding_cache;
+CREATE UNIQUE INDEX embedding_cache_key ON embedding_cache(hash, provider, model, key_fp);
+"""
+
 MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
     1: lambda conn: conn.execute(_V1),
     2: lambda conn: conn.execute(_V2),
+    3: lambda conn: conn.execute(_V3),
 }
 
 

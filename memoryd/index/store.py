@@ -94,6 +94,7 @@ class Store:
         conn.set_busy_timeout(10_000)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA journal_size_limit=67108864")  # a big sync must not leave a huge -wal behind
         conn.execute("PRAGMA foreign_keys=ON")
         return conn
 
@@ -486,7 +487,10 @@ class Store:
             self.conn.execute("ATTACH DATABASE ? AS seed", (str(other),))
             try:
                 with self.conn:
-                    self.conn.execute("INSERT OR IGNORE INTO embedding_cache SELECT * FROM seed.embedding_cache")
+                    self.conn.execute(
+                        "INSERT OR IGNORE INTO embedding_cache(provider, model, key_fp, hash, dims, vector, created_at)"
+                        " SELECT provider, model, key_fp, hash, dims, vector, created_at FROM seed.embedding_cache"
+                    )
                     return self.conn.changes()
             finally:
                 self.conn.execute("DETACH DATABASE seed")
