@@ -52,7 +52,6 @@ class StoreChange:
     removed: tuple[int, ...]
     added: tuple[int, ...]
     vectors: np.ndarray | None  # rows for `added`, or None when they have none
-    reset: bool = False
 
 
 def _load_sqlite_vec(conn: apsw.Connection) -> str | None:
@@ -373,17 +372,6 @@ class Store:
                 alive = set(live)
                 keep = [i for i, cid in enumerate(chunk_ids) if cid in alive]
                 self._notify(StoreChange(tuple(live), tuple(live), vectors[keep]))
-
-    def clear_vectors(self) -> None:
-        """Forget every chunk vector (a new embedding space); the cache keeps them for later."""
-        with self._write_lock:
-            with self.conn:
-                if self.vector_backend == "sqlite-vec" and self.vec_table_available:
-                    self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
-                self.conn.execute("DELETE FROM chunk_vectors")
-                self.conn.execute("UPDATE chunks SET model = ''")
-                self.conn.execute("DELETE FROM meta WHERE key IN ('dims', 'vector_backend', 'embedding')")
-            self._notify(StoreChange((), (), None, reset=True))
 
     # -- reads ---------------------------------------------------------------------------------------
 

@@ -41,9 +41,6 @@ class VectorIndex:
         with self._lock:
             if not self._loaded:
                 return  # loaded lazily from the store, which already has the change
-            if change.reset:
-                self._loaded = False
-                return
             for cid in change.removed:
                 slot = self._slot.pop(cid, None)
                 if slot is not None:
