@@ -11,6 +11,7 @@ import click
 
 from client.stub import ClientError, DaemonNotRunning, MemoryClient, RemoteError
 
+MEMORY_TYPES = ["episodic", "semantic", "procedural", "lore"]
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -61,6 +62,13 @@ def main(ctx: click.Context, socket: str | None, agent: str | None, as_json: boo
 @click.option("--min-score", type=float, default=None, help="Drop results scoring below this.")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default=None)
 @click.option("--source", "sources", multiple=True, type=click.Choice(["memory", "sessions"]))
+@click.option("--path", default=None, help="Only files under this prefix, or matching this glob (memory/2026-*).")
+@click.option("--after", default=None, help="Only memories from this date on (YYYY-MM-DD or ISO time).")
+@click.option("--before", default=None, help="Only memories up to the end of this date.")
+@click.option("--type", "kinds", multiple=True, type=click.Choice(MEMORY_TYPES))
+@click.option("--mmr/--no-mmr", default=None, help="Diversify near-duplicate results (default: the agent's setting).")
+@click.option("--decay/--no-decay", default=None, help="Favour recent memories (default: the agent's setting).")
+@click.option("--explain", is_flag=True, help="Show how each score was made.")
 @_common
 @click.pass_obj
 def search(
@@ -70,6 +78,13 @@ def search(
     min_score: float | None,
     mode: str | None,
     sources: tuple[str, ...],
+    path: str | None,
+    after: str | None,
+    before: str | None,
+    kinds: tuple[str, ...],
+    mmr: bool | None,
+    decay: bool | None,
+    explain: bool,
     agent: str | None,
     socket: str | None,
     as_json: bool | None,
@@ -85,6 +100,13 @@ def search(
                 min_score=min_score,
                 mode=mode,
                 sources=list(sources) or None,
+                path=path,
+                after=after,
+                before=before,
+                type=list(kinds) or None,
+                mmr=mmr,
+                decay=decay,
+                explain=explain or None,
             )
     except ClientError as exc:
         _fail(exc)
@@ -152,15 +174,26 @@ def get(obj: Ctx, location: str, agent: str | None, socket: str | None, as_json:
 @main.command()
 @click.argument("text")
 @click.option("--path", default=None, help="Note under memory/ (default: memory/YYYY-MM-DD.md).")
+@click.option("--type", "kind", default=None, type=click.Choice(MEMORY_TYPES), help="Memory type of the entry.")
+@click.option("--importance", type=click.FloatRange(0, 1), default=None, help="0 (trivia) .. 1 (critical).")
 @_common
 @click.pass_obj
-def write(obj: Ctx, text: str, path: str | None, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+def write(
+    obj: Ctx,
+    text: str,
+    path: str | None,
+    kind: str | None,
+    importance: float | None,
+    agent: str | None,
+    socket: str | None,
+    as_json: bool | None,
+) -> None:
     """Append TEXT (or '-' for stdin) to a Markdown note and index it."""
     ctx = _ctx(obj, agent, socket, as_json)
     body = sys.stdin.read() if text == "-" else text
     try:
         with ctx.client() as client:
-            done = client.write(body, path, agent=ctx.agent)
+            done = client.write(body, path, agent=ctx.agent, type=kind, importance=importance)
     except ClientError as exc:
         _fail(exc)
         return

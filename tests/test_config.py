@@ -88,3 +88,20 @@ def test_bad_config_is_a_clear_error(tmp_path: Path, body: str, message: str) ->
 def test_missing_explicit_config_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_recall_and_session_settings(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        "[daemon]\nsession_debounce_seconds = 2\nsession_sync_bytes = 1000\nsession_sync_messages = 7\n"
+        '[[agents]]\nid = "a"\nworkspace = "w"\nsources = ["memory", "sessions"]\nsessions_dir = "chats"\n'
+        'redact = ["CORP-\\\\d+"]\n[agents.query]\nevergreen = ["NOTES.md"]\ndecay = true\nmmr = true\n'
+    )
+    config = load_config(cfg)
+    agent = config.agents[0]
+    assert (config.session_debounce_seconds, config.session_sync_bytes, config.session_sync_messages) == (2.0, 1000, 7)
+    assert agent.sessions_dirs == (tmp_path / "w" / "chats",) and agent.redact == ("CORP-\\d+",)
+    assert agent.query.evergreen == ("NOTES.md",) and agent.query.decay and agent.query.mmr
+    cfg.write_text('[[agents]]\nid = "a"\nworkspace = "w"\nredact = ["("]\n')
+    with pytest.raises(ConfigError, match="bad redact pattern"):
+        load_config(cfg)

@@ -82,3 +82,25 @@ def test_memctl_stays_thin() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_search_filters_explain_and_typed_write(running: d.Daemon) -> None:
+    wrote = memctl(
+        running,
+        "write",
+        "Bob's birthday is on March 3rd.",
+        "--path",
+        "people.md",
+        "--type",
+        "semantic",
+        "--importance",
+        "0.9",
+    )
+    assert wrote.returncode == 0, wrote.stderr
+    out = memctl(running, "search", "--explain", "--path", "memory/people.md", "birthday")
+    assert out.returncode == 0, out.stderr
+    assert "memory/people.md#L1-L2" in out.stdout and "importance 1.400" in out.stdout and "-> " in out.stdout
+    none = memctl(running, "search", "--after", "2999-01-01", "birthday")
+    assert none.returncode == 0 and none.stdout.startswith("no results")
+    bad = memctl(running, "search", "--after", "someday", "birthday")
+    assert bad.returncode == 1 and "'after' must be a date" in bad.stderr
