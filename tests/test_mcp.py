@@ -6,6 +6,7 @@ import asyncio
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -152,3 +153,35 @@ def test_streamable_http_on_loopback(running: d.Daemon) -> None:
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_autostart_starts_the_daemon(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    workspace = tmp_path / "ws"
+    write(workspace / "MEMORY.md", "# Pets\nThe cat is called Miso.\n")
+    run_dir = d.short_dir()
+    socket = run_dir / "auto.sock"
+    config = d.write_config(tmp_path / "config.toml", workspace=workspace, data_dir=tmp_path / "data", socket=socket)
+
+    async def main() -> str:
+        env = {**os.environ, "MEMORYD_CONFIG": str(config)}
+        params = StdioServerParameters(
+            command=sys.executable, env=env, args=["-m", "client.memctl", "--socket", str(socket), "mcp", "--autostart"]
+        )
+        async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
+            await session.initialize()
+            return text_of(await session.call_tool("memory_search", {"query": "cat name"}))
+
+    try:
+        assert "MEMORY.md#L1-L2" in asyncio.run(main())
+    finally:
+        pid_file = socket.with_name(socket.name + ".lock")
+        pid = int(pid_file.read_text().strip()) if pid_file.exists() else None
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(100):
+                if not socket.exists():
+                    break
+                time.sleep(0.1)
