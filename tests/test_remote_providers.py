@@ -230,3 +230,36 @@ def test_daemon_runtime_reindexes_after_a_mid_life_fallback(workspace: Path, dat
     finally:
         runtime.close()
         fallback.close()
+
+
+def test_chain_returns_to_a_recovered_primary(workspace: Path, data_dir: Path) -> None:
+    primary, fallback = FakeProvider("openai", dims=48), FakeProvider("ollama", dims=40)
+    try:
+        write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n")
+        cfg = EmbeddingConfig(
+            provider="openai",
+            api_key=KEY,
+            base_url=primary.base_url,
+            max_retries=0,
+            fallback="ollama",
+            fallback_base_url=fallback.base_url,
+        )
+        with AgentMemory(quickstart_agent(workspace, data_dir, embedding=cfg)) as memory:
+            chain = memory.embedder
+            assert isinstance(chain, ProviderChain)
+            primary.faults.extend([("500",)] * 3)
+            memory.sync()
+            memory.sync()
+            assert chain.provider == "ollama" and memory.search("JWT").provider == "ollama"
+            primary.faults.clear()
+            chain.retry_primary_seconds = 0
+            write(workspace / "memory" / "new.md", "# Food\napples\n")
+            report = memory.sync()
+            assert "recovered" in (report.embedding_error or "") and chain.provider == "openai"
+            assert "is back" in memory.status()["fallback_reason"]
+            memory.reindex()
+            response = memory.search("JWT", mode="vector")
+            assert response.provider == "openai" and memory.status()["dims"] == 48
+    finally:
+        primary.close()
+        fallback.close()

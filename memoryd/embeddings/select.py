@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -83,10 +84,13 @@ class ProviderChain:
     """A primary provider and its fallbacks. A document-embedding failure moves to the next provider (the
     index then needs a reindex in the new vector space); a failed query only degrades that query."""
 
+    retry_primary_seconds = 600.0  # how often a fallen-back chain checks whether the primary is back
+
     def __init__(self, providers: list[Embedder]) -> None:
         self.providers = providers
         self.active = 0
         self.fallback_reason: str | None = None
+        self._failed_at = 0.0
 
     @property
     def current(self) -> Embedder:
@@ -109,14 +113,32 @@ class ProviderChain:
         return self.current.key_fingerprint
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
+        self._maybe_return_to_primary()
         try:
             return self.current.embed_documents(texts)
         except EmbeddingError as exc:
             if self.active + 1 < len(self.providers):
                 failed = self.current.provider
                 self.active += 1
+                self._failed_at = time.monotonic()
                 self.fallback_reason = f"{failed} failed ({exc}); now using {self.current.provider}"
             raise
+
+    def _maybe_return_to_primary(self) -> None:
+        """Every retry_primary_seconds on a fallback, probe the primary; when it answers, switch back. The
+        switch is raised as an error so that no vectors of two spaces mix: the index is then rebuilt."""
+        if self.active == 0 or time.monotonic() - self._failed_at < self.retry_primary_seconds:
+            return
+        self._failed_at = time.monotonic()
+        primary = self.providers[0]
+        try:
+            primary.embed_query("memoryd: is the primary provider back?")
+        except EmbeddingError:
+            return
+        left = self.current.provider
+        self.active = 0
+        self.fallback_reason = f"{primary.provider} is back (was using {left}); reindexing for it"
+        raise EmbeddingError(f"{primary.provider} recovered: switching back from {left}")
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.current.embed_query(text)
