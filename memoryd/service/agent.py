@@ -115,6 +115,19 @@ class AgentMemory:
             return None, error or "no chunk has a vector yet"
         return self.embedder, None
 
+    def needs_reindex(self) -> str | None:
+        with self.gate.use():
+            return self.syncer.needs_reindex()
+
+    def file_count(self) -> int:
+        with self.gate.use():
+            return self.store.counts()["files"]
+
+    def cursor(self, path: str) -> tuple[int, int, int] | None:
+        """Where incremental reading of a transcript stands (see Store.cursor)."""
+        with self.gate.use():
+            return self.store.cursor(path)
+
     # -- operations ----------------------------------------------------------------------------------
 
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:

@@ -41,7 +41,7 @@ class Manager:
         self.runtimes[agent.id] = runtime
         if self.hub is not None:
             runtime.watcher_state = self.hub.add(agent, runtime.file_changed)
-        reason = runtime.memory.syncer.needs_reindex()
+        reason = runtime.memory.needs_reindex()
         if reason:
             log.info("index out of date, reindexing", agent=agent.id, reason=reason)
             runtime.start_reindex()

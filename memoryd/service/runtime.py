@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import apsw
 import structlog
 
 from memoryd.config import AgentConfig, Config
@@ -128,10 +129,11 @@ class AgentRuntime:
                 self._cond.notify_all()
 
     def _run_sync(self, force: bool) -> None:
-        first = self.memory.store.counts()["files"] == 0
-        progress = JobProgress("first index" if first else ("forced sync" if force else "sync"))
+        progress = JobProgress("forced sync" if force else "sync")
         self.sync_progress = progress
         try:
+            if self.memory.file_count() == 0:
+                progress.kind = "first index"
             report = self.memory.sync(force=force, progress=self._tracker(progress))
             progress.state = "done"
             self.sync_error = None
@@ -146,7 +148,7 @@ class AgentRuntime:
                 )
             if report.embedding_error:
                 log.warning("embedding failed, keyword-only", agent=self.agent.id, error=report.embedding_error)
-            stale = self.memory.syncer.needs_reindex()
+            stale = self.memory.needs_reindex()
             if stale and not self._stopping:
                 log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
                 self.start_reindex()
@@ -204,7 +206,7 @@ class AgentRuntime:
             real = path.resolve()
             stat = real.stat()
             workspace = self.agent.workspace.resolve() if self.agent.workspace.exists() else self.agent.workspace
-            cursor = self.memory.store.cursor(display_path(real, workspace))
+            cursor = self.memory.cursor(display_path(real, workspace))
             offset = cursor[1] if cursor and cursor[0] == stat.st_ino and stat.st_size >= cursor[1] else 0
             grown = stat.st_size - offset
             if grown >= self.config.session_sync_bytes:
@@ -212,7 +214,7 @@ class AgentRuntime:
             with real.open("rb") as fh:
                 fh.seek(offset)
                 return fh.read(grown).count(b"\n") >= self.config.session_sync_messages
-        except OSError:
+        except (OSError, apsw.Error):
             return False
 
     def _debounced(self) -> None:
