@@ -204,3 +204,18 @@ def test_a_v1_index_migrates_and_is_rebuilt(workspace: Path, agent_factory: Call
         assert memory.syncer.needs_reindex() is None
         hit = memory.search("migrations", mode="keyword", explain=True).results[0]
         assert hit.explain["ts"] is not None and hit.explain["age_days"] > 300
+
+
+def test_cache_is_compact_and_faithful(workspace: Path, memory_factory: Callable) -> None:
+    import numpy as np
+
+    write(workspace / "MEMORY.md", "# A\nalpha beta gamma\n")
+    embedder = CountingEmbedder(dims=384)
+    memory = memory_factory(embedder)
+    memory.sync()
+    digest, dims, blob = _sql(memory, "SELECT hash, dims, vector FROM embedding_cache")[0]
+    assert dims == 384 and len(blob) == 2 * 384  # float16 on disk
+    cached = memory.store.cache_get("hash", "hash-384", "", [digest])[digest]
+    original = embedder.embed_documents(["# A\nalpha beta gamma"])[0]
+    assert float(cached @ original) > 0.9999
+    assert memory.store.cache_get("hash", "hash-384", "", [digest])[digest].dtype == np.float32

@@ -71,6 +71,18 @@ def _vector_blob(vector: np.ndarray) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
+def _cache_blob(vector: np.ndarray) -> bytes:
+    """The embedding cache keeps float16: half the disk, and cosine within 1e-3 of the float32 original."""
+    return np.ascontiguousarray(vector, dtype=np.float16).tobytes()
+
+
+def _cached_vector(blob: bytes, dims: int) -> np.ndarray:
+    dtype = np.float16 if len(blob) == 2 * dims else np.float32  # float32 rows come from older indexes
+    vector = np.frombuffer(blob, dtype=dtype).astype(np.float32)
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
+
+
 class Store:
     """Owns the connections to one index file. Writes go through one connection, reads through another."""
 
@@ -450,12 +462,12 @@ class Store:
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
             rows = self.reader.execute(
-                "SELECT hash, vector FROM embedding_cache WHERE provider = ? AND model = ? AND key_fp = ?"
+                "SELECT hash, dims, vector FROM embedding_cache WHERE provider = ? AND model = ? AND key_fp = ?"
                 f" AND hash IN ({marks})",
                 (provider, model, key_fp, *part),
             )
-            for digest, blob in rows:
-                found[digest] = np.frombuffer(blob, dtype=np.float32).copy()
+            for digest, dims, blob in rows:
+                found[digest] = _cached_vector(blob, dims)
         return found
 
     def cache_put(self, provider: str, model: str, key_fp: str, items: dict[str, np.ndarray]) -> None:
@@ -466,7 +478,7 @@ class Store:
             self.conn.executemany(
                 "INSERT OR REPLACE INTO embedding_cache(provider, model, key_fp, hash, dims, vector, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(provider, model, key_fp, h, len(v), _vector_blob(v), now) for h, v in items.items()],
+                [(provider, model, key_fp, h, len(v), _cache_blob(v), now) for h, v in items.items()],
             )
 
     def copy_cache_from(self, other: Path) -> int:
