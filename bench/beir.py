@@ -109,7 +109,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     report: dict[str, Any] = {"dataset": dataset.name, "queries": len(dataset.queries), "provider": args.provider}
     with memory:
         started = time.perf_counter()
-        sync = memory.sync()
+        stale = memory.needs_reindex()
+        if stale:  # the daemon rebuilds a stale index by itself; the bare engine is told to here
+            print(f"index out of date ({stale}): rebuilding")
+        sync = memory.reindex() if stale else memory.sync()
         seconds = time.perf_counter() - started
         chunks = memory.store.counts()["chunks"]
         report["index"] = {
