@@ -297,3 +297,24 @@ def test_sigkill_during_reindex_leaves_a_consistent_index(tmp_path: Path, worksp
         assert again.client().search("kiwi7 entry 7", mode="keyword").results
     finally:
         d.cleanup(again)
+
+
+def test_sighup_reloads_the_config(tmp_path: Path, workspace: Path) -> None:
+    write(workspace / "MEMORY.md", "# One\nfirst agent\n")
+    daemon = d.start(tmp_path, workspace)
+    try:
+        other = tmp_path / "other"
+        write(other / "MEMORY.md", "# Two\nthe second agent knows about wombats\n")
+        text = (
+            daemon.config.read_text() + f'\n[[agents]]\nid = "second"\nworkspace = "{other}"\n'
+            '[agents.embedding]\nprovider = "hash"\n'
+        )
+        daemon.config.write_text(text)
+        daemon.proc.send_signal(signal.SIGHUP)
+        _eventually(lambda: len(daemon.client().agents()) == 2)
+        client = daemon.client()
+        _eventually(lambda: bool(client.search("wombats", agent="second", mode="keyword").results))
+        assert client.search("wombats", mode="keyword").results == []  # agents stay isolated
+        assert daemon.proc.poll() is None
+    finally:
+        d.cleanup(daemon)
