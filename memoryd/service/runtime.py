@@ -15,8 +15,7 @@ import structlog
 from memoryd.config import AgentConfig, Config
 from memoryd.index.sync import SyncReport
 from memoryd.service.agent import AgentMemory
-from memoryd.sources.discovery import display_path
-from memoryd.sources.transcripts import is_transcript
+from memoryd.sources.discovery import display_path, is_transcript
 
 log = structlog.get_logger("memoryd.runtime")
 

@@ -25,7 +25,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from memoryd.config import AgentConfig
-from memoryd.sources.discovery import IGNORED_DIRS, ROOT_FILES, is_markdown
+from memoryd.sources.discovery import IGNORED_DIRS, ROOT_FILES, is_markdown, is_transcript
 
 log = structlog.get_logger("memoryd.watchers")
 
@@ -78,7 +78,7 @@ class _Handler(FileSystemEventHandler):
             return True
         if p.parent == self.agent.workspace and p.name not in ROOT_FILES and p.name != "memory":
             return False
-        return is_markdown(p) or p.suffix == ".jsonl" or ".jsonl." in p.name
+        return is_markdown(p) or is_transcript(p)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         paths = [event.src_path, getattr(event, "dest_path", "") or ""]

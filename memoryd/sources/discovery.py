@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,14 +58,19 @@ def display_path(path: Path, workspace: Path) -> str:
         return path.as_posix()
 
 
-def walk_markdown(root: Path) -> Iterator[Path]:
-    """Markdown files under root, skipping ignored folders and every symlink."""
+def is_transcript(path: Path) -> bool:
+    """`x.jsonl`, and rotated or renamed ones such as `x.jsonl.reset.2`, `x.jsonl.deleted.1699999999`."""
+    return path.suffix == ".jsonl" or ".jsonl." in path.name
+
+
+def walk_files(root: Path, wanted: Callable[[Path], bool]) -> Iterator[Path]:
+    """Files under root that `wanted` accepts, skipping ignored folders and every symlink."""
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         base = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not is_ignored_dir(d) and not (base / d).is_symlink())
         for name in sorted(filenames):
             candidate = base / name
-            if is_markdown(candidate) and not candidate.is_symlink() and candidate.is_file():
+            if wanted(candidate) and not candidate.is_symlink() and candidate.is_file():
                 yield candidate
 
 
@@ -84,7 +89,7 @@ def discover(agent: AgentConfig) -> list[SourceFile]:
     for root in memory_roots(agent):
         if root.is_symlink() or not root.exists():
             continue
-        candidates = [root] if root.is_file() else list(walk_markdown(root))
+        candidates = [root] if root.is_file() else list(walk_files(root, is_markdown))
         for candidate in candidates:
             if not is_markdown(candidate):
                 continue
@@ -119,7 +124,7 @@ def resolve_source_path(agent: AgentConfig, path: str) -> Path:
     real = candidate.resolve()
     for root in allowed_roots(agent):
         inside = real == root or root in real.parents
-        readable = root.is_file() or is_markdown(real) or real.suffix == ".jsonl" or ".jsonl." in real.name
+        readable = root.is_file() or is_markdown(real) or is_transcript(real)
         if inside and readable and real.is_file():
             return real
     raise PathOutsideSources(f"{path!r} is not a file inside the agent's memory sources")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.sources.discovery import IGNORED_DIRS, SourceFile, display_path
+from memoryd.sources.discovery import SourceFile, display_path, is_transcript, walk_files
 from memoryd.sources.markdown import Chunk, chunk_plain_lines, sha256
 
 ROLES = {"user": "User", "assistant": "Assistant"}
@@ -25,24 +24,14 @@ class Turn:
     timestamp: float | None
 
 
-def is_transcript(path: Path) -> bool:
-    """`x.jsonl`, and rotated or renamed ones such as `x.jsonl.reset.2`, `x.jsonl.deleted.1699999999`."""
-    return path.suffix == ".jsonl" or ".jsonl." in path.name
-
-
 def discover_transcripts(dirs: tuple[Path, ...], workspace: Path) -> list[SourceFile]:
     found: dict[str, SourceFile] = {}
     for root in dirs:
         if not root.is_dir() or root.is_symlink():
             continue
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            base = Path(dirpath)
-            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and not (base / d).is_symlink())
-            for name in filenames:
-                path = base / name
-                if is_transcript(path) and not path.is_symlink() and path.is_file():
-                    real = path.resolve()
-                    found.setdefault(str(real), SourceFile(display_path(real, workspace), real, "sessions"))
+        for path in walk_files(root, is_transcript):
+            real = path.resolve()
+            found.setdefault(str(real), SourceFile(display_path(real, workspace), real, "sessions"))
     return sorted(found.values(), key=lambda f: f.path)
 
 
