@@ -26,9 +26,7 @@ from memoryd.sources.text import DENSE_CHAR, DENSE_CLUSTER, WORD_CHAR_CLASS
 _COMPOUND = re.compile(f"{WORD_CHAR_CLASS}+(?:[._/:@#\\-]+{WORD_CHAR_CLASS}+)*")
 _JOINERS = re.compile(r"[._/:@#\-]+|_+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_HAS_DENSE = DENSE_CHAR
 _COMBINING = re.compile("[\u0300-\u036f]")
-_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]+")
 MAX_QUERY_TERMS = 32
 MAX_TOKEN_CHARS = 64
 _STEMMER = snowballstemmer.stemmer("porter")
@@ -110,7 +108,7 @@ def _analyze_compound(raw: str) -> _Compound:
     dense = False
     for piece in pieces:
         lowered = piece.lower()[:MAX_TOKEN_CHARS]
-        if _HAS_DENSE.search(lowered):
+        if DENSE_CHAR.search(lowered):
             dense = True
             tokens.extend(fold(t) for t in _dense_tokens(lowered))
             continue
@@ -198,6 +196,6 @@ def snippet_words(query: str) -> set[str]:
         for part in _JOINERS.split(match.group()):
             for piece in _split_part(part):
                 folded = fold(piece)
-                if len(folded) >= 2 or _HAS_DENSE.search(folded):
+                if len(folded) >= 2 or DENSE_CHAR.search(folded):
                     words.add(stem(folded) if len(folded) > 4 else folded)
     return words

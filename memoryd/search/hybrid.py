@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -54,16 +54,13 @@ class SearchResponse:
     took_ms: float
     fusion: str
     degraded: str | None = None
-    extra: dict[str, object] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
         out = asdict(self)
-        out.pop("extra")
         for result in out["results"]:
             result.pop("chunk_id", None)
             if result.get("explain") is None:
                 result.pop("explain", None)
-        out.update(self.extra)
         return out
 
 

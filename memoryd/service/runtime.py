@@ -105,10 +105,6 @@ class AgentRuntime:
         self.wait_for(ticket, timeout)
         return self.memory.last_sync
 
-    @property
-    def syncing(self) -> bool:
-        return self._running
-
     def _loop(self) -> None:
         while True:
             with self._cond:
