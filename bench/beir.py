@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import Dataset, load_scifact, load_xquad, write_workspace
+from bench.datasets import Dataset, dataset_workspace, load_scifact, load_xquad
 from bench.metrics import dedupe_docs, evaluate
 from memoryd.config import EmbeddingConfig, QueryConfig, default_data_dir, default_model_path, quickstart_agent
 from memoryd.service.agent import AgentMemory
@@ -35,11 +35,7 @@ def load(name: str) -> Dataset:
 def open_memory(
     dataset: Dataset, provider: str, workdir: Path, model_path: Path | None = None, **query: Any
 ) -> tuple[AgentMemory, dict[str, str]]:
-    workspace = workdir / dataset.name / "workspace"
-    if (workspace / "memory").exists():
-        mapping = {f"memory/{dataset.name}/d{i:05d}.md": doc_id for i, doc_id in enumerate(dataset.docs)}
-    else:
-        mapping = write_workspace(dataset, workspace)
+    workspace, mapping = dataset_workspace(dataset, workdir)
     agent = quickstart_agent(
         workspace,
         workdir / dataset.name / provider,

@@ -66,3 +66,11 @@ def write_workspace(dataset: Dataset, workspace: Path) -> dict[str, str]:
         (folder / name).write_text(body, encoding="utf-8")
         mapping[f"memory/{dataset.name}/{name}"] = doc_id
     return mapping
+
+
+def dataset_workspace(dataset: Dataset, root: Path) -> tuple[Path, dict[str, str]]:
+    """The dataset's workspace under root (written once, reused after) and display path -> doc id."""
+    workspace = root / dataset.name / "workspace"
+    if (workspace / "memory").exists():
+        return workspace, {f"memory/{dataset.name}/d{i:05d}.md": d for i, d in enumerate(dataset.docs)}
+    return workspace, write_workspace(dataset, workspace)

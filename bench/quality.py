@@ -18,7 +18,7 @@ import numpy as np
 import sqlite_vec
 
 from bench.beir import CACHE, RESULTS_PER_QUERY, load
-from bench.datasets import Dataset, write_workspace
+from bench.datasets import Dataset, dataset_workspace
 from bench.harness import median, start_daemon
 from bench.metrics import dedupe_docs, evaluate
 
@@ -30,15 +30,8 @@ SEED_WEIGHTS = (0.7, 0.3)
 SEED_MULTIPLIER = 4
 
 
-def _workspace(dataset: Dataset, work: Path) -> tuple[Path, dict[str, str]]:
-    workspace = work / dataset.name / "workspace"
-    if (workspace / "memory").exists():
-        return workspace, {f"memory/{dataset.name}/d{i:05d}.md": d for i, d in enumerate(dataset.docs)}
-    return workspace, write_workspace(dataset, workspace)
-
-
-def through_rpc(dataset: Dataset, work: Path) -> tuple[dict[str, Any], Path]:
-    workspace, mapping = _workspace(dataset, work)
+def through_rpc(dataset: Dataset, work: Path) -> tuple[dict[str, Any], Path, dict[str, str]]:
+    workspace, mapping = dataset_workspace(dataset, work)
     data = work / dataset.name / "local"
     daemon = start_daemon(workspace, data)
     out: dict[str, Any] = {}
@@ -62,7 +55,7 @@ def through_rpc(dataset: Dataset, work: Path) -> tuple[dict[str, Any], Path]:
                 }
     finally:
         daemon.stop()
-    return out, data / "agents" / "main" / "index.sqlite"
+    return out, data / "agents" / "main" / "index.sqlite", mapping
 
 
 class SeedBaseline:
@@ -132,8 +125,7 @@ def baselines(dataset: Dataset, index: Path, mapping: dict[str, str]) -> dict[st
 def measure(name: str, work: Path) -> dict[str, Any]:
     dataset = load(name)
     print(f"[{name}] {len(dataset.docs)} documents, {len(dataset.queries)} queries", flush=True)
-    ours, index = through_rpc(dataset, work)
-    _, mapping = _workspace(dataset, work)
+    ours, index, mapping = through_rpc(dataset, work)
     out = {**ours, **baselines(dataset, index, mapping)}
     for label in (*MODES, *VARIANTS, "seed_keyword", "seed_hybrid"):
         row = out[label]
