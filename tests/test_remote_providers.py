@@ -193,6 +193,7 @@ def test_batch_api_and_its_switch_off_after_two_failures(fake: FakeProvider) -> 
     for _ in range(2):  # a failed batch: inline requests take over
         assert np.allclose(embedder.embed_documents(texts), expected, atol=1e-5)
     assert embedder.batch_failures == 2 and inline_calls() > 0  # type: ignore[attr-defined]
+    assert "ended" in (embedder.last_batch_error or "")  # type: ignore[attr-defined]
     jobs = len(fake.batches)
     assert np.allclose(embedder.embed_documents(texts), expected, atol=1e-5)
     assert len(fake.batches) == jobs  # switched off for the run

@@ -272,6 +272,7 @@ class AgentMemory:
             )
             or None,
             "needs_reindex": self.syncer.needs_reindex(),
+            "batch_api_error": getattr(getattr(self.embedder, "current", self.embedder), "last_batch_error", None),
             "last_sync": float(last) if last else None,
             "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
             "time": time.time(),
