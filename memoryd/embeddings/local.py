@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from memoryd.embeddings.base import EmbeddingError, clean_vectors, fingerprint
+from memoryd.embeddings.gguf_meta import read_preparation
 
 CONTEXT = 512
 
@@ -20,7 +21,14 @@ class LocalEmbedder:
 
     provider = "local"
 
-    def __init__(self, model_path: str | os.PathLike[str], n_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        n_threads: int | None = None,
+        *,
+        query_prefix: str | None = None,
+        document_prefix: str | None = None,
+    ) -> None:
         path = Path(model_path)
         if not path.is_file():
             raise FileNotFoundError(f"no GGUF model at {path} (run: memoryd model prepare)")
@@ -43,7 +51,12 @@ class LocalEmbedder:
         except (ValueError, RuntimeError) as exc:
             raise EmbeddingError(f"llama.cpp could not load {path}: {exc}") from exc
         self.dims = int(self._llm.n_embd())
+        own = read_preparation(self._llm.metadata)
+        self.text = read_preparation(self._llm.metadata, query_prefix, document_prefix)
         self.model = path.name.removesuffix(".gguf")
+        if (self.text.query_prefix, self.text.document_prefix) != (own.query_prefix, own.document_prefix):
+            # other prefixes make other vectors: a distinct model name keeps them apart (and triggers a reindex)
+            self.model += "+prefix-" + fingerprint(self.text.query_prefix + "\0" + self.text.document_prefix)[:8]
         self.key_fingerprint = fingerprint(_model_identity(path))
         self.path = path
 
@@ -56,15 +69,18 @@ class LocalEmbedder:
             raise EmbeddingError(f"local embedding failed: {exc}") from exc
         return np.asarray(vector, dtype=np.float32).reshape(-1)
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str]) -> np.ndarray:
         with self._lock:
             rows = [self._embed_one(t) for t in texts]
         if not rows:
             return np.zeros((0, self.dims), dtype=np.float32)
         return clean_vectors(np.stack(rows), self.dims)
 
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._embed([self.text.document(t) if t.strip() else "" for t in texts])
+
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        return self._embed([self.text.query(text) if text.strip() else ""])[0]
 
     def close(self) -> None:
         with self._lock:

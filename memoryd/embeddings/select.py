@@ -59,7 +59,7 @@ def build_provider(name: str, cfg: EmbeddingConfig, *, as_fallback: bool = False
         from memoryd.embeddings.local import LocalEmbedder
 
         try:
-            return LocalEmbedder(cfg.model_path)
+            return LocalEmbedder(cfg.model_path, query_prefix=cfg.query_prefix, document_prefix=cfg.document_prefix)
         except (EmbeddingError, OSError) as exc:
             raise ProviderUnavailable(str(exc)) from exc
     if name in DEFAULT_MODELS:

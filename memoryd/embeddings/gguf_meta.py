@@ -1,0 +1,54 @@
+"""memoryd's own keys in a GGUF file: how a model wants its text prepared before llama.cpp sees it.
+
+Any GGUF may carry them (a `model_path` model converted elsewhere can add them with the `gguf` package):
+- `memoryd.query_prefix` / `memoryd.document_prefix`: text put before queries and documents (E5: "query: ",
+  "passage: ");
+- `memoryd.normalizer`: a JSON object mapping a decimal codepoint to its replacement, applied character by
+  character (for models whose tokenizer normalisation llama.cpp cannot read from the file).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+QUERY_PREFIX_KEY = "memoryd.query_prefix"
+DOCUMENT_PREFIX_KEY = "memoryd.document_prefix"
+NORMALIZER_KEY = "memoryd.normalizer"
+
+
+@dataclass(frozen=True)
+class TextPreparation:
+    query_prefix: str = ""
+    document_prefix: str = ""
+    table: dict[int, str] = field(default_factory=dict)
+
+    def query(self, text: str) -> str:
+        return self.query_prefix + self.normalize(text)
+
+    def document(self, text: str) -> str:
+        return self.document_prefix + self.normalize(text)
+
+    def normalize(self, text: str) -> str:
+        return text.translate(self.table) if self.table else text
+
+
+def write_memoryd_metadata(writer: Any, *, query_prefix: str, document_prefix: str, normalizer: str = "") -> None:
+    writer.add_string(QUERY_PREFIX_KEY, query_prefix)
+    writer.add_string(DOCUMENT_PREFIX_KEY, document_prefix)
+    if normalizer:
+        writer.add_string(NORMALIZER_KEY, normalizer)
+
+
+def read_preparation(metadata: dict[str, str], query_prefix: str | None = None, document_prefix: str | None = None):
+    """The model's own preparation, with prefixes from config (None: keep the model's) taking precedence."""
+    table: dict[int, str] = {}
+    raw = metadata.get(NORMALIZER_KEY)
+    if raw:
+        table = {int(cp): rep for cp, rep in json.loads(raw).items()}
+    return TextPreparation(
+        query_prefix=metadata.get(QUERY_PREFIX_KEY, "") if query_prefix is None else query_prefix,
+        document_prefix=metadata.get(DOCUMENT_PREFIX_KEY, "") if document_prefix is None else document_prefix,
+        table=table,
+    )
