@@ -18,6 +18,9 @@ NOTES = {
     "memory/zh.md": "# 决定\n我们决定使用新的支付系统。钱包服务下周上线。\n",
     "memory/ja.md": "# 決定\n東京のサーバーを使うことにした。\n",
     "memory/th.md": "# ตัดสินใจ\nเราตัดสินใจใช้ระบบชำระเงินใหม่สำหรับลูกค้า\n",
+    "memory/lo.md": "# ກອງປະຊຸມ\nພວກເຮົາຕັດສິນໃຈໃຊ້ລະບົບໃໝ່\n",
+    "memory/km.md": "# កិច្ចប្រជុំ\nយើងសម្រេចចិត្តប្រើប្រព័ន្ធថ្មី\n",
+    "memory/my.md": "# အစည်းအဝေး\nကျွန်ုပ်တို့ စနစ်အသစ်ကို သုံးရန် ဆုံးဖြတ်ခဲ့သည်\n",
     "memory/other.md": "# Groceries\nBuy apples, bananas and oat milk on Saturday.\n",
 }
 
@@ -55,6 +58,11 @@ def top_path(memory: AgentMemory, query: str, mode: str = "keyword") -> str | No
         ("サーバー", "memory/ja.md"),
         ("ชำระเงิน", "memory/th.md"),
         ("ลูกค้า", "memory/th.md"),
+        ("ระบบ", "memory/th.md"),  # a word inside a longer one
+        ("ระบบชำระเงินใหม่สำหรับใคร", "memory/th.md"),  # a question, segmented into words
+        ("ລະບົບ", "memory/lo.md"),
+        ("ប្រព័ន្ធ", "memory/km.md"),
+        ("စနစ်", "memory/my.md"),
         ("JWT expiry", "MEMORY.md"),
         ("JWT expiry nonexistentword", "MEMORY.md"),
     ],

@@ -8,8 +8,10 @@ FTS5 space-separated tokens:
   ``đ`` -> ``d``); the exact accented form is kept in a second column so that accurate queries still rank first.
 * Identifiers are split into parts (``payment_processor``, ``getUserById``, ``src/memory/hybrid.ts``)
   and also kept whole in the exact column.
-* Scripts written without spaces (Chinese, Japanese, Thai, ...) become one token per character, and a
-  query's run of such characters becomes overlapping bigram phrases, so words of any length match.
+* Scripts written without spaces (Thai, Lao, Khmer, Burmese, Chinese, Japanese) are split into words by ICU's
+  dictionary word break. Their characters also go, one token each, to a `grams` column, where a query word is
+  matched as a phrase of its characters: a word the dictionary splits differently in the note and in the query,
+  or a one- or two-character word inside a longer one, is still found.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from memoryd.sources.segment import segment_words
 from memoryd.sources.text import DENSE_CHAR, DENSE_CLUSTER, WORD_CHAR_CLASS
 
 _COMPOUND = re.compile(f"{WORD_CHAR_CLASS}+(?:[._/:@#\\-]+{WORD_CHAR_CLASS}+)*")
@@ -37,6 +40,7 @@ _STEMMABLE = re.compile(r"[a-z]{3,}")
 class Analyzed:
     body: str  # folded tokens, in order: phrase queries match across them
     exact: str  # whole identifiers and accented forms
+    grams: str = ""  # characters of unspaced scripts, one token each
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class Term:
 
     phrase: tuple[str, ...]
     exact: tuple[str, ...] = ()
+    grams: tuple[str, ...] = ()  # the word's characters, matched as a phrase in the grams column
 
 
 def fold_text(text: str) -> str:
@@ -74,18 +79,9 @@ def _split_part(part: str) -> list[str]:
     return [part]
 
 
-def _dense_tokens(word: str) -> list[str]:
-    """Break a word into runs: dense-script characters one by one, anything else whole."""
-    out: list[str] = []
-    pos = 0
-    for match in DENSE_CLUSTER.finditer(word):
-        if match.start() > pos:
-            out.append(word[pos : match.start()])
-        out.append(match.group())
-        pos = match.end()
-    if pos < len(word):
-        out.append(word[pos:])
-    return out
+def _clusters(word: str) -> tuple[str, ...]:
+    """A dense-script word's characters, each with its combining marks."""
+    return tuple(m.group() for m in DENSE_CLUSTER.finditer(word))
 
 
 @dataclass(frozen=True)
@@ -93,6 +89,7 @@ class _Compound:
     tokens: tuple[str, ...]  # folded body tokens
     exact: tuple[str, ...]  # extra exact forms
     dense: bool  # contains dense-script characters
+    grams: tuple[tuple[str, ...], ...] = ()  # per body token: its characters when it is a dense-script word
 
 
 def _analyze_compound(raw: str) -> _Compound:
@@ -104,16 +101,25 @@ def _analyze_compound(raw: str) -> _Compound:
         camel = camel or len(split) > 1
         pieces.extend(split)
     tokens: list[str] = []
+    grams: list[tuple[str, ...]] = []
     exact: list[str] = []
     dense = False
     for piece in pieces:
-        lowered = piece.lower()[:MAX_TOKEN_CHARS]
-        if DENSE_CHAR.search(lowered):
+        if DENSE_CHAR.search(piece):
             dense = True
-            tokens.extend(fold(t) for t in _dense_tokens(lowered))
+            for word in segment_words(piece.lower()):
+                word = word[:MAX_TOKEN_CHARS]
+                if DENSE_CHAR.search(word):
+                    tokens.append(word)
+                    grams.append(_clusters(word))
+                else:
+                    tokens.append(stem(fold(word)))
+                    grams.append(())
             continue
+        lowered = piece.lower()[:MAX_TOKEN_CHARS]
         folded = fold(lowered)
         tokens.append(stem(folded))
+        grams.append(())
         if folded != lowered:
             exact.append(lowered)
     if len(pieces) > 1 and not dense:
@@ -121,7 +127,7 @@ def _analyze_compound(raw: str) -> _Compound:
         exact.append(whole)
         if camel:
             exact.append(whole.replace("_", ""))
-    return _Compound(tuple(tokens), tuple(exact), dense)
+    return _Compound(tuple(tokens), tuple(exact), dense, tuple(grams))
 
 
 def _compounds(text: str) -> list[_Compound]:
@@ -133,16 +139,13 @@ def analyze(text: str) -> Analyzed:
     """Tokens of a document for the FTS5 columns."""
     body: list[str] = []
     exact: list[str] = []
+    grams: list[str] = []
     for compound in _compounds(text):
         body.extend(compound.tokens)
         exact.extend(compound.exact)
-    return Analyzed(" ".join(body), " ".join(exact))
-
-
-def _bigrams(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
-    if len(tokens) <= 2:
-        return [tokens]
-    return [tokens[i : i + 2] for i in range(len(tokens) - 1)]
+        for chars in compound.grams:
+            grams.extend(chars)
+    return Analyzed(" ".join(body), " ".join(exact), " ".join(grams))
 
 
 def query_terms(query: str) -> list[Term]:
@@ -159,17 +162,8 @@ def query_terms(query: str) -> list[Term]:
         if not compound.dense:
             add(Term(compound.tokens, compound.exact))
             continue
-        run: list[str] = []
-        for token in compound.tokens:
-            if DENSE_CHAR.match(token):
-                run.append(token)
-                continue
-            for gram in _bigrams(tuple(run)) if run else []:
-                add(Term(gram))
-            run = []
-            add(Term((token,)))
-        for gram in _bigrams(tuple(run)) if run else []:
-            add(Term(gram))
+        for token, chars in zip(compound.tokens, compound.grams, strict=True):
+            add(Term((token,), grams=chars))
     return terms
 
 
@@ -179,6 +173,8 @@ def _quote(token_phrase: tuple[str, ...] | str) -> str:
 
 
 def term_expression(term: Term) -> str:
+    if term.grams:
+        return f"({{body heading}} : {_quote(term.phrase)} OR grams : {_quote(term.grams)})"
     alternatives = [_quote(term.phrase)] + [f"exact : {_quote(e)}" for e in term.exact]
     return alternatives[0] if len(alternatives) == 1 else "(" + " OR ".join(alternatives) + ")"
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import apsw
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Bump when what a chunk holds changes (analyzer tokens, chunk metadata): the index is then rebuilt.
-ANALYZER_VERSION = "4"
+ANALYZER_VERSION = "5"
 
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_' categories 'L* N* Co M*'"
 
@@ -60,7 +60,7 @@ CREATE TABLE IF NOT EXISTS chunk_vectors(
 
 FTS_DDL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5("
-    f"body, exact, heading, content='', contentless_delete=1, tokenize=\"{FTS_TOKENIZER}\")"
+    f"body, exact, heading, grams, content='', contentless_delete=1, tokenize=\"{FTS_TOKENIZER}\")"
 )
 
 
@@ -109,10 +109,31 @@ ALTER TABLE embedding_cache_v3 RENAME TO embedding_cache;
 CREATE UNIQUE INDEX embedding_cache_key ON embedding_cache(hash, provider, model, key_fp);
 """
 
+
+def _v4(conn: apsw.Connection) -> None:
+    """v4: a `grams` column for the characters of unspaced scripts. FTS5 cannot add a column, so the table is
+    made anew and refilled from the chunks' text (searches keep working while the reindex that follows runs)."""
+    from memoryd.index.analyzer import analyze
+
+    has_fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
+    conn.execute("DROP TABLE IF EXISTS chunks_fts_vocab; DROP TABLE IF EXISTS chunks_fts;")
+    if not has_fts:
+        return
+    conn.execute(FTS_DDL)
+    conn.execute(VOCAB_DDL)
+    for chunk_id, text, heading in list(conn.execute("SELECT id, text, heading FROM chunks")):
+        doc = analyze(text)
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, body, exact, heading, grams) VALUES (?, ?, ?, ?, ?)",
+            (chunk_id, doc.body, doc.exact, analyze(heading).body, doc.grams),
+        )
+
+
 MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
     1: lambda conn: conn.execute(_V1),
     2: lambda conn: conn.execute(_V2),
     3: lambda conn: conn.execute(_V3),
+    4: _v4,
 }
 
 

@@ -323,8 +323,8 @@ class Store:
             if self.fts_available:
                 doc = analyze(chunk.text)
                 self.conn.execute(
-                    "INSERT INTO chunks_fts(rowid, body, exact, heading) VALUES (?, ?, ?, ?)",
-                    (chunk_id, doc.body, doc.exact, analyze(chunk.heading).body),
+                    "INSERT INTO chunks_fts(rowid, body, exact, heading, grams) VALUES (?, ?, ?, ?, ?)",
+                    (chunk_id, doc.body, doc.exact, analyze(chunk.heading).body, doc.grams),
                 )
             if vectors is not None:
                 self._insert_vector(chunk_id, vectors[offset])

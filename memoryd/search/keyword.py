@@ -8,8 +8,9 @@ from memoryd.index.analyzer import Term, match_expression, query_terms
 from memoryd.index.store import Store
 from memoryd.search.filters import Filters
 
-# Column weights for bm25(): body, exact forms (identifiers, accented words), heading path.
-BM25_WEIGHTS = (1.0, 0.25, 1.0)
+# Column weights for bm25(): body, exact forms (identifiers, accented words), heading path, characters of
+# unspaced scripts.
+BM25_WEIGHTS = (1.0, 0.25, 1.0, 0.5)
 ALL_TERMS_BOOST = 1.25
 # Terms in more than this share of chunks add almost nothing to BM25 but cost most of the query time.
 COMMON_TERM_SHARE = 0.2
@@ -75,7 +76,8 @@ def informative_terms(store: Store, terms: list[Term]) -> list[Term]:
 
     def frequency(term: Term) -> int:
         body = min(frequencies.get(t, 0) for t in term.phrase)
-        return body if body or not term.exact else 1  # an exact form may match what the body does not
+        # an exact form, or a word's characters, may match what the body does not
+        return body if body or not (term.exact or term.grams) else 1
 
     present = sorted(((frequency(t), i, t) for i, t in enumerate(terms)), key=lambda x: (x[0], x[1]))
     present = [(df, i, t) for df, i, t in present if df > 0]  # rarest first
