@@ -36,9 +36,10 @@ def open_memory(
     dataset: Dataset, provider: str, workdir: Path, model_path: Path | None = None, **query: Any
 ) -> tuple[AgentMemory, dict[str, str]]:
     workspace, mapping = dataset_workspace(dataset, workdir)
+    label = provider if provider != "local" else f"local-{Path(model_path or default_model_path(Path())).stem}"
     agent = quickstart_agent(
         workspace,
-        workdir / dataset.name / provider,
+        workdir / dataset.name / label,
         embedding=EmbeddingConfig(provider=provider, model_path=str(model_path or "")),
         query=QueryConfig(min_score=-1.0, **query),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,16 @@ def load_scifact(split: str = "test") -> Dataset:
     return Dataset("scifact", docs, queries, qrels)
 
 
+def strip_tones(text: str) -> str:
+    """Vietnamese as typed without tone marks or diacritics: "thanh toán" -> "thanh toan", "đ" -> "d"."""
+    decomposed = unicodedata.normalize("NFD", text.replace("đ", "d").replace("Đ", "D"))
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn"))
+
+
 def load_xquad(lang: str) -> Dataset:
+    """XQuAD in one language; `vi-notone`: Vietnamese paragraphs, questions typed without tone marks."""
+    notone = lang.endswith("-notone")
+    lang = lang.removesuffix("-notone")
     data = json.loads((SHARED / "data" / "xquad" / f"xquad.{lang}.json").read_text(encoding="utf-8"))
     docs: dict[str, tuple[str, str]] = {}
     queries: dict[str, str] = {}
@@ -50,7 +60,7 @@ def load_xquad(lang: str) -> Dataset:
             doc_id = f"{article['title']}-{p_index}".replace("/", "_").replace(" ", "_")
             docs[doc_id] = (article["title"], paragraph["context"])
             for qa in paragraph["qas"]:
-                queries[qa["id"]] = qa["question"]
+                queries[qa["id"]] = strip_tones(qa["question"]) if notone else qa["question"]
                 qrels[qa["id"]] = {doc_id: 1}
     return Dataset(f"xquad-{lang}", docs, queries, qrels)
 

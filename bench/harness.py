@@ -55,18 +55,22 @@ class BenchDaemon:
             return client.status()["agents"][0]
 
     def wait_idle(self, timeout: float = 7200.0, poll: float = 0.2) -> dict:
+        """Wait until every agent is synced and not reindexing; returns the first agent's status."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"daemon exited:\n{self.log.read_text()[-3000:]}")
             try:
-                state = self.status()
+                with self.client() as client:
+                    states = client.status()["agents"]
             except ClientError:
                 time.sleep(poll)
                 continue
-            reindex = state.get("reindex") or {}
-            if not state["dirty"] and not state["syncing"] and reindex.get("state") != "running":
-                return state
+            if all(
+                not s["dirty"] and not s["syncing"] and (s.get("reindex") or {}).get("state") != "running"
+                for s in states
+            ):
+                return states[0]
             time.sleep(poll)
         raise TimeoutError("daemon did not settle")
 
@@ -82,40 +86,73 @@ class BenchDaemon:
                 self.proc.kill()
 
 
+@dataclass
+class BenchAgent:
+    id: str
+    workspace: Path
+    sessions_dir: Path | None = None
+
+
 def write_config(
     path: Path,
-    workspace: Path,
+    agents: list[BenchAgent],
     data_dir: Path,
     socket: Path,
     provider: str,
     debounce: float,
     sync_on_search: bool = True,
+    model_path: Path | None = None,
 ) -> Path:
-    model = default_model_path(Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir()))
-    path.write_text(f"""
+    model = model_path or default_model_path(Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir()))
+    tables = []
+    for agent in agents:
+        sessions = (
+            f'sources = ["memory", "sessions"]\nsessions_dir = ["{agent.sessions_dir}"]\n' if agent.sessions_dir else ""
+        )
+        tables.append(f"""[[agents]]
+id = "{agent.id}"
+workspace = "{agent.workspace}"
+{sessions}[agents.embedding]
+provider = "{provider}"
+model_path = "{model}"
+""")
+    path.write_text(
+        f"""
 data_dir = "{data_dir}"
 socket = "{socket}"
 [daemon]
 debounce_seconds = {debounce}
 sync_on_search = {"true" if sync_on_search else "false"}
 reconcile_seconds = 0
-[[agents]]
-id = "main"
-workspace = "{workspace}"
-[agents.embedding]
-provider = "{provider}"
-model_path = "{model}"
-""")
+"""
+        + "\n".join(tables)
+    )
     return path
 
 
 def start_daemon(
-    workspace: Path, data_dir: Path, *, provider: str = "local", debounce: float = 1.5, sync_on_search: bool = True
+    workspace: Path,
+    data_dir: Path,
+    *,
+    provider: str = "local",
+    debounce: float = 1.5,
+    sync_on_search: bool = True,
+    model_path: Path | None = None,
+    agents: list[BenchAgent] | None = None,
 ) -> BenchDaemon:
     run_dir = Path(tempfile.mkdtemp(prefix="mdb-", dir="/tmp"))
     socket = run_dir / "m.sock"
     data_dir.mkdir(parents=True, exist_ok=True)
-    config = write_config(run_dir / "config.toml", workspace, data_dir, socket, provider, debounce, sync_on_search)
+    config = write_config(
+        run_dir / "config.toml",
+        agents or [BenchAgent("main", workspace)],
+        data_dir,
+        socket,
+        provider,
+        debounce,
+        sync_on_search,
+        model_path,
+    )
     log = data_dir / "daemon.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
     with log.open("ab") as out:

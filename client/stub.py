@@ -55,6 +55,8 @@ class SearchHit:
     snippet: str
     source: str
     citation: str
+    chunk_start_line: int = 0  # the whole chunk that matched (0 from a daemon that does not say)
+    chunk_end_line: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
 

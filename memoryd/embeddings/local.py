@@ -13,11 +13,19 @@ from memoryd.embeddings.base import EmbeddingError, clean_vectors, fingerprint
 from memoryd.embeddings.gguf_meta import read_preparation
 
 CONTEXT = 512
+# After embedding inputs longer than this, the context is rebuilt to give its output buffer back.
+KEEP_BUFFER_TOKENS = 64
 
 
 class LocalEmbedder:
     """One chunk per llama.cpp call: chunks batched together share one non-causal batch, whose cost grows
-    quadratically, so separate calls are faster. flash_attn halves the time on CPU."""
+    quadratically, so separate calls are faster. flash_attn halves the time on CPU.
+
+    The context is made through llama-cpp-python's model/context/batch layer rather than `Llama`, which gives
+    an embedding context 256 sequences: llama.cpp then reserves an output row per sequence and vocabulary
+    entry, 244 MiB for a 250k-token vocabulary. One sequence per call needs one row. llama.cpp also grows that
+    buffer to a row per token of the longest input it has seen (1 MiB a token here) and never shrinks it, so
+    after a batch of long documents the context is made anew (a few milliseconds) and the memory goes back."""
 
     provider = "local"
 
@@ -33,26 +41,34 @@ class LocalEmbedder:
         if not path.is_file():
             raise FileNotFoundError(f"no GGUF model at {path} (run: memoryd model prepare)")
         try:
-            from llama_cpp import Llama
+            import llama_cpp
+            from llama_cpp._internals import LlamaBatch, LlamaContext, LlamaModel
+            from llama_cpp._logger import set_verbose
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise EmbeddingError("llama-cpp-python is not installed (pip install 'memoryd[local]')") from exc
+        set_verbose(False)  # llama.cpp's own log lines stay out of the daemon's log
+        self._llama_cpp = llama_cpp
         self._lock = threading.Lock()
+        threads = n_threads or os.cpu_count() or 1
         try:
-            self._llm = Llama(
-                model_path=str(path),
-                embedding=True,
-                n_ctx=CONTEXT,
-                n_batch=CONTEXT,
-                n_ubatch=CONTEXT,
-                flash_attn=True,
-                n_threads=n_threads or os.cpu_count(),
-                verbose=False,
-            )
+            self._model = LlamaModel(path_model=str(path), params=llama_cpp.llama_model_default_params(), verbose=False)
+            params = llama_cpp.llama_context_default_params()
+            params.n_ctx = params.n_batch = params.n_ubatch = CONTEXT
+            params.n_seq_max = 1
+            params.n_threads = params.n_threads_batch = threads
+            params.embeddings = True
+            params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+            self._params = params
+            self._make_context = LlamaContext
+            self._ctx = LlamaContext(model=self._model, params=params, verbose=False)
+            self._longest = 0
+            self._batch = LlamaBatch(n_tokens=CONTEXT, embd=0, n_seq_max=1, verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise EmbeddingError(f"llama.cpp could not load {path}: {exc}") from exc
-        self.dims = int(self._llm.n_embd())
-        own = read_preparation(self._llm.metadata)
-        self.text = read_preparation(self._llm.metadata, query_prefix, document_prefix)
+        self.dims = int(self._model.n_embd())
+        metadata = self._model.metadata()
+        own = read_preparation(metadata)
+        self.text = read_preparation(metadata, query_prefix, document_prefix)
         self.model = path.name.removesuffix(".gguf")
         if (self.text.query_prefix, self.text.document_prefix) != (own.query_prefix, own.document_prefix):
             # other prefixes make other vectors: a distinct model name keeps them apart (and triggers a reindex)
@@ -60,21 +76,46 @@ class LocalEmbedder:
         self.key_fingerprint = fingerprint(_model_identity(path))
         self.path = path
 
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids as the model sees them (special tokens added), at most one context long."""
+        tokens = self._model.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+        if len(tokens) > CONTEXT:
+            tokens = [*tokens[: CONTEXT - 1], tokens[-1]]  # keep the closing special token
+        return tokens
+
     def _embed_one(self, text: str) -> np.ndarray:
         if not text.strip():
             return np.zeros(self.dims, dtype=np.float32)
+        llama_cpp = self._llama_cpp
         try:
-            vector = self._llm.embed(text, normalize=False, truncate=True)
+            tokens = self.tokenize(text)
+            self._longest = max(self._longest, len(tokens))
+            self._batch.reset()
+            self._batch.add_sequence(tokens, 0, True)
+            self._ctx.kv_cache_clear()
+            self._ctx.decode(self._batch)
+            pointer = llama_cpp.llama_get_embeddings_seq(self._ctx.ctx, 0)
+            if not pointer:
+                raise RuntimeError("llama.cpp returned no pooled embedding")
+            return np.ctypeslib.as_array(pointer, shape=(self.dims,)).astype(np.float32)
         except Exception as exc:  # llama.cpp raises plain RuntimeError/ValueError on decode failures
             raise EmbeddingError(f"local embedding failed: {exc}") from exc
-        return np.asarray(vector, dtype=np.float32).reshape(-1)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         with self._lock:
+            if self._ctx is None:
+                raise EmbeddingError("the local model is closed")
             rows = [self._embed_one(t) for t in texts]
+            if self._longest > KEEP_BUFFER_TOKENS:
+                self._renew_context()
         if not rows:
             return np.zeros((0, self.dims), dtype=np.float32)
         return clean_vectors(np.stack(rows), self.dims)
+
+    def _renew_context(self) -> None:
+        self._ctx.close()
+        self._ctx = self._make_context(model=self._model, params=self._params, verbose=False)
+        self._longest = 0
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return self._embed([self.text.document(t) if t.strip() else "" for t in texts])
@@ -84,9 +125,11 @@ class LocalEmbedder:
 
     def close(self) -> None:
         with self._lock:
-            llm, self._llm = getattr(self, "_llm", None), None
-            if llm is not None:
-                llm.close()
+            for part in ("_batch", "_ctx", "_model"):
+                resource = getattr(self, part, None)
+                if resource is not None:
+                    resource.close()
+                setattr(self, part, None)
 
 
 def _model_identity(path: Path) -> str:

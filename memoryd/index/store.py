@@ -14,6 +14,7 @@ import numpy as np
 from memoryd.index.analyzer import analyze
 from memoryd.index.schema import FTS_DDL, VOCAB_DDL, migrate, vec_ddl
 from memoryd.sources.markdown import Chunk, embed_input
+from memoryd.sources.metadata import date_words
 
 ChangeListener = Callable[["StoreChange"], None]
 
@@ -322,9 +323,11 @@ class Store:
             added.append(chunk_id)
             if self.fts_available:
                 doc = analyze(chunk.text)
+                # a dated chunk also answers to its day: "what happened on 13 October?"
+                heading = f"{chunk.heading} {date_words(chunk.ts)}" if chunk.dated and chunk.ts else chunk.heading
                 self.conn.execute(
                     "INSERT INTO chunks_fts(rowid, body, exact, heading, grams) VALUES (?, ?, ?, ?, ?)",
-                    (chunk_id, doc.body, doc.exact, analyze(chunk.heading).body, doc.grams),
+                    (chunk_id, doc.body, doc.exact, analyze(heading).body, doc.grams),
                 )
             if vectors is not None:
                 self._insert_vector(chunk_id, vectors[offset])

@@ -187,7 +187,7 @@ class Syncer:
         report.bytes_read += stat.st_size - offset
         turns = [replace(t, text=self.redact(t.text)) for t in turns_of(lines)]
         chunks = [
-            replace(c, ts=ts or stat.st_mtime, kind="episodic")
+            replace(c, ts=ts or stat.st_mtime, dated=ts is not None, kind="episodic")
             for c, ts in chunk_turns(turns, self.agent.chunking.tokens, self.agent.chunking.overlap)
         ]
         if resume and not chunks and new_offset == offset:

@@ -13,11 +13,11 @@ from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.index.analyzer import analyze, snippet_words
 from memoryd.index.store import ChunkRow, Store
 from memoryd.search.filters import FilterError, Filters
-from memoryd.search.fusion import Candidate, rrf_fusion, weighted_fusion
+from memoryd.search.fusion import Candidate, fuse
 from memoryd.search.keyword import keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
-from memoryd.search.snippets import best_snippet
-from memoryd.search.vector import VectorIndex
+from memoryd.search.snippets import best_snippet, word_weights
+from memoryd.search.vector import VectorIndex, VectorScan
 
 MODES = ("hybrid", "keyword", "vector")
 MAX_QUERY_CHARS = 8192
@@ -42,6 +42,8 @@ class SearchResult:
     source: str
     citation: str
     chunk_id: int
+    chunk_start_line: int  # the whole chunk that matched; the citation is the part of it that matched best
+    chunk_end_line: int
     explain: dict[str, object] | None = None
 
 
@@ -79,6 +81,16 @@ def _check(query: object, mode: str, max_results: int, min_score: float) -> str:
     if not isinstance(min_score, (int, float)) or isinstance(min_score, bool):
         raise SearchError("min_score must be a number")
     return query
+
+
+@dataclass
+class Gathered:
+    candidates: list[Candidate]
+    has_vector: bool
+    has_text: bool
+    embedder: Embedder | None
+    degraded: str | None
+    vector_scan: VectorScan | None = None
 
 
 class SearchEngine:
@@ -122,7 +134,31 @@ class SearchEngine:
         except FilterError as exc:
             raise SearchError(str(exc)) from None
         pool = max_results * cfg.candidate_multiplier
+        gathered = self.gather(query, mode, pool, filters)
+        pool_list = gathered.candidates
+        has_vector, has_text, embedder = gathered.has_vector, gathered.has_text, gathered.embedder
+        fuse(pool_list, fusion, cfg, has_vector=has_vector, has_text=has_text, scan=gathered.vector_scan)
+        chosen, rows, explained = self._rank(pool_list, cfg, min_score, max_results)
 
+        actual = "hybrid" if has_vector and has_text else ("vector" if has_vector else "keyword")
+        degraded = gathered.degraded
+        if mode == "hybrid" and actual == "keyword" and degraded is None:
+            degraded = "vector search unavailable"
+        results = self._materialise(chosen, rows, explained, explain, query)
+        if record_access and results:
+            self.store.record_access([rows[r.chunk_id].hash for r in results])
+        return SearchResponse(
+            results=results,
+            mode=actual,
+            provider=embedder.provider if embedder and has_vector else None,
+            model=embedder.model if embedder and has_vector else None,
+            took_ms=round((time.perf_counter() - started) * 1000, 3),
+            fusion=fusion,
+            degraded=degraded,
+        )
+
+    def gather(self, query: str, mode: str, pool: int, filters: Filters) -> Gathered:
+        """Keyword and vector candidates for a query, each with both scores where the chunk has a vector."""
         embedder, degraded = (None, None)
         query_vector = None
         if mode != "keyword":
@@ -145,37 +181,20 @@ class SearchEngine:
                 candidates[hit.chunk_id] = Candidate(hit.chunk_id, text_score=hit.bm25 / top, text_rank=rank)
         if query_vector is not None:
             allowed = self._allowed(filters)
-            for rank, (chunk_id, similarity) in enumerate(self.vectors.search(query_vector, pool, allowed), 1):
+            scan = self.vectors.scan(query_vector, pool, allowed)
+            for rank, (chunk_id, similarity) in enumerate(scan.hits, 1):
                 cand = candidates.setdefault(chunk_id, Candidate(chunk_id))
                 cand.vector_score, cand.vector_rank = similarity, rank
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
-
-        has_vector, has_text = query_vector is not None, use_text
-        pool_list = list(candidates.values())
-        if fusion == "rrf":
-            rrf_fusion(
-                pool_list, cfg.vector_weight, cfg.text_weight, cfg.rrf_k, has_vector=has_vector, has_text=has_text
-            )
-        else:
-            weighted_fusion(pool_list, cfg.vector_weight, cfg.text_weight, has_vector=has_vector, has_text=has_text)
-        chosen, rows, explained = self._rank(pool_list, cfg, min_score, max_results)
-
-        actual = "hybrid" if has_vector and has_text else ("vector" if has_vector else "keyword")
-        if mode == "hybrid" and actual == "keyword" and degraded is None:
-            degraded = "vector search unavailable"
-        results = self._materialise(chosen, rows, explained, explain, query)
-        if record_access and results:
-            self.store.record_access([rows[r.chunk_id].hash for r in results])
-        return SearchResponse(
-            results=results,
-            mode=actual,
-            provider=embedder.provider if embedder and has_vector else None,
-            model=embedder.model if embedder and has_vector else None,
-            took_ms=round((time.perf_counter() - started) * 1000, 3),
-            fusion=fusion,
-            degraded=degraded,
+        return Gathered(
+            list(candidates.values()),
+            query_vector is not None,
+            use_text,
+            embedder,
+            degraded,
+            scan if query_vector is not None else None,
         )
 
     def _rank(
@@ -251,7 +270,7 @@ class SearchEngine:
     def _materialise(
         self, chosen: list[int], rows: dict[int, ChunkRow], explained: dict[int, Explained], include: bool, query: str
     ) -> list[SearchResult]:
-        words = snippet_words(query)
+        words = word_weights(snippet_words(query), self.store.document_frequencies, self.store.chunk_count())
         results = []
         for chunk_id in chosen:
             row, info = rows[chunk_id], explained[chunk_id]
@@ -268,6 +287,8 @@ class SearchEngine:
                     source=row.source,
                     citation=f"{row.path}#L{snip.start_line}-L{snip.end_line}",
                     chunk_id=chunk_id,
+                    chunk_start_line=row.start_line,
+                    chunk_end_line=row.end_line,
                     explain=_explain_dict(info, row) if include else None,
                 )
             )

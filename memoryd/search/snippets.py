@@ -1,10 +1,15 @@
-"""Pick the lines of a chunk that best show why it matched, within a character budget."""
+"""Pick the lines of a chunk that best show why it matched, within a character budget.
+
+Query words count by how rare they are in the index, so the snippet (and with it the citation) lands on the
+line that holds "LGBTQ support group", not on the one that repeats the speaker's name."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from memoryd.index.analyzer import fold_text
+from memoryd.index.analyzer import analyze, fold_text
 
 
 @dataclass(frozen=True)
@@ -14,13 +19,22 @@ class Snippet:
     end_line: int
 
 
-def best_snippet(text: str, start_line: int, query_words: set[str], budget: int = 700) -> Snippet:
+def word_weights(
+    words: Iterable[str], document_frequencies: Callable[[list[str]], Mapping[str, int]], total: int
+) -> dict[str, float]:
+    """IDF of each snippet word, from the index's own token counts (a word it never saw weighs most)."""
+    tokens = {word: (analyze(word).body.split() or [word])[0] for word in words}
+    frequencies = document_frequencies(list(set(tokens.values())))
+    return {word: math.log(1.0 + (total + 1) / (frequencies.get(token, 0) + 1)) for word, token in tokens.items()}
+
+
+def best_snippet(text: str, start_line: int, query_words: Mapping[str, float], budget: int = 700) -> Snippet:
     lines = text.split("\n")
     if len(text) <= budget:
         return Snippet(text, start_line, start_line + len(lines) - 1)
     folded = [fold_text(line) for line in lines]
-    hits = [sum(word in line for word in query_words) for line in folded]
-    best_start, best_hits = 0, -1
+    hits = [sum(weight for word, weight in query_words.items() if word in line) for line in folded]
+    best_start, best_hits = 0, -1.0
     for start in range(len(lines)):
         size, score, end = 0, 0, start
         while end < len(lines) and size + len(lines[end]) + 1 <= budget:
@@ -41,7 +55,7 @@ def best_snippet(text: str, start_line: int, query_words: set[str], budget: int 
     return Snippet("\n".join(lines[best_start:end]), start_line + best_start, start_line + end - 1)
 
 
-def _window(line: str, query_words: set[str], budget: int) -> str:
+def _window(line: str, query_words: Mapping[str, float], budget: int) -> str:
     lowered = fold_text(line)
     positions = [p for p in (lowered.find(w) for w in query_words) if p >= 0]
     start = max(0, min(positions) - budget // 4) if positions else 0

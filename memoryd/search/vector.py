@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from memoryd.index.store import Store, StoreChange
+
+
+@dataclass
+class VectorScan:
+    hits: list[tuple[int, float]] = field(default_factory=list)  # (chunk id, cosine), best first
+    mean: float = 0.0  # of the query's cosine over every searched chunk
+    std: float = 0.0
+    count: int = 0
 
 
 class VectorIndex:
@@ -81,10 +90,15 @@ class VectorIndex:
 
     def search(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         """The `limit` nearest chunks as (chunk id, cosine similarity), best first."""
+        return self.scan(query, limit, allowed).hits
+
+    def scan(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> VectorScan:
+        """The nearest chunks, and how the query's similarity is spread over all of them (fusion uses it to
+        tell a model that recognises the query from one that scores everything alike)."""
         with self._lock:
             self._ensure_loaded()
             if not self._slot or query.shape[-1] != self._matrix.shape[1]:
-                return []
+                return VectorScan()
             scores = self._matrix[: self._count] @ query.astype(np.float32)
             ids = self._ids[: self._count]
             scores = np.where(ids >= 0, scores, -np.inf)
@@ -94,7 +108,13 @@ class VectorIndex:
             k = min(limit, len(scores))
             top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
             top = top[np.argsort(-scores[top])]
-            return [(int(ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+            finite = scores[np.isfinite(scores)]
+            return VectorScan(
+                [(int(ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])],
+                float(finite.mean()) if len(finite) else 0.0,
+                float(finite.std()) if len(finite) else 0.0,
+                len(finite),
+            )
 
     def similarity(self, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """Exact cosine for chosen chunks (keyword hits the vector top-k did not reach)."""

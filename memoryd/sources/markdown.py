@@ -24,6 +24,7 @@ class Chunk:
     ts: float | None = None  # when it happened: the note's date, a turn's timestamp, else the file's mtime
     kind: str = ""  # memory type: episodic, semantic, procedural, lore
     importance: float | None = None  # 0..1
+    dated: bool = False  # ts is when it happened (a dated note, a turn's timestamp), not just the file's mtime
 
     @property
     def embed_input(self) -> str:

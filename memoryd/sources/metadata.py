@@ -62,10 +62,17 @@ def tag_comment(kind: str | None, importance: float | None) -> str:
 
 def annotate(chunks: list[Chunk], text: str, path: str, mtime: float) -> list[Chunk]:
     """Give every chunk of a Markdown note its time, type and importance (chunk tags beat file front matter)."""
-    when = note_date(path) or mtime
+    dated = note_date(path)
     file_tags = front_matter(text)
     out = []
     for chunk in chunks:
         tags = {**file_tags, **inline_tags(chunk.text)}
-        out.append(replace(chunk, ts=when, kind=str(tags.get("kind", "")), importance=tags.get("importance")))  # type: ignore[arg-type]
+        kind, importance = str(tags.get("kind", "")), tags.get("importance")
+        out.append(replace(chunk, ts=dated or mtime, dated=dated is not None, kind=kind, importance=importance))  # type: ignore[arg-type]
     return out
+
+
+def date_words(ts: float) -> str:
+    """A day spelled the ways people ask for it: "2023-10-13 Friday 13 October 2023" (for keyword search)."""
+    day = dt.datetime.fromtimestamp(ts, dt.timezone.utc)
+    return f"{day:%Y-%m-%d} {day:%A} {day.day} {day:%B} {day.year}"

@@ -14,6 +14,7 @@ from memoryd.sources.markdown import Chunk, chunk_plain_lines, sha256
 
 ROLES = {"user": "User", "assistant": "Assistant"}
 _SPACE = re.compile(r"\s+")
+MAX_NAME_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,11 @@ class Turn:
     role: str
     text: str
     timestamp: float | None
+    name: str = ""  # the speaker's name, when the line gives one (multi-party chats)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.role})" if self.name else ROLES[self.role]
 
 
 def discover_transcripts(dirs: tuple[Path, ...], workspace: Path) -> list[SourceFile]:
@@ -86,7 +92,9 @@ def parse_line(raw: str, line: int) -> Turn | None:
     if not text:
         return None
     stamp = _timestamp(record.get("timestamp") or message.get("timestamp"))
-    return Turn(line, role, text, stamp)
+    name = message.get("name")
+    name = _SPACE.sub(" ", name).strip()[:MAX_NAME_CHARS] if isinstance(name, str) else ""
+    return Turn(line, role, text, stamp, name)
 
 
 def read_complete_lines(path: Path, offset: int, first_line: int) -> tuple[list[tuple[int, str]], int]:
@@ -111,7 +119,7 @@ def turns_of(lines: list[tuple[int, str]]) -> Iterator[Turn]:
 
 def chunk_turns(turns: list[Turn], max_tokens: int, overlap_tokens: int) -> list[tuple[Chunk, float | None]]:
     """Turns as `User: ...` / `Assistant: ...` lines, chunked; each chunk maps back to its JSONL lines."""
-    lines = [f"{ROLES[t.role]}: {t.text}" for t in turns]
+    lines = [f"{t.label}: {t.text}" for t in turns]
     out = []
     for first, last, text in chunk_plain_lines(lines, max_tokens, overlap_tokens):
         stamps = [t.timestamp for t in turns[first : last + 1] if t.timestamp is not None]
