@@ -146,7 +146,9 @@ def configured(**settings: Any) -> Rule:
     return rule
 
 
-def experimental(w: float, norm: str, conf: str, span: float = 2.0) -> Rule:
+def experimental(
+    w: float, norm: str, conf: str, span: float = 2.0, transfer: bool = False, offset: float = 0.0, loo: bool = False
+) -> Rule:
     """Fusion variants explored here before one became `adaptive`: how the vector side is scaled (`minmax` over
     its candidates, or `mean` of the whole index up to the best) and how its weight follows its confidence
     (`none`, `noise`: past the expected best of that many unrelated chunks, or a fixed z threshold)."""
@@ -159,11 +161,17 @@ def experimental(w: float, norm: str, conf: str, span: float = 2.0) -> Rule:
         wv = w
         if conf != "none" and scan is not None and scan.std > 0:
             z_top = (top - scan.mean) / scan.std
-            threshold = noise_ceiling(scan.count) if conf == "noise" else float(conf)
+            if loo and scan.count > 2:
+                n = scan.count
+                mean_r = (n * scan.mean - top) / (n - 1)
+                var_r = (n * (scan.std**2 + scan.mean**2) - top * top) / (n - 1) - mean_r * mean_r
+                z_top = (top - mean_r) / max(var_r, 1e-12) ** 0.5
+            threshold = noise_ceiling(scan.count) - offset if conf == "noise" else float(conf)
             wv *= min(1.0, max(0.0, (z_top - threshold) / span))
+        wt = 1 - wv if transfer else 1 - w
         for c in cands:
             v = max(0.0, (c.vector_score - floor) / width) if c.vector_score is not None else 0.0
-            c.score = wv * v + (1 - w) * (c.text_score or 0.0)
+            c.score = wv * v + wt * (c.text_score or 0.0)
 
     return rule
 
@@ -172,6 +180,7 @@ def rules() -> dict[str, Rule]:
     out: dict[str, Rule] = {
         "keyword": side_only("text"),
         "vector": side_only("vector"),
+        "default": configured(),
         "weighted-0.7": configured(fusion="weighted", vector_weight=0.7, text_weight=0.3),
         "rrf-60": configured(fusion="rrf", vector_weight=0.5, text_weight=0.5, rrf_k=60),
         "rrf-20": configured(fusion="rrf", vector_weight=0.5, text_weight=0.5, rrf_k=20),
@@ -181,6 +190,15 @@ def rules() -> dict[str, Rule]:
             out[f"adapt-{w}-{span}"] = configured(
                 fusion="adaptive", vector_weight=w, text_weight=1 - w, confidence_span=span
             )
+    for offset in (-0.5, 0.0, 0.5, 1.0):
+        for span in (1.0, 2.0):
+            out[f"loo{offset}-{span}"] = experimental(0.5, "minmax", "noise", span, True, offset, loo=True)
+    for w in (0.5, 0.6):
+        for norm in ("minmax", "mean"):
+            for offset in (0.0, 1.0, 1.5):
+                for transfer in (False, True):
+                    name = f"{norm[:2]}B{offset}-{w}{'t' if transfer else ''}"
+                    out[name] = experimental(w, norm, "noise", 2.0, transfer, offset)
     for w in (0.3, 0.5, 0.7):
         out[f"minmax-{w}"] = experimental(w, "minmax", "none")
         out[f"mean-{w}"] = experimental(w, "mean", "none")

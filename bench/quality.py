@@ -1,7 +1,8 @@
-"""Retrieval quality through the daemon's `search` RPC, beside the seed design's baselines on the same chunks.
+"""Retrieval quality through the daemon's `search` RPC, for each local model, beside the seed design's baselines
+on the same chunks (those with the default model).
 
-python -m bench.quality                       # SciFact, XQuAD-vi, XQuAD-en
-python -m bench.quality --datasets scifact
+python -m bench.quality                       # SciFact and XQuAD vi, vi without tones, en, zh, th; both models
+python -m bench.quality --datasets scifact --models multilingual-e5-small
 """
 
 from __future__ import annotations
@@ -30,16 +31,26 @@ SEED_WEIGHTS = (0.7, 0.3)
 SEED_MULTIPLIER = 4
 
 
-def through_rpc(dataset: Dataset, work: Path) -> tuple[dict[str, Any], Path, dict[str, str]]:
+DATASETS = "scifact,xquad-vi,xquad-vi-notone,xquad-en,xquad-zh,xquad-th"
+MODELS = "multilingual-e5-small,all-MiniLM-L6-v2"
+
+
+def through_rpc(
+    dataset: Dataset, work: Path, model: str, labels: tuple[str, ...] = (*MODES, *VARIANTS)
+) -> tuple[dict[str, Any], Path, dict[str, str]]:
+    from memoryd.config import default_data_dir
+    from memoryd.embeddings.prepare import model_path
+
     workspace, mapping = dataset_workspace(dataset, work)
-    data = work / dataset.name / "local"
-    daemon = start_daemon(workspace, data)
+    path = model_path(default_data_dir(), model)
+    data = work / dataset.name / f"local-{path.stem}"  # the same index bench.beir and bench.fusion_study build
+    daemon = start_daemon(workspace, data, model_path=path)
     out: dict[str, Any] = {}
     try:
         state = daemon.wait_idle()
         out["chunks"] = state["chunks"]
         with daemon.client() as client:
-            for label in (*MODES, *VARIANTS):
+            for label in labels:
                 mode = label.split("+")[0]
                 options = VARIANTS.get(label, {})
                 runs, latencies = {}, []
@@ -122,27 +133,44 @@ def baselines(dataset: Dataset, index: Path, mapping: dict[str, str]) -> dict[st
     }
 
 
-def measure(name: str, work: Path) -> dict[str, Any]:
+def measure(
+    name: str, work: Path, models: list[str], labels: tuple[str, ...] = (*MODES, *VARIANTS), seed: bool = True
+) -> dict[str, Any]:
+    from memoryd.config import DEFAULT_LOCAL_MODEL
+
     dataset = load(name)
     print(f"[{name}] {len(dataset.docs)} documents, {len(dataset.queries)} queries", flush=True)
-    ours, index, mapping = through_rpc(dataset, work)
-    out = {**ours, **baselines(dataset, index, mapping)}
-    for label in (*MODES, *VARIANTS, "seed_keyword", "seed_hybrid"):
-        row = out[label]
-        print(
-            f"  {label:13s} nDCG@10 {row['ndcg@10']:.4f}  Recall@10 {row['recall@10']:.4f}  MRR@10 {row['mrr@10']:.4f}",
-            flush=True,
-        )
+    out: dict[str, Any] = {}
+    for model in models:
+        ours, index, mapping = through_rpc(dataset, work, model, labels)
+        if seed and model == DEFAULT_LOCAL_MODEL:
+            ours.update(baselines(dataset, index, mapping))
+        out[model] = ours
+        for label in (*MODES, *VARIANTS, "seed_keyword", "seed_hybrid"):
+            row = ours.get(label)
+            if row:
+                print(
+                    f"  {model[:12]:12s} {label:13s} nDCG@10 {row['ndcg@10']:.4f}  Recall@10 {row['recall@10']:.4f}"
+                    f"  MRR@10 {row['mrr@10']:.4f}",
+                    flush=True,
+                )
     return out
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", default="scifact,xquad-vi,xquad-en")
+    parser.add_argument("--datasets", default=DATASETS)
+    parser.add_argument("--models", default=MODELS)
+    parser.add_argument("--modes", default=",".join((*MODES, *VARIANTS)), help="modes and variants to measure")
+    parser.add_argument("--no-seed", action="store_true", help="skip the seed design's baselines")
     parser.add_argument("--workdir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    results = {name: measure(name, args.workdir) for name in args.datasets.split(",")}
+    labels = tuple(args.modes.split(","))
+    results = {
+        name: measure(name, args.workdir, args.models.split(","), labels, not args.no_seed)
+        for name in args.datasets.split(",")
+    }
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return results

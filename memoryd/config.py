@@ -42,8 +42,8 @@ class ChunkingConfig:
 class QueryConfig:
     max_results: int = 6
     min_score: float = 0.2
-    vector_weight: float = 0.7
-    text_weight: float = 0.3
+    vector_weight: float = 0.5
+    text_weight: float = 0.5
     candidate_multiplier: int = 4
     fusion: str = "adaptive"
     rrf_k: int = 60

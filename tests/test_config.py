@@ -16,11 +16,12 @@ def test_zero_config_gives_one_default_agent(tmp_path: Path, monkeypatch: pytest
     agent = config.default_agent
     assert agent.id == "main"
     assert agent.query.max_results == 6
-    assert (agent.query.vector_weight, agent.query.text_weight, agent.query.candidate_multiplier) == (0.7, 0.3, 4)
+    assert (agent.query.vector_weight, agent.query.text_weight, agent.query.candidate_multiplier) == (0.5, 0.5, 4)
+    assert agent.query.fusion == "adaptive"
     assert (agent.chunking.tokens, agent.chunking.overlap) == (400, 80)
     assert agent.sources == ("memory",)
     assert agent.store.is_relative_to(tmp_path / "share")
-    assert agent.embedding.model_path.endswith(".gguf")
+    assert agent.embedding.model_path.endswith("multilingual-e5-small.q4_0.gguf")
 
 
 def test_workspace_quickstart_needs_no_file(tmp_path: Path) -> None:

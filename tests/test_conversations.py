@@ -56,9 +56,14 @@ def test_a_dialogue_note_cites_the_turn_that_answers(
 def test_a_transcript_with_speaker_names_cites_the_answering_line(workspace: Path, data_dir: Path) -> None:
     sessions = workspace / "sessions"
     records = [json.dumps({"type": "session", "id": "s1", "timestamp": "2023-05-08T13:56:00"})]
+    answer_line = 0
     for i, (who, text) in enumerate(dialogue(("Caroline", "Melanie"))):
         message = {"role": "user" if who == "Caroline" else "assistant", "name": who, "content": text}
         records.append(json.dumps({"type": "message", "timestamp": f"2023-05-08T14:{i:02d}:00Z", "message": message}))
+        if text == ANSWER:
+            answer_line = len(records)
+        tool = {"role": "toolResult", "content": [{"type": "text", "text": "ok"}]}
+        records.append(json.dumps({"type": "message", "message": tool}))  # skipped, yet it numbers a line
     write(sessions / "chat.jsonl", "\n".join(records) + "\n")
     agent = quickstart_agent(
         workspace,
@@ -67,12 +72,12 @@ def test_a_transcript_with_speaker_names_cites_the_answering_line(workspace: Pat
         sessions_dirs=(sessions,),
         embedding=EmbeddingConfig(provider="hash"),
     )
-    answer_line = 2 + len(SMALL_TALK)  # JSONL lines: the session record, then one line per turn
     with AgentMemory(agent) as memory:
         memory.sync()
         hit = memory.search("When did Caroline go to the LGBTQ support group?", mode="keyword").results[0]
         assert hit.source == "sessions"
         assert hit.start_line <= answer_line <= hit.end_line
+        assert hit.end_line - hit.start_line < hit.chunk_end_line - hit.chunk_start_line
         assert "Caroline (user): I went to the LGBTQ support group" in hit.snippet
         by_date = memory.search("8 May 2023 support group", mode="keyword").results
         assert by_date and by_date[0].source == "sessions"

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import apsw
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # Bump when what a chunk holds changes (analyzer tokens, chunk metadata): the index is then rebuilt.
 ANALYZER_VERSION = "5"
 
@@ -134,6 +134,8 @@ MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
     2: lambda conn: conn.execute(_V2),
     3: lambda conn: conn.execute(_V3),
     4: _v4,
+    # v5: the file line of each line of a chunk's text where they are not consecutive (transcripts skip tool lines)
+    5: lambda conn: conn.execute("ALTER TABLE chunks ADD COLUMN source_lines TEXT"),
 }
 
 

@@ -44,6 +44,14 @@ class ChunkRow:
     ts: float | None
     kind: str
     importance: float | None
+    source_lines: str | None = None  # "3,5,9": the file line of each text line (transcripts)
+
+    def file_line(self, offset: int) -> int:
+        """The file line of the chunk's text line at `offset` (0-based)."""
+        if self.source_lines:
+            numbers = self.source_lines.split(",")
+            return int(numbers[min(offset, len(numbers) - 1)])
+        return self.start_line + offset
 
 
 @dataclass(frozen=True)
@@ -302,7 +310,7 @@ class Store:
         for offset, chunk in enumerate(chunks):
             self.conn.execute(
                 "INSERT INTO chunks(file_id, seq, start_line, end_line, heading, context, text, hash, model, source,"
-                " ts, kind, importance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " ts, kind, importance, source_lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     file_id,
                     first_seq + offset,
@@ -317,6 +325,7 @@ class Store:
                     chunk.ts,
                     chunk.kind,
                     chunk.importance,
+                    ",".join(map(str, chunk.source_lines)) if chunk.source_lines else None,
                 ),
             )
             chunk_id = self.conn.last_insert_rowid()
@@ -426,7 +435,8 @@ class Store:
             marks = ",".join("?" * len(part))
             rows = self.reader.execute(
                 "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash, f.mtime_ns,"
-                f" c.ts, c.kind, c.importance FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                f" c.ts, c.kind, c.importance, c.source_lines FROM chunks c JOIN files f ON f.id = c.file_id"
+                f" WHERE c.id IN ({marks})",
                 part,
             )
             for row in rows:

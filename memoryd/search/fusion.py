@@ -7,13 +7,18 @@ which weighs the vector side by how clearly the model singled out its best chunk
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memoryd.config import QueryConfig
     from memoryd.search.vector import VectorScan
+
+_NORMAL = NormalDist()
+# Trust starts this many standard deviations below the noise ceiling (real distributions are not normal; measured
+# over SciFact, XQuAD and LoCoMo with both local models: 0 distrusts good models, 1.5 trusts poor ones).
+NOISE_MARGIN = 1.0
 
 
 @dataclass
@@ -62,18 +67,22 @@ def rrf_fusion(
 
 
 def noise_ceiling(count: int) -> float:
-    """How many standard deviations above the mean the best of `count` unrelated scores lands, roughly."""
-    return math.sqrt(2.0 * math.log(max(count, 2)))
+    """How many standard deviations above the mean the best of `count` unrelated scores is expected to land
+    (Blom's approximation of the largest of `count` normal draws: 1.3 for 6 chunks, 3.1 for 600, 4.4 for 100k)."""
+    count = max(count, 2)
+    return _NORMAL.inv_cdf((count - 0.375) / (count + 0.25))
 
 
 def vector_confidence(scan: VectorScan | None, candidates: list[Candidate], span: float) -> float:
-    """0..1: how far the query's best cosine stands out of the whole index's cosine distribution, beyond what
-    the best of that many unrelated chunks would reach. Scale-free, so it holds for any model."""
+    """0..1: how far the query's best cosine stands out of the whole index's cosine distribution (in standard
+    deviations), against where the best of that many unrelated chunks would land. Scale-free, so it holds for
+    any model and any index size: a model that does not know the language scores every chunk alike and earns
+    no trust; one that singles out a few chunks earns all of it."""
     if scan is None or scan.count < 2 or scan.std <= 1e-9:
         return 1.0
     top = max((c.vector_score for c in candidates if c.vector_score is not None), default=scan.mean)
     z_top = (top - scan.mean) / scan.std
-    return min(1.0, max(0.0, (z_top - noise_ceiling(scan.count)) / span))
+    return min(1.0, max(0.0, (z_top - noise_ceiling(scan.count) + NOISE_MARGIN) / span))
 
 
 def adaptive_fusion(
@@ -86,16 +95,18 @@ def adaptive_fusion(
     scan: VectorScan | None,
     span: float,
 ) -> None:
-    """Both sides scaled to 0..1 per query (the keyword side by its best BM25; the vector side from the index's
-    mean cosine up to the best), the vector weight scaled by its confidence."""
+    """Both sides scaled to 0..1 per query (the keyword side by its best BM25, the vector side min-max over its
+    candidates), the vector side weighted by its confidence."""
     if not has_text:  # vector search alone: rank by similarity, as the weighted rule does
         weighted_fusion(candidates, vector_weight, text_weight, has_vector=has_vector, has_text=has_text)
         return
     wv, wt = _effective_weights(vector_weight, text_weight, has_vector, has_text)
-    # not renormalised: an unsure vector side lowers the scores too, so min_score still means something
-    wv *= vector_confidence(scan, candidates, span)
-    floor = scan.mean if scan is not None else 0.0
-    top = max((c.vector_score for c in candidates if c.vector_score is not None), default=floor)
+    # the weight an unsure vector side does not earn goes to the keyword side: with no confidence at all this is
+    # keyword search, and a query nothing matches by keyword stays below min_score
+    confidence = vector_confidence(scan, candidates, span)
+    wv, wt = wv * confidence, wt + wv * (1.0 - confidence)
+    scores = [c.vector_score for c in candidates if c.vector_score is not None]
+    floor, top = min(scores, default=0.0), max(scores, default=0.0)
     width = top - floor if top > floor else 1.0
     for c in candidates:
         v = max(0.0, (c.vector_score - floor) / width) if c.vector_score is not None else 0.0

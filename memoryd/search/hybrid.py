@@ -274,7 +274,7 @@ class SearchEngine:
         results = []
         for chunk_id in chosen:
             row, info = rows[chunk_id], explained[chunk_id]
-            snip = best_snippet(row.text, row.start_line, words, self.settings.snippet_chars)
+            snip = best_snippet(row.text, row.file_line, words, self.settings.snippet_chars)
             results.append(
                 SearchResult(
                     path=row.path,

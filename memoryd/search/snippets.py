@@ -28,10 +28,13 @@ def word_weights(
     return {word: math.log(1.0 + (total + 1) / (frequencies.get(token, 0) + 1)) for word, token in tokens.items()}
 
 
-def best_snippet(text: str, start_line: int, query_words: Mapping[str, float], budget: int = 700) -> Snippet:
+def best_snippet(
+    text: str, line_of: Callable[[int], int], query_words: Mapping[str, float], budget: int = 700
+) -> Snippet:
+    """`line_of` maps a line of the chunk's text (0-based) to its line in the file."""
     lines = text.split("\n")
     if len(text) <= budget:
-        return Snippet(text, start_line, start_line + len(lines) - 1)
+        return Snippet(text, line_of(0), line_of(len(lines) - 1))
     folded = [fold_text(line) for line in lines]
     hits = [sum(weight for word, weight in query_words.items() if word in line) for line in folded]
     best_start, best_hits = 0, -1.0
@@ -51,8 +54,8 @@ def best_snippet(text: str, start_line: int, query_words: Mapping[str, float], b
         end += 1
     if end == best_start:  # a single line longer than the budget: a window around the first hit
         line = lines[best_start]
-        return Snippet(_window(line, query_words, budget), start_line + best_start, start_line + best_start)
-    return Snippet("\n".join(lines[best_start:end]), start_line + best_start, start_line + end - 1)
+        return Snippet(_window(line, query_words, budget), line_of(best_start), line_of(best_start))
+    return Snippet("\n".join(lines[best_start:end]), line_of(best_start), line_of(end - 1))
 
 
 def _window(line: str, query_words: Mapping[str, float], budget: int) -> str:

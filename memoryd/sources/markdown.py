@@ -25,6 +25,7 @@ class Chunk:
     kind: str = ""  # memory type: episodic, semantic, procedural, lore
     importance: float | None = None  # 0..1
     dated: bool = False  # ts is when it happened (a dated note, a turn's timestamp), not just the file's mtime
+    source_lines: tuple[int, ...] = ()  # the file line of each text line, where they are not consecutive
 
     @property
     def embed_input(self) -> str:

@@ -123,6 +123,14 @@ def chunk_turns(turns: list[Turn], max_tokens: int, overlap_tokens: int) -> list
     out = []
     for first, last, text in chunk_plain_lines(lines, max_tokens, overlap_tokens):
         stamps = [t.timestamp for t in turns[first : last + 1] if t.timestamp is not None]
-        chunk = Chunk(turns[first].line, turns[last].line, text, "", "", sha256(text))
+        chunk = Chunk(
+            turns[first].line,
+            turns[last].line,
+            text,
+            "",
+            "",
+            sha256(text),
+            source_lines=tuple(t.line for t in turns[first : last + 1]),
+        )
         out.append((chunk, max(stamps) if stamps else None))
     return out
