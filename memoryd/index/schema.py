@@ -129,13 +129,20 @@ def _v4(conn: apsw.Connection) -> None:
         )
 
 
+def _v5(conn: apsw.Connection) -> None:
+    """v5: the file line of each line of a chunk's text where they are not consecutive (transcripts skip tool
+    lines). Idempotent: a development build added the column under v4."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
+    if "source_lines" not in columns:
+        conn.execute("ALTER TABLE chunks ADD COLUMN source_lines TEXT")
+
+
 MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
     1: lambda conn: conn.execute(_V1),
     2: lambda conn: conn.execute(_V2),
     3: lambda conn: conn.execute(_V3),
     4: _v4,
-    # v5: the file line of each line of a chunk's text where they are not consecutive (transcripts skip tool lines)
-    5: lambda conn: conn.execute("ALTER TABLE chunks ADD COLUMN source_lines TEXT"),
+    5: _v5,
 }
 
 
