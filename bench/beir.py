@@ -32,14 +32,19 @@ def load(name: str) -> Dataset:
     raise SystemExit(f"unknown dataset {name}")
 
 
+def index_dir(dataset: Dataset, provider: str, workdir: Path, model_path: Path | None = None) -> Path:
+    """Where a data set's index for a provider (and local model) lives; bench.quality reuses it."""
+    label = provider if provider != "local" else f"local-{Path(model_path or default_model_path(Path())).stem}"
+    return workdir / dataset.name / label
+
+
 def open_memory(
     dataset: Dataset, provider: str, workdir: Path, model_path: Path | None = None, **query: Any
 ) -> tuple[AgentMemory, dict[str, str]]:
     workspace, mapping = dataset_workspace(dataset, workdir)
-    label = provider if provider != "local" else f"local-{Path(model_path or default_model_path(Path())).stem}"
     agent = quickstart_agent(
         workspace,
-        workdir / dataset.name / label,
+        index_dir(dataset, provider, workdir, model_path),
         embedding=EmbeddingConfig(provider=provider, model_path=str(model_path or "")),
         query=QueryConfig(min_score=-1.0, **query),
     )
@@ -101,7 +106,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.fresh:
         import shutil
 
-        shutil.rmtree(args.workdir / dataset.name / args.provider, ignore_errors=True)
+        shutil.rmtree(index_dir(dataset, args.provider, args.workdir, args.model_path), ignore_errors=True)
     memory, mapping = open_memory(dataset, args.provider, args.workdir, args.model_path)
     report: dict[str, Any] = {"dataset": dataset.name, "queries": len(dataset.queries), "provider": args.provider}
     with memory:
