@@ -17,6 +17,7 @@ from memoryd.sources.markdown import Chunk, embed_input
 from memoryd.sources.metadata import date_words
 
 ChangeListener = Callable[["StoreChange"], None]
+MAX_REMEMBERED_FREQUENCIES = 100_000
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ class Store:
         self._write_lock = threading.RLock()
         self._listeners: list[ChangeListener] = []
         self._chunk_count: int | None = None
+        self._frequencies: dict[str, int] = {}  # token -> chunks holding it, until the next write
         self.conn = self._connect()
         self.vec_error = _load_sqlite_vec(self.conn) if use_sqlite_vec else "sqlite-vec disabled"
         migrate(self.conn)
@@ -154,6 +156,7 @@ class Store:
 
     def _notify(self, change: StoreChange) -> None:
         self._chunk_count = None
+        self._frequencies = {}
         for listener in self._listeners:
             listener(change)
 
@@ -450,15 +453,22 @@ class Store:
         return self._chunk_count
 
     def document_frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
-        """How many chunks hold each token, from the FTS5 vocabulary."""
+        """How many chunks hold each token, from the FTS5 vocabulary (remembered until the next write: a search
+        asks twice, for its terms and for its snippet words, and agents repeat queries)."""
         unique = list(dict.fromkeys(tokens))
         if not unique or not self.fts_available:
             return {}
-        marks = ",".join("?" * len(unique))
-        rows = self.reader.execute(f"SELECT term, doc FROM chunks_fts_vocab WHERE term IN ({marks})", unique)
-        found = dict.fromkeys(unique, 0)
-        found.update({term: doc for term, doc in rows})
-        return found
+        known = self._frequencies
+        missing = [t for t in unique if t not in known]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            rows = self.reader.execute(f"SELECT term, doc FROM chunks_fts_vocab WHERE term IN ({marks})", missing)
+            fresh = dict.fromkeys(missing, 0)
+            fresh.update({term: doc for term, doc in rows})
+            if len(known) > MAX_REMEMBERED_FREQUENCIES:
+                known = self._frequencies = {}
+            known.update(fresh)
+        return {t: known.get(t, 0) for t in unique}
 
     def counts(self) -> dict[str, int]:
         files = self.reader.execute("SELECT count(*) FROM files").fetchone()[0]
