@@ -6,10 +6,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from memoryd.config import EmbeddingConfig, quickstart_agent
 from memoryd.service.agent import AgentMemory
 
 from .conftest import write
+from .test_recall import transcript_memory
 
 SMALL_TALK = [
     "Hey! Good to see you again, how was the week?",
@@ -65,14 +65,7 @@ def test_a_transcript_with_speaker_names_cites_the_answering_line(workspace: Pat
         tool = {"role": "toolResult", "content": [{"type": "text", "text": "ok"}]}
         records.append(json.dumps({"type": "message", "message": tool}))  # skipped, yet it numbers a line
     write(sessions / "chat.jsonl", "\n".join(records) + "\n")
-    agent = quickstart_agent(
-        workspace,
-        data_dir,
-        sources=("memory", "sessions"),
-        sessions_dirs=(sessions,),
-        embedding=EmbeddingConfig(provider="hash"),
-    )
-    with AgentMemory(agent) as memory:
+    with transcript_memory(workspace, data_dir, sessions) as memory:
         memory.sync()
         hit = memory.search("When did Caroline go to the LGBTQ support group?", mode="keyword").results[0]
         assert hit.source == "sessions"

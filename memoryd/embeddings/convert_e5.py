@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from memoryd.embeddings.e5_source import DTYPE_Q4_0, E5Source
-from memoryd.embeddings.gguf_meta import write_memoryd_metadata
+from memoryd.embeddings.gguf_meta import write_memoryd_metadata, write_out
 
 E5_QUANTS = ("q4_0", "q8_0", "f16")
 QUERY_PREFIX = "query: "
@@ -164,7 +164,4 @@ def convert_e5(src: E5Source, out: Path, quant: str, name: str, progress=None) -
             writer.add_tensor(target, values.reshape(shape) if shape else values)
         if progress:
             progress("convert", done, len(items))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_out(writer)

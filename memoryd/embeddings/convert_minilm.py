@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from memoryd.embeddings.gguf_meta import write_out
+
 MINILM_QUANTS = ("q8_0", "f16", "f32")
 
 
@@ -93,7 +95,4 @@ def convert_minilm(
             writer.add_tensor(name, data)
         if progress:
             progress("convert", done, len(items))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_out(writer)

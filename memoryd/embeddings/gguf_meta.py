@@ -41,6 +41,14 @@ def write_memoryd_metadata(writer: Any, *, query_prefix: str, document_prefix: s
         writer.add_string(NORMALIZER_KEY, normalizer)
 
 
+def write_out(writer: Any) -> None:
+    """Header, metadata and tensors to disk, in the order GGUF wants them."""
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
 def read_preparation(metadata: dict[str, str], query_prefix: str | None = None, document_prefix: str | None = None):
     """The model's own preparation, with prefixes from config (None: keep the model's) taking precedence."""
     table: dict[int, str] = {}
