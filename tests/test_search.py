@@ -181,3 +181,26 @@ def test_query_settings_come_from_config(workspace: Path, memory_factory: Callab
     mem = memory_factory(query=QueryConfig(max_results=3))
     mem.sync()
     assert len(mem.search("kiwi").results) == 3
+
+
+def test_a_repeated_query_is_embedded_once(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> None:
+    from memoryd.embeddings.hashing import HashingEmbedder
+
+    class QueryCounter(HashingEmbedder):
+        def __init__(self) -> None:
+            super().__init__(64)
+            self.queries: list[str] = []
+
+        def embed_query(self, text: str):  # type: ignore[no-untyped-def]
+            self.queries.append(text)
+            return super().embed_query(text)
+
+    write(workspace / "memory" / "a.md", "# A\nthe kiwi orchard needs water\n")
+    embedder = QueryCounter()
+    memory = memory_factory(embedder)
+    memory.sync()
+    first = memory.search("kiwi orchard", mode="hybrid").results
+    again = memory.search("kiwi orchard", mode="hybrid").results
+    memory.search("water", mode="hybrid")
+    assert embedder.queries == ["kiwi orchard", "water"]
+    assert [r.score for r in first] == [r.score for r in again]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
@@ -21,6 +23,7 @@ from memoryd.search.vector import VectorIndex, VectorScan
 
 MODES = ("hybrid", "keyword", "vector")
 MAX_QUERY_CHARS = 8192
+QUERY_CACHE_SIZE = 256
 MAX_RESULTS_CAP = 200
 
 VectorState = Callable[[], tuple[Embedder | None, str | None]]
@@ -99,6 +102,24 @@ class SearchEngine:
         self.settings = settings
         self.vectors = vectors
         self.vector_state = vector_state
+        self._query_vectors: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+        self._query_lock = threading.Lock()
+
+    def _embed_query(self, embedder: Embedder, query: str) -> np.ndarray:
+        """The query's vector, from a small LRU cache: agents repeat their queries, and a local model spends
+        most of a hybrid search's time embedding the query."""
+        key = (embedder.provider, embedder.model, embedder.key_fingerprint, query)
+        with self._query_lock:
+            cached = self._query_vectors.get(key)
+            if cached is not None:
+                self._query_vectors.move_to_end(key)
+                return cached
+        vector = clean_vectors(embedder.embed_query(query), embedder.dims)[0]
+        with self._query_lock:
+            self._query_vectors[key] = vector
+            while len(self._query_vectors) > QUERY_CACHE_SIZE:
+                self._query_vectors.popitem(last=False)
+        return vector
 
     def search(
         self,
@@ -165,7 +186,7 @@ class SearchEngine:
             embedder, degraded = self.vector_state()
             if embedder is not None:
                 try:
-                    query_vector = clean_vectors(embedder.embed_query(query), embedder.dims)[0]
+                    query_vector = self._embed_query(embedder, query)
                 except EmbeddingError as exc:
                     degraded = f"query embedding failed: {exc}"
                     embedder = None
