@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import unicodedata
 from pathlib import Path
 
@@ -87,17 +88,26 @@ class WordPiece:
         return [*ids[: max_len - 1], self.vocab["[SEP]"]]
 
 
-def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+def layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
     return (x - mean) / np.sqrt(var + eps) * w + b
 
 
-def _gelu(x: np.ndarray) -> np.ndarray:
-    from math import sqrt
+def gelu(x: np.ndarray) -> np.ndarray:
+    erf = np.vectorize(math.erf)
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
-    erf = np.vectorize(__import__("math").erf)
-    return 0.5 * x * (1.0 + erf(x / sqrt(2.0)))
+
+def self_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, heads: int) -> np.ndarray:
+    """Scaled dot-product attention of every token to every token, heads concatenated: [n, hidden]."""
+    n, hidden = q.shape
+    dh = hidden // heads
+    q, k, v = (m.reshape(n, heads, dh).transpose(1, 0, 2) for m in (q, k, v))
+    scores = q @ k.transpose(0, 2, 1) / np.sqrt(dh)
+    scores = np.exp(scores - scores.max(-1, keepdims=True))
+    scores /= scores.sum(-1, keepdims=True)
+    return (scores @ v).transpose(1, 0, 2).reshape(n, -1)
 
 
 class ReferenceMiniLM:
@@ -120,30 +130,25 @@ class ReferenceMiniLM:
             + t["embeddings.token_type_embeddings.weight"][0]
         )
         eps = cfg["layer_norm_eps"]
-        x = _layer_norm(x, t["embeddings.LayerNorm.weight"], t["embeddings.LayerNorm.bias"], eps)
+        x = layer_norm(x, t["embeddings.LayerNorm.weight"], t["embeddings.LayerNorm.bias"], eps)
         heads = cfg["num_attention_heads"]
-        dh = cfg["hidden_size"] // heads
         for i in range(cfg["num_hidden_layers"]):
             p = f"encoder.layer.{i}."
 
             def lin(inp: np.ndarray, name: str, p: str = p) -> np.ndarray:
                 return inp @ t[p + name + ".weight"].T + t[p + name + ".bias"]
 
-            q = lin(x, "attention.self.query").reshape(n, heads, dh).transpose(1, 0, 2)
-            k = lin(x, "attention.self.key").reshape(n, heads, dh).transpose(1, 0, 2)
-            v = lin(x, "attention.self.value").reshape(n, heads, dh).transpose(1, 0, 2)
-            scores = q @ k.transpose(0, 2, 1) / np.sqrt(dh)
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            scores /= scores.sum(-1, keepdims=True)
-            ctx = (scores @ v).transpose(1, 0, 2).reshape(n, -1)
-            x = _layer_norm(
+            ctx = self_attention(
+                lin(x, "attention.self.query"), lin(x, "attention.self.key"), lin(x, "attention.self.value"), heads
+            )
+            x = layer_norm(
                 x + lin(ctx, "attention.output.dense"),
                 t[p + "attention.output.LayerNorm.weight"],
                 t[p + "attention.output.LayerNorm.bias"],
                 eps,
             )
-            h = _gelu(lin(x, "intermediate.dense"))
-            x = _layer_norm(
+            h = gelu(lin(x, "intermediate.dense"))
+            x = layer_norm(
                 x + lin(h, "output.dense"), t[p + "output.LayerNorm.weight"], t[p + "output.LayerNorm.bias"], eps
             )
         pooled = x.mean(0)

@@ -9,6 +9,8 @@ import numpy as np
 
 from memoryd.embeddings.e5_source import E5Source
 
+from .reference_bert import gelu, layer_norm, self_attention
+
 UNKNOWN_PENALTY = 10.0
 
 
@@ -57,17 +59,6 @@ class Unigram:
         return [self.src.bos, *self.pieces(text)[: max_len - 2], self.src.eos]
 
 
-def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * w + b
-
-
-def _gelu(x: np.ndarray) -> np.ndarray:
-    erf = np.vectorize(math.erf)
-    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
-
-
 class ReferenceE5:
     def __init__(self, src: E5Source) -> None:
         self.src = src
@@ -81,22 +72,15 @@ class ReferenceE5:
         ids = self.tok.encode(prefix + text)
         n = len(ids)
         x = self.word[ids].astype(np.float64) + t["emb.pos"].reshape(-1, h)[:n] + t["emb.type"].reshape(-1, h)[0]
-        x = _layer_norm(x, t["emb.ln.w"], t["emb.ln.b"], src.eps)
-        heads, dh = src.heads, h // src.heads
+        x = layer_norm(x, t["emb.ln.w"], t["emb.ln.b"], src.eps)
         for i in range(src.layers):
 
             def lin(inp: np.ndarray, name: str, i: int = i) -> np.ndarray:
                 w = t[f"l{i}.{name}.w"]
                 return inp @ w.reshape(-1, inp.shape[1]).T + t[f"l{i}.{name}.b"]
 
-            q = lin(x, "q").reshape(n, heads, dh).transpose(1, 0, 2)
-            k = lin(x, "k").reshape(n, heads, dh).transpose(1, 0, 2)
-            v = lin(x, "v").reshape(n, heads, dh).transpose(1, 0, 2)
-            scores = q @ k.transpose(0, 2, 1) / np.sqrt(dh)
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            scores /= scores.sum(-1, keepdims=True)
-            ctx = (scores @ v).transpose(1, 0, 2).reshape(n, -1)
-            x = _layer_norm(x + lin(ctx, "ao"), t[f"l{i}.aln.w"], t[f"l{i}.aln.b"], src.eps)
-            x = _layer_norm(x + lin(_gelu(lin(x, "fi")), "fo"), t[f"l{i}.oln.w"], t[f"l{i}.oln.b"], src.eps)
+            ctx = self_attention(lin(x, "q"), lin(x, "k"), lin(x, "v"), src.heads)
+            x = layer_norm(x + lin(ctx, "ao"), t[f"l{i}.aln.w"], t[f"l{i}.aln.b"], src.eps)
+            x = layer_norm(x + lin(gelu(lin(x, "fi")), "fo"), t[f"l{i}.oln.w"], t[f"l{i}.oln.b"], src.eps)
         pooled = x.mean(0)
         return pooled / np.linalg.norm(pooled)
