@@ -148,6 +148,12 @@ def analyze(text: str) -> Analyzed:
     return Analyzed(" ".join(body), " ".join(exact), " ".join(grams))
 
 
+def fts_row(text: str, heading: str) -> tuple[str, str, str, str]:
+    """The chunks_fts columns of a chunk: body, exact, heading, grams."""
+    doc = analyze(text)
+    return doc.body, doc.exact, analyze(heading).body, doc.grams
+
+
 def query_terms(query: str) -> list[Term]:
     """Terms of a query; any text is data, never FTS5 syntax."""
     terms: list[Term] = []

@@ -64,6 +64,8 @@ FTS_DDL = (
 )
 
 
+FTS_INSERT = "INSERT INTO chunks_fts(rowid, body, exact, heading, grams) VALUES (?, ?, ?, ?, ?)"
+
 VOCAB_DDL = "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts_vocab USING fts5vocab(chunks_fts, 'row')"
 
 
@@ -113,7 +115,7 @@ CREATE UNIQUE INDEX embedding_cache_key ON embedding_cache(hash, provider, model
 def _v4(conn: apsw.Connection) -> None:
     """v4: a `grams` column for the characters of unspaced scripts. FTS5 cannot add a column, so the table is
     made anew and refilled from the chunks' text (searches keep working while the reindex that follows runs)."""
-    from memoryd.index.analyzer import analyze
+    from memoryd.index.analyzer import fts_row
 
     has_fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
     conn.execute("DROP TABLE IF EXISTS chunks_fts_vocab; DROP TABLE IF EXISTS chunks_fts;")
@@ -122,11 +124,7 @@ def _v4(conn: apsw.Connection) -> None:
     conn.execute(FTS_DDL)
     conn.execute(VOCAB_DDL)
     for chunk_id, text, heading in list(conn.execute("SELECT id, text, heading FROM chunks")):
-        doc = analyze(text)
-        conn.execute(
-            "INSERT INTO chunks_fts(rowid, body, exact, heading, grams) VALUES (?, ?, ?, ?, ?)",
-            (chunk_id, doc.body, doc.exact, analyze(heading).body, doc.grams),
-        )
+        conn.execute(FTS_INSERT, (chunk_id, *fts_row(text, heading)))
 
 
 def _v5(conn: apsw.Connection) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from memoryd.index.analyzer import analyze
-from memoryd.index.schema import FTS_DDL, VOCAB_DDL, migrate, vec_ddl
+from memoryd.index.analyzer import fts_row
+from memoryd.index.schema import FTS_DDL, FTS_INSERT, VOCAB_DDL, migrate, vec_ddl
 from memoryd.sources.markdown import Chunk, embed_input
 from memoryd.sources.metadata import date_words
 
@@ -334,13 +334,9 @@ class Store:
             chunk_id = self.conn.last_insert_rowid()
             added.append(chunk_id)
             if self.fts_available:
-                doc = analyze(chunk.text)
                 # a dated chunk also answers to its day: "what happened on 13 October?"
                 heading = f"{chunk.heading} {date_words(chunk.ts)}" if chunk.dated and chunk.ts else chunk.heading
-                self.conn.execute(
-                    "INSERT INTO chunks_fts(rowid, body, exact, heading, grams) VALUES (?, ?, ?, ?, ?)",
-                    (chunk_id, doc.body, doc.exact, analyze(heading).body, doc.grams),
-                )
+                self.conn.execute(FTS_INSERT, (chunk_id, *fts_row(chunk.text, heading)))
             if vectors is not None:
                 self._insert_vector(chunk_id, vectors[offset])
         return added
