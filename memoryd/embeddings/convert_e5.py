@@ -9,6 +9,7 @@ reaches llama.cpp (which then only folds whitespace and adds the word-start mark
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +68,7 @@ def _shape(name: str, src: E5Source) -> tuple[int, int] | None:
         return ff, h
     if name.endswith("fo.w"):
         return h, ff
-    if name.endswith(".w") and not name.endswith(("ln.w",)):
+    if name.endswith(".w") and not name.endswith("ln.w"):
         return h, h
     return None
 
@@ -92,7 +93,9 @@ def _vocab(src: E5Source) -> tuple[list[str], list[float], list[int]]:
     return pieces, scores, types
 
 
-def convert_e5(src: E5Source, out: Path, quant: str, name: str, progress=None) -> None:
+def convert_e5(
+    src: E5Source, out: Path, quant: str, name: str, progress: Callable[[str, int, int], None] | None = None
+) -> None:
     import gguf
 
     if quant not in E5_QUANTS:

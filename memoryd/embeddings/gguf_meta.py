@@ -49,14 +49,11 @@ def write_out(writer: Any) -> None:
     writer.close()
 
 
-def read_preparation(metadata: dict[str, str], query_prefix: str | None = None, document_prefix: str | None = None):
-    """The model's own preparation, with prefixes from config (None: keep the model's) taking precedence."""
-    table: dict[int, str] = {}
+def read_preparation(metadata: dict[str, str]) -> TextPreparation:
+    """How the model file says its text is to be prepared (nothing, for a GGUF without memoryd's keys)."""
     raw = metadata.get(NORMALIZER_KEY)
-    if raw:
-        table = {int(cp): rep for cp, rep in json.loads(raw).items()}
     return TextPreparation(
-        query_prefix=metadata.get(QUERY_PREFIX_KEY, "") if query_prefix is None else query_prefix,
-        document_prefix=metadata.get(DOCUMENT_PREFIX_KEY, "") if document_prefix is None else document_prefix,
-        table=table,
+        query_prefix=metadata.get(QUERY_PREFIX_KEY, ""),
+        document_prefix=metadata.get(DOCUMENT_PREFIX_KEY, ""),
+        table={int(cp): rep for cp, rep in json.loads(raw).items()} if raw else {},
     )

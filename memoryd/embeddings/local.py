@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -66,9 +67,12 @@ class LocalEmbedder:
         except (ValueError, RuntimeError) as exc:
             raise EmbeddingError(f"llama.cpp could not load {path}: {exc}") from exc
         self.dims = int(self._model.n_embd())
-        metadata = self._model.metadata()
-        own = read_preparation(metadata)
-        self.text = read_preparation(metadata, query_prefix, document_prefix)
+        own = read_preparation(self._model.metadata())
+        self.text = replace(
+            own,
+            query_prefix=own.query_prefix if query_prefix is None else query_prefix,
+            document_prefix=own.document_prefix if document_prefix is None else document_prefix,
+        )
         self.model = path.name.removesuffix(".gguf")
         if (self.text.query_prefix, self.text.document_prefix) != (own.query_prefix, own.document_prefix):
             # other prefixes make other vectors: a distinct model name keeps them apart (and triggers a reindex)

@@ -200,6 +200,7 @@ class SearchEngine:
             top = hits[0].bm25 if hits else 1.0
             for rank, hit in enumerate(hits, 1):
                 candidates[hit.chunk_id] = Candidate(hit.chunk_id, text_score=hit.bm25 / top, text_rank=rank)
+        scan = None
         if query_vector is not None:
             allowed = self._allowed(filters)
             scan = self.vectors.scan(query_vector, pool, allowed)
@@ -209,14 +210,7 @@ class SearchEngine:
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
-        return Gathered(
-            list(candidates.values()),
-            query_vector is not None,
-            use_text,
-            embedder,
-            degraded,
-            scan if query_vector is not None else None,
-        )
+        return Gathered(list(candidates.values()), scan is not None, use_text, embedder, degraded, scan)
 
     def _rank(
         self, pool: list[Candidate], cfg: QueryConfig, min_score: float, max_results: int

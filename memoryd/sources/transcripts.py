@@ -123,14 +123,8 @@ def chunk_turns(turns: list[Turn], max_tokens: int, overlap_tokens: int) -> list
     out = []
     for first, last, text in chunk_plain_lines(lines, max_tokens, overlap_tokens):
         stamps = [t.timestamp for t in turns[first : last + 1] if t.timestamp is not None]
-        chunk = Chunk(
-            turns[first].line,
-            turns[last].line,
-            text,
-            "",
-            "",
-            sha256(text),
-            source_lines=tuple(t.line for t in turns[first : last + 1]),
-        )
+        numbers = tuple(t.line for t in turns[first : last + 1])
+        consecutive = numbers == tuple(range(numbers[0], numbers[0] + len(numbers)))
+        chunk = Chunk(numbers[0], numbers[-1], text, "", "", sha256(text), source_lines=() if consecutive else numbers)
         out.append((chunk, max(stamps) if stamps else None))
     return out
