@@ -2,12 +2,30 @@
 
 from client.stub import (
     ClientError,
+    ConnectError,
+    ConnectionLost,
     DaemonNotRunning,
+    GetResult,
     MemoryClient,
     RemoteError,
+    RequestTooLarge,
     RPCTimeout,
     SearchHit,
     SearchResults,
+    WriteResult,
 )
 
-__all__ = ["ClientError", "DaemonNotRunning", "MemoryClient", "RPCTimeout", "RemoteError", "SearchHit", "SearchResults"]
+__all__ = [
+    "ClientError",
+    "ConnectError",
+    "ConnectionLost",
+    "DaemonNotRunning",
+    "GetResult",
+    "MemoryClient",
+    "RPCTimeout",
+    "RemoteError",
+    "RequestTooLarge",
+    "SearchHit",
+    "SearchResults",
+    "WriteResult",
+]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from typing import Any
@@ -40,6 +41,7 @@ def _emit(ctx: Ctx, data: Any, human: str) -> None:
 
 
 def _fail(exc: ClientError) -> None:
+    """Exit 3 when no daemon runs, 1 for any other failure, with the reason on stderr."""
     message = str(exc) if not isinstance(exc, RemoteError) else f"{exc.message} ({exc.code})"
     click.echo(f"memctl: {message}", err=True)
     sys.exit(3 if isinstance(exc, DaemonNotRunning) else 1)
@@ -140,18 +142,26 @@ def _explain_line(e: dict[str, Any]) -> str:
     return "[" + ", ".join(parts) + f" -> {num(e.get('final'))}]"
 
 
+_LOCATION = re.compile(
+    r"^(?P<path>.+?)(?:#L(?P<cite_from>\d+)(?:-L(?P<cite_to>\d+))?|:(?P<from>\d+)(?:-(?P<to>\d+))?)$"
+)
+
+
 def _parse_location(spec: str) -> tuple[str, int | None, int | None]:
-    """PATH, PATH:FROM or PATH:FROM-TO (also PATH#LFROM-LTO as printed by search)."""
-    spec = spec.replace("#L", ":").replace("-L", "-")
-    path, _, lines = spec.rpartition(":") if ":" in spec else (spec, "", "")
-    if not path or not lines or not lines.replace("-", "").isdigit():
+    """PATH, PATH:FROM or PATH:FROM-TO, or a citation PATH#LFROM-LTO as search prints it. Only the end of the
+    spec is read as a line range, so a path holding "-L" or ":" keeps its name."""
+    match = _LOCATION.match(spec)
+    if match is None:
         return spec, None, None
-    start, _, end = lines.partition("-")
+    start = match.group("cite_from") or match.group("from")
+    end = match.group("cite_to") or match.group("to")
     first = int(start)
+    if match.group("cite_from") and not end:
+        end = start  # a citation of one line
     count = int(end) - first + 1 if end else None
     if count is not None and count < 1:
-        raise click.BadParameter(f"range {lines} ends before it starts")
-    return path, first, count
+        raise click.BadParameter(f"range {start}-{end} ends before it starts")
+    return match.group("path"), first, count
 
 
 @main.command()
@@ -254,6 +264,10 @@ def sync(obj: Ctx, force: bool, agent: str | None, socket: str | None, as_json: 
     except ClientError as exc:
         _fail(exc)
         return
+    if not done.get("done", True):
+        job = done.get("progress") or {}
+        click.echo(f"memctl: still syncing after the wait ({job.get('done', 0)}/{job.get('total', 0)} files)", err=True)
+        sys.exit(1)
     report = done.get("report") or {}
     _emit(
         ctx,

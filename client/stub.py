@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import socket
@@ -44,6 +45,23 @@ class RPCTimeout(ClientError):
     """No answer within the timeout."""
 
 
+class ConnectionLost(ClientError):
+    """The daemon closed the connection after the request was sent, before it answered."""
+
+
+class RequestTooLarge(ClientError):
+    """The request is larger than the daemon accepts; it was not sent."""
+
+
+class ConnectError(ClientError):
+    """The socket exists but cannot be connected to (permissions, not a socket, ...)."""
+
+
+MAX_REQUEST_BYTES = 16 * 1024 * 1024  # the daemon's limit for one message
+IDEMPOTENT = frozenset({"ping", "search", "get", "status", "agents"})  # safe to send again after a lost answer
+CONNECT_BUSY_SECONDS = 3.0  # how long a full listen queue (EAGAIN) is retried before giving up
+
+
 @dataclass(frozen=True)
 class SearchHit:
     path: str
@@ -76,11 +94,7 @@ class SearchResults:
         return len(self.results)
 
 
-class GetResult(TypedDict):
-    path: str
-    text: str
-    lines: int
-    total_lines: int
+GetResult = TypedDict("GetResult", {"path": str, "from": int, "text": str, "lines": int, "total_lines": int})
 
 
 class WriteResult(TypedDict):
@@ -91,6 +105,19 @@ class WriteResult(TypedDict):
 
 
 _HIT_FIELDS = {f for f in SearchHit.__dataclass_fields__ if f != "extra"}
+
+
+def _remote_error(error: Any) -> RemoteError:
+    """An error as the daemon sends it ({code, message}), or as other msgpack-rpc servers do ([code, message])."""
+    if isinstance(error, dict):
+        return RemoteError(str(error.get("code", "error")), str(error.get("message", error)), error.get("data"))
+    if isinstance(error, (list, tuple)) and len(error) >= 2:
+        return RemoteError(str(error[0]), str(error[1]))
+    return RemoteError("error", str(error))
+
+
+def _is_error_notification(message: Any) -> bool:
+    return isinstance(message, list) and len(message) == 3 and message[:2] == [NOTIFICATION, "memoryd.error"]
 
 
 def _hit(raw: dict[str, Any]) -> SearchHit:
@@ -108,24 +135,39 @@ class MemoryClient:
         self._unpacker: msgpack.Unpacker | None = None
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._fresh = False  # connected and nothing sent yet: a failure cannot mean a restarted daemon
 
     # -- connection ----------------------------------------------------------------------------------
 
     def connect(self) -> MemoryClient:
         if self._sock is None:
+            self._sock = self._open_socket()
+            self._unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+            self._fresh = True
+        return self
+
+    def _open_socket(self) -> socket.socket:
+        """Connect, retrying briefly while the daemon's listen queue is full (EAGAIN is busy, not absent)."""
+        deadline = time.monotonic() + CONNECT_BUSY_SECONDS
+        delay = 0.01
+        while True:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(self.timeout)
             try:
                 sock.connect(str(self.socket_path))
+                return sock
             except (FileNotFoundError, ConnectionRefusedError) as exc:
                 sock.close()
                 raise DaemonNotRunning(self.socket_path, exc.strerror or str(exc)) from None
             except OSError as exc:
                 sock.close()
-                raise DaemonNotRunning(self.socket_path, exc.strerror or str(exc)) from None
-            self._sock = sock
-            self._unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
-        return self
+                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK) and time.monotonic() < deadline:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.2)
+                    continue
+                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    raise ConnectError(f"memoryd at {self.socket_path} is too busy to accept a connection") from None
+                raise ConnectError(f"cannot connect to {self.socket_path}: {exc.strerror or exc}") from None
 
     def close(self) -> None:
         if self._sock is not None:
@@ -142,35 +184,55 @@ class MemoryClient:
     # -- protocol ------------------------------------------------------------------------------------
 
     def call(self, method: str, params: dict[str, Any] | list[Any] | None = None, timeout: float | None = None) -> Any:
-        """Send one request and wait for its response; named params go as a single map."""
+        """Send one request and wait for its response; named params go as a single map.
+
+        A request is sent again only when it surely never reached the daemon (a connection left from before a
+        daemon restart fails on send), or when the method only reads. A `write` is never sent twice."""
         args = [params] if isinstance(params, dict) else list(params or [])
         with self._lock:
+            msgid = next(self._ids) & 0xFFFFFFFF
+            payload = msgpack.packb([REQUEST, msgid, method, args], use_bin_type=True)
+            if len(payload) > MAX_REQUEST_BYTES:
+                raise RequestTooLarge(f"the request is {len(payload)} bytes; memoryd accepts {MAX_REQUEST_BYTES}")
             for attempt in (1, 2):
+                sent = False
                 try:
-                    return self._roundtrip(method, args, timeout)
+                    self.connect()
+                    fresh = self._fresh
+                    self._send(payload)
+                    sent = True
+                    return self._receive(method, msgid, timeout)
                 except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, EOFError):
                     self.close()
-                    if attempt == 2:
+                    retry = (not sent and not fresh) or method in IDEMPOTENT
+                    if attempt == 1 and retry:
+                        continue
+                    if not sent:
                         raise DaemonNotRunning(self.socket_path, "the connection was closed") from None
+                    raise ConnectionLost(
+                        f"memoryd closed the connection before answering {method!r}"
+                        + ("" if method in IDEMPOTENT else "; it may or may not have been applied")
+                    ) from None
         raise AssertionError("unreachable")
 
-    def _roundtrip(self, method: str, args: list[Any], timeout: float | None) -> Any:
-        self.connect()
+    def _send(self, payload: bytes) -> None:
+        assert self._sock is not None
+        self._fresh = False
+        self._sock.settimeout(self.timeout)
+        self._sock.sendall(payload)
+
+    def _receive(self, method: str, msgid: int, timeout: float | None) -> Any:
         assert self._sock is not None and self._unpacker is not None
-        msgid = next(self._ids) & 0xFFFFFFFF
-        self._sock.sendall(msgpack.packb([REQUEST, msgid, method, args], use_bin_type=True))
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             for message in self._unpacker:
                 if isinstance(message, list) and len(message) == 4 and message[0] == RESPONSE and message[1] == msgid:
-                    error, result = message[2], message[3]
-                    if error is not None:
-                        if isinstance(error, dict):
-                            raise RemoteError(
-                                str(error.get("code", "error")), str(error.get("message", error)), error.get("data")
-                            )
-                        raise RemoteError("error", str(error))
-                    return result
+                    if message[2] is not None:
+                        raise _remote_error(message[2])
+                    return message[3]
+                if _is_error_notification(message):  # the daemon gave up on this connection and says why
+                    self.close()
+                    raise _remote_error(message[2][0] if isinstance(message[2], list) and message[2] else None)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.close()
@@ -237,13 +299,14 @@ class MemoryClient:
     def status(self, agent: str | None = None) -> dict[str, Any]:
         return self.call("status", self._named(agent=agent))
 
-    def sync(self, agent: str | None = None, force: bool = False) -> dict[str, Any]:
-        return self.call("sync", self._named(agent=agent, force=force or None), timeout=max(self.timeout, 600))
+    def sync(self, agent: str | None = None, force: bool = False, timeout: float = 600) -> dict[str, Any]:
+        """Sync and wait at most `timeout` seconds; the answer's `done` says whether it finished."""
+        named = self._named(agent=agent, force=force or None, timeout=timeout)
+        return self.call("sync", named, timeout=max(self.timeout, timeout + 5))
 
-    def reindex(self, agent: str | None = None, wait: bool = False) -> dict[str, Any]:
-        return self.call(
-            "reindex", self._named(agent=agent, wait=wait or None), timeout=max(self.timeout, 3600) if wait else None
-        )
+    def reindex(self, agent: str | None = None, wait: bool = False, timeout: float = 3600) -> dict[str, Any]:
+        named = self._named(agent=agent, wait=wait or None, timeout=timeout if wait else None)
+        return self.call("reindex", named, timeout=max(self.timeout, timeout + 5) if wait else None)
 
     def agents(self) -> list[dict[str, Any]]:
         return self.call("agents")

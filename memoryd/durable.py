@@ -20,8 +20,14 @@ def fsync_dir(path: Path) -> None:
 
 
 def append_durably(target: Path, data: bytes) -> None:
-    """Append and fsync; on any failure (a full disk) cut the file back so nothing half-written stays."""
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    """Append and fsync; on any failure (a full disk) cut the file back so nothing half-written stays, and remove
+    a file this call created. A symlink at `target` is refused (O_NOFOLLOW), so a write cannot be redirected."""
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        created = True
+    except FileExistsError:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+        created = False
     original_size = os.fstat(fd).st_size
     try:
         view = memoryview(data)
@@ -30,8 +36,11 @@ def append_durably(target: Path, data: bytes) -> None:
         os.fsync(fd)
     except OSError:
         try:
-            os.ftruncate(fd, original_size)
-            os.fsync(fd)
+            if created:
+                os.unlink(target)
+            else:
+                os.ftruncate(fd, original_size)
+                os.fsync(fd)
         except OSError:
             pass
         raise

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import numpy as np
 
 from memoryd.embeddings.base import EmbeddingError, clean_vectors, fingerprint
 from memoryd.embeddings.gguf_meta import read_preparation
+from memoryd.embeddings.turns import ModelTurns
 
 CONTEXT = 512
 # After embedding inputs longer than this, the context is rebuilt to give its output buffer back.
@@ -49,7 +49,7 @@ class LocalEmbedder:
             raise EmbeddingError("llama-cpp-python is not installed (pip install 'memoryd[local]')") from exc
         set_verbose(False)  # llama.cpp's own log lines stay out of the daemon's log
         self._llama_cpp = llama_cpp
-        self._lock = threading.Lock()
+        self._turns = ModelTurns()
         threads = n_threads or os.cpu_count() or 1
         try:
             self._model = LlamaModel(path_model=str(path), params=llama_cpp.llama_model_default_params(), verbose=False)
@@ -105,13 +105,16 @@ class LocalEmbedder:
         except Exception as exc:  # llama.cpp raises plain RuntimeError/ValueError on decode failures
             raise EmbeddingError(f"local embedding failed: {exc}") from exc
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        with self._lock:
-            if self._ctx is None:
-                raise EmbeddingError("the local model is closed")
-            rows = [self._embed_one(t) for t in texts]
-            if self._longest > KEEP_BUFFER_TOKENS:
-                self._renew_context()
+    def _embed(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
+        """One model turn per input, so a query waits for at most one document, never for a whole batch."""
+        rows = []
+        for text in texts:
+            with self._turns.turn(urgent=urgent):
+                if self._ctx is None:
+                    raise EmbeddingError("the local model is closed")
+                rows.append(self._embed_one(text))
+                if self._longest > KEEP_BUFFER_TOKENS and (urgent or len(rows) == len(texts)):
+                    self._renew_context()
         if not rows:
             return np.zeros((0, self.dims), dtype=np.float32)
         return clean_vectors(np.stack(rows), self.dims)
@@ -125,10 +128,15 @@ class LocalEmbedder:
         return self._embed([self.text.document(t) if t.strip() else "" for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([self.text.query(text) if text.strip() else ""])[0]
+        return self._embed([self.text.query(text) if text.strip() else ""], urgent=True)[0]
+
+    def interrupt(self) -> None:
+        """Stop batch work at the next input (daemon shutdown); queries still run until close."""
+        self._turns.interrupt()
 
     def close(self) -> None:
-        with self._lock:
+        self._turns.interrupt()
+        with self._turns.turn(urgent=True):
             for part in ("_batch", "_ctx", "_model"):
                 resource = getattr(self, part, None)
                 if resource is not None:

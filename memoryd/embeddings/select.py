@@ -143,6 +143,12 @@ class ProviderChain:
     def embed_query(self, text: str) -> np.ndarray:
         return self.current.embed_query(text)
 
+    def interrupt(self) -> None:
+        for provider in self.providers:
+            interrupt = getattr(provider, "interrupt", None)
+            if interrupt is not None:
+                interrupt()
+
     def close(self) -> None:
         for provider in self.providers:
             provider.close()

@@ -66,7 +66,7 @@ def _verify(store: Store, agent: AgentConfig, report: SyncReport) -> None:
         raise ReindexError(f"integrity check failed: {check}")
     counts = store.counts()
     expected = len(discover(agent))
-    if counts["files"] < expected - len(report.errors):
+    if counts["files"] < expected - len(report.skipped):
         raise ReindexError(f"new index has {counts['files']} files, expected {expected}")
     if report.embedding_error is None and store.get_meta("embedding") and counts["embedded_chunks"] != counts["chunks"]:
         raise ReindexError("new index has chunks without vectors")

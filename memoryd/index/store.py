@@ -18,6 +18,7 @@ from memoryd.sources.metadata import date_words
 
 ChangeListener = Callable[["StoreChange"], None]
 MAX_REMEMBERED_FREQUENCIES = 100_000
+MAX_PENDING_ACCESS = 100_000  # distinct chunks counted between flushes
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,8 @@ class Store:
         self._listeners: list[ChangeListener] = []
         self._chunk_count: int | None = None
         self._frequencies: dict[str, int] = {}  # token -> chunks holding it, until the next write
+        self._access: dict[str, tuple[int, float]] = {}  # hash -> (hits, last time) not yet written
+        self._access_lock = threading.Lock()
         self.conn = self._connect()
         self.vec_error = _load_sqlite_vec(self.conn) if use_sqlite_vec else "sqlite-vec disabled"
         migrate(self.conn)
@@ -143,6 +146,8 @@ class Store:
         return conn
 
     def close(self) -> None:
+        if getattr(self, "conn", None) is not None:
+            self.flush_access()
         with self._readers_lock:
             readers, self._readers = self._readers, []
         for conn in [*readers, getattr(self, "conn", None)]:
@@ -350,16 +355,39 @@ class Store:
         return tuple(row) if row else None  # type: ignore[return-value]
 
     def record_access(self, hashes: Sequence[str]) -> None:
-        """Count that these chunks were returned by a search (kept by content, so re-chunking keeps them)."""
+        """Count that these chunks were returned by a search (kept by content, so re-chunking keeps them).
+        Counted in memory and written by `flush_access`, so that a search never waits on, or fails with, a write."""
         if not hashes:
             return
         now = time.time()
-        with self._write_lock, self.conn:
-            self.conn.executemany(
-                "INSERT INTO access(hash, hits, last_at) VALUES (?, 1, ?)"
-                " ON CONFLICT(hash) DO UPDATE SET hits = hits + 1, last_at = excluded.last_at",
-                [(h, now) for h in dict.fromkeys(hashes)],
-            )
+        with self._access_lock:
+            if len(self._access) >= MAX_PENDING_ACCESS:
+                return
+            for digest in dict.fromkeys(hashes):
+                hits, _ = self._access.get(digest, (0, now))
+                self._access[digest] = (hits + 1, now)
+
+    def flush_access(self) -> bool:
+        """Write the access counts gathered since the last flush; on a write error (a full disk) keep them
+        for the next flush and return False."""
+        with self._access_lock:
+            pending, self._access = self._access, {}
+        if not pending:
+            return True
+        try:
+            with self._write_lock, self.conn:
+                self.conn.executemany(
+                    "INSERT INTO access(hash, hits, last_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT(hash) DO UPDATE SET hits = hits + excluded.hits, last_at = excluded.last_at",
+                    [(h, hits, last) for h, (hits, last) in pending.items()],
+                )
+            return True
+        except apsw.Error:
+            with self._access_lock:
+                for digest, (hits, last) in pending.items():
+                    more, newer = self._access.get(digest, (0, last))
+                    self._access[digest] = (hits + more, max(last, newer))
+            return False
 
     def access_stats(self, hashes: Sequence[str]) -> dict[str, tuple[int, float]]:
         unique = list(dict.fromkeys(hashes))
@@ -367,7 +395,14 @@ class Store:
             return {}
         marks = ",".join("?" * len(unique))
         rows = self.reader.execute(f"SELECT hash, hits, last_at FROM access WHERE hash IN ({marks})", unique)
-        return {h: (hits, last) for h, hits, last in rows}
+        stats = {h: (hits, last) for h, hits, last in rows}
+        with self._access_lock:
+            for digest in unique:
+                if digest in self._access:
+                    hits, last = self._access[digest]
+                    stored_hits, stored_last = stats.get(digest, (0, 0.0))
+                    stats[digest] = (stored_hits + hits, max(last, stored_last))
+        return stats
 
     def _insert_vector(self, chunk_id: int, vector: np.ndarray) -> None:
         blob = _vector_blob(vector)

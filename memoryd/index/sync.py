@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import apsw
 import numpy as np
 
 from memoryd.config import AgentConfig
@@ -14,14 +15,21 @@ from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.cache import embed_with_cache
 from memoryd.index.schema import ANALYZER_VERSION
 from memoryd.index.store import Store
-from memoryd.sources.discovery import SourceFile, discover
-from memoryd.sources.markdown import Chunk, chunk_markdown, embed_input, sha256
+from memoryd.sources.discovery import SourceFile, discover, escape_path
+from memoryd.sources.markdown import Chunk, chunk_markdown
 from memoryd.sources.metadata import annotate
 from memoryd.sources.redact import Redactor
-from memoryd.sources.transcripts import chunk_turns, discover_transcripts, read_complete_lines, turns_of
+from memoryd.sources.transcripts import (
+    LineErrors,
+    chunk_turns,
+    discover_transcripts,
+    read_complete_lines,
+    turns_of,
+)
 
 Progress = Callable[[int, int], None]
 EMBED_GROUP = 256  # chunks embedded together across files
+MAX_FILE_BYTES = 16 * 1024 * 1024  # a Markdown note bigger than this is skipped, not embedded for hours
 
 
 @dataclass
@@ -37,10 +45,14 @@ class SyncReport:
     bytes_read: int = 0
     seconds: float = 0.0
     embedding_error: str | None = None
-    errors: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # path -> why it could not be indexed this time
 
     def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
+
+
+class DiskFull(RuntimeError):
+    """The index cannot grow: indexing pauses until there is room; searches go on."""
 
 
 def embedding_signature(embedder: Embedder) -> str:
@@ -70,6 +82,7 @@ class Syncer:
         self.agent = agent
         self.embedder = embedder
         self.redact = Redactor.create(agent.redact)
+        self.skipped_lines: dict[str, LineErrors] = {}  # transcripts: malformed lines passed over, by path
 
     # -- state of the vector space ------------------------------------------------------------------
 
@@ -111,10 +124,17 @@ class Syncer:
             report.chunks_removed += self.store.delete_files(gone)
             report.files_deleted = len(gone)
 
+        for path in [p for p in self.skipped_lines if p not in current]:
+            del self.skipped_lines[path]
+
         pending: list[_Pending] = []
         for done, source_file in enumerate(files, 1):
             reader = self._read_transcript if source_file.source == "sessions" else self._read_if_changed
-            item = reader(source_file, known, force, report)
+            try:
+                item = reader(source_file, known, force, report)
+            except Exception as exc:  # one file that cannot be read, decoded or parsed never stops the others
+                report.skipped[source_file.path] = f"{type(exc).__name__}: {exc}"[:300]
+                item = None
             if item is not None:
                 pending.append(item)
                 if sum(len(p.chunks) for p in pending) >= EMBED_GROUP:
@@ -126,6 +146,7 @@ class Syncer:
             embedder = self._write(pending, embedder, report)
         if embedder is not None:
             self._backfill(embedder, report)
+        self.store.flush_access()
         report.seconds = time.perf_counter() - started
         self.store.set_meta("last_sync", str(time.time()))
         return report
@@ -139,6 +160,9 @@ class Syncer:
             if row and not force and row.mtime_ns == stat.st_mtime_ns and row.size == stat.st_size:
                 report.files_unchanged += 1
                 return None
+            if stat.st_size > MAX_FILE_BYTES:
+                report.skipped[source_file.path] = f"larger than {MAX_FILE_BYTES // 2**20} MiB"
+                return None
             data = source_file.abs_path.read_bytes()
         except FileNotFoundError:
             if row:
@@ -146,24 +170,21 @@ class Syncer:
                 report.files_deleted += 1
             return None
         except OSError as exc:
-            report.errors.append(f"{source_file.path}: {exc.strerror or exc}")
+            report.skipped[source_file.path] = exc.strerror or str(exc)
             return None
         report.bytes_read += len(data)
+        if b"\x00" in data:
+            report.skipped[source_file.path] = "binary content (NUL bytes), not Markdown"
+            return None
         digest = hashlib.sha256(data).hexdigest()
         if row and not force and row.hash == digest:
             self.store.touch_file(source_file.path, stat.st_mtime_ns, stat.st_size)
             report.files_unchanged += 1
             return None
-        text = data.decode("utf-8", errors="replace")
+        text = self.redact(data.decode("utf-8", errors="replace"))  # whole, so a secret split by a chunk edge is caught
         chunks = chunk_markdown(text, self.agent.chunking.tokens, self.agent.chunking.overlap)
-        chunks = annotate([self._redacted(c) for c in chunks], text, source_file.path, stat.st_mtime)
+        chunks = annotate(chunks, text, source_file.path, stat.st_mtime)
         return _Pending(source_file, digest, stat.st_mtime_ns, stat.st_size, chunks)
-
-    def _redacted(self, chunk: Chunk) -> Chunk:
-        text, context = self.redact(chunk.text), self.redact(chunk.context)
-        if text == chunk.text and context == chunk.context:
-            return chunk
-        return replace(chunk, text=text, context=context, hash=sha256(embed_input(context, text)))
 
     def _read_transcript(
         self, source_file: SourceFile, known: dict, force: bool, report: SyncReport
@@ -182,10 +203,16 @@ class Syncer:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            report.errors.append(f"{source_file.path}: {exc.strerror or exc}")
+            report.skipped[source_file.path] = exc.strerror or str(exc)
             return None
         report.bytes_read += stat.st_size - offset
-        turns = [replace(t, text=self.redact(t.text)) for t in turns_of(lines)]
+        errors = self.skipped_lines.get(source_file.path) if resume else None
+        errors = errors or LineErrors()
+        turns = [replace(t, text=self.redact(t.text)) for t in turns_of(lines, errors)]
+        if errors.count:
+            self.skipped_lines[source_file.path] = errors
+        else:
+            self.skipped_lines.pop(source_file.path, None)
         chunks = [
             replace(c, ts=ts or stat.st_mtime, dated=ts is not None, kind="episodic")
             for c, ts in chunk_turns(turns, self.agent.chunking.tokens, self.agent.chunking.overlap)
@@ -221,19 +248,25 @@ class Syncer:
             count = len(item.chunks)
             part = vectors[offset : offset + count] if vectors is not None else None
             offset += count
-            self.store.replace_file(
-                path=item.file.path,
-                abs_path=str(item.file.abs_path),
-                source=item.file.source,
-                hash=item.digest,
-                mtime_ns=item.mtime_ns,
-                size=item.size,
-                chunks=item.chunks,
-                vectors=part,
-                model=embedder.model if embedder else "",
-                cursor=item.cursor,
-                append=item.append,
-            )
+            try:
+                self.store.replace_file(
+                    path=item.file.path,
+                    abs_path=escape_path(str(item.file.abs_path)),
+                    source=item.file.source,
+                    hash=item.digest,
+                    mtime_ns=item.mtime_ns,
+                    size=item.size,
+                    chunks=item.chunks,
+                    vectors=part,
+                    model=embedder.model if embedder else "",
+                    cursor=item.cursor,
+                    append=item.append,
+                )
+            except apsw.FullError:
+                raise DiskFull(f"the disk holding {self.store.path} is full; indexing paused") from None
+            except apsw.Error as exc:
+                report.skipped[item.file.path] = f"{type(exc).__name__}: {exc}"[:300]
+                continue
             report.files_indexed += 1
             report.chunks_added += count
         return embedder

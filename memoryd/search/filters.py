@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,15 +20,16 @@ def parse_time(value: object, name: str, end_of_day: bool = False) -> float | No
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
+        if math.isfinite(value):
+            return float(value)
+    elif isinstance(value, str):
         try:
             if len(value) == 10:
                 day = dt.datetime.fromisoformat(value).replace(tzinfo=dt.timezone.utc)
                 return (day + dt.timedelta(days=1 if end_of_day else 0)).timestamp()
             moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
             return (moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)).timestamp()
-        except ValueError:
+        except (ValueError, OverflowError):
             pass
     raise FilterError(f"'{name}' must be a date (YYYY-MM-DD), an ISO datetime or epoch seconds")
 
@@ -50,10 +52,14 @@ class Filters:
         kind: object = None,
     ) -> Filters:
         for source in sources or ():
-            if source not in SOURCES:
+            if not isinstance(source, str) or source not in SOURCES:
                 raise FilterError(f"unknown source {source!r} (use {', '.join(SOURCES)})")
         if path is not None and (not isinstance(path, str) or not path):
             raise FilterError("'path' must be a non-empty string (a prefix or a glob)")
+        if not (kind is None or isinstance(kind, str)) and (
+            not isinstance(kind, (list, tuple)) or not all(isinstance(k, str) for k in kind)
+        ):
+            raise FilterError("'type' must be a memory type or a list of them")
         kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
         for k in kinds:
             if k not in MEMORY_TYPES:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -81,8 +82,8 @@ def _check(query: object, mode: str, max_results: int, min_score: float) -> str:
         raise SearchError(f"mode must be one of {', '.join(MODES)}")
     if not isinstance(max_results, int) or isinstance(max_results, bool) or not 1 <= max_results <= MAX_RESULTS_CAP:
         raise SearchError(f"max_results must be an integer from 1 to {MAX_RESULTS_CAP}")
-    if not isinstance(min_score, (int, float)) or isinstance(min_score, bool):
-        raise SearchError("min_score must be a number")
+    if not isinstance(min_score, (int, float)) or isinstance(min_score, bool) or not math.isfinite(min_score):
+        raise SearchError("min_score must be a finite number")
     return query
 
 
@@ -166,7 +167,7 @@ class SearchEngine:
         if mode == "hybrid" and actual == "keyword" and degraded is None:
             degraded = "vector search unavailable"
         results = self._materialise(chosen, rows, explained, explain, query)
-        if record_access and results:
+        if record_access and results and cfg.access_weight:
             self.store.record_access([rows[r.chunk_id].hash for r in results])
         return SearchResponse(
             results=results,

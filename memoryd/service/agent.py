@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -19,7 +20,13 @@ from memoryd.index.store import Store
 from memoryd.index.sync import Progress, Syncer, SyncReport
 from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.search.vector import VectorIndex
-from memoryd.sources.discovery import PathOutsideSources, display_path, is_markdown, resolve_source_path
+from memoryd.sources.discovery import (
+    PathOutsideSources,
+    display_path,
+    is_ignored_dir,
+    is_markdown,
+    resolve_source_path,
+)
 from memoryd.sources.markdown import split_lines
 from memoryd.sources.metadata import MEMORY_TYPES, tag_comment
 
@@ -165,7 +172,11 @@ class AgentMemory:
             real = resolve_source_path(self.agent, path)
         except PathOutsideSources as exc:
             raise RequestError(str(exc)) from exc
-        all_lines = split_lines(real.read_text(encoding="utf-8", errors="replace"))
+        try:
+            text = real.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise RequestError(f"{path!r} cannot be read: {exc.strerror or exc}") from None
+        all_lines = split_lines(self.syncer.redact(text))  # what the index holds: secrets masked, lines kept
         count = min(lines or MAX_GET_LINES, MAX_GET_LINES)
         chosen = all_lines[from_line - 1 : from_line - 1 + count]
         return {
@@ -202,8 +213,12 @@ class AgentMemory:
             raise RequestError("this agent has no Markdown memory source")
         target = self._write_target(path)
         with self._write_lock:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            existing = target.read_bytes() if target.exists() else b""
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                self._write_target(path)  # again, now that the folders exist: nothing was swapped in meanwhile
+                existing = target.read_bytes() if target.exists() else b""
+            except OSError as exc:
+                raise RequestError(f"could not write {target.name}: {exc.strerror or exc}") from exc
             prefix = "" if not existing or existing.endswith(b"\n") else "\n"
             if existing.strip():
                 prefix += "\n"  # a blank line between entries
@@ -225,25 +240,39 @@ class AgentMemory:
         }
 
     def _write_target(self, path: str | None) -> Path:
-        memory_dir = self._workspace() / "memory"
+        """Where a `write` goes: a Markdown file under memory/ that is not a symlink, not under an ignored
+        folder and not reached through a symlinked folder. Default and explicit targets get the same checks."""
+        workspace = self._workspace()
+        memory_dir = workspace / "memory"
         if path is None:
-            return memory_dir / f"{dt.date.today().isoformat()}.md"
-        if not isinstance(path, str) or not path or "\x00" in path:
-            raise RequestError("path must be a non-empty string")
-        raw = Path(path)
-        if raw.is_absolute():
-            raise RequestError("path must be relative to the workspace, under memory/")
-        parts = raw.parts
-        if parts and parts[0] == "memory":
-            raw = Path(*parts[1:]) if len(parts) > 1 else Path()
-        candidate = memory_dir / raw
-        if candidate.is_symlink() or (candidate.exists() and not candidate.is_file()):
-            raise RequestError(f"{path!r} is not a regular file")
-        target = candidate.resolve()
-        if memory_dir.resolve() not in target.parents:
-            raise RequestError(f"{path!r} is not under memory/")
-        if not is_markdown(target):
+            relative = Path(f"{dt.date.today().isoformat()}.md")
+        else:
+            if not isinstance(path, str) or not path or "\x00" in path:
+                raise RequestError("path must be a non-empty string")
+            raw = Path(path)
+            if raw.is_absolute() or ".." in raw.parts:
+                raise RequestError("path must be relative to the workspace, under memory/, without '..'")
+            parts = raw.parts[1:] if raw.parts and raw.parts[0] == "memory" else raw.parts
+            if not parts:
+                raise RequestError("path must name a file under memory/")
+            relative = Path(*parts)
+        if not is_markdown(relative):
             raise RequestError("path must end in .md")
+        for name in relative.parts[:-1]:
+            if is_ignored_dir(name):
+                raise RequestError(f"{name}/ is an ignored folder: a note there would never be indexed")
+        if any(len(os.fsencode(name)) > 255 for name in relative.parts):
+            raise RequestError("a path component is longer than 255 bytes")
+        step = memory_dir
+        for name in ("", *relative.parts):
+            step = step / name if name else step
+            if step.is_symlink():
+                raise RequestError(f"{display_path(step, workspace)} is a symlink; memoryd writes only regular files")
+            if step != memory_dir / relative and step.exists() and not step.is_dir():
+                raise RequestError(f"{display_path(step, workspace)} is not a folder")
+        target = memory_dir / relative
+        if target.exists() and not target.is_file():
+            raise RequestError(f"{display_path(target, workspace)} is not a regular file")
         return target
 
     def status(self) -> dict[str, Any]:
@@ -275,5 +304,7 @@ class AgentMemory:
             "batch_api_error": getattr(getattr(self.embedder, "current", self.embedder), "last_batch_error", None),
             "last_sync": float(last) if last else None,
             "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
+            "skipped_files": dict(self.last_sync.skipped) if self.last_sync else {},
+            "skipped_lines": {path: str(errors) for path, errors in self.syncer.skipped_lines.items()},
             "time": time.time(),
         }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +11,7 @@ from memoryd.config import ConfigError
 from memoryd.search.hybrid import SearchError
 from memoryd.service.agent import RequestError
 from memoryd.service.manager import Manager
-from memoryd.service.runtime import AgentRuntime
+from memoryd.service.runtime import AgentRuntime, Stopping
 
 
 class RPCError(Exception):
@@ -25,12 +26,20 @@ class RPCError(Exception):
         return {"code": self.code, "message": self.message}
 
 
-def _optional(value: Any, kind: type, name: str) -> None:
+DEFAULT_WAIT_SECONDS = 120.0  # how long `sync` and `reindex(wait)` hold a worker unless told otherwise
+MAX_WAIT_SECONDS = 3600.0
+
+
+def _optional(value: Any, kind: type | tuple[type, ...], name: str) -> None:
     """Reject a present parameter of the wrong type (bool is not accepted as a number)."""
     if value is None:
         return
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise RPCError("invalid_params", f"'{name}' must be {kind.__name__}")
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise RPCError("invalid_params", f"'{name}' must be {names}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RPCError("invalid_params", f"'{name}' must be finite")
 
 
 def _runtime(m: Manager, agent: Any) -> AgentRuntime:
@@ -110,21 +119,44 @@ def status(m: Manager, agent: str | None = None) -> dict[str, Any]:
     return {"daemon": m.info(), "agents": [r.status() for r in list(m.runtimes.values())]}
 
 
-def sync(m: Manager, agent: str | None = None, force: bool = False) -> dict[str, Any]:
+def _timeout(value: Any) -> float:
+    _optional(value, (int, float), "timeout")
+    if value is None:
+        return DEFAULT_WAIT_SECONDS
+    if not 0 <= value <= MAX_WAIT_SECONDS:
+        raise RPCError("invalid_params", f"'timeout' must be from 0 to {MAX_WAIT_SECONDS} seconds")
+    return float(value)
+
+
+def sync(m: Manager, agent: str | None = None, force: bool = False, timeout: float | None = None) -> dict[str, Any]:
+    """Sync now and wait for it, at most `timeout` seconds; `done` says whether it finished in that time."""
     _optional(force, bool, "force")
+    limit = _timeout(timeout)
     runtime = _runtime(m, agent)
-    report = runtime.sync_now(force=bool(force))
-    return {"agent": runtime.agent.id, "report": report.as_dict() if report else None, "error": runtime.sync_error}
+    report, done = runtime.sync_now(force=bool(force), timeout=limit)
+    return {
+        "agent": runtime.agent.id,
+        "done": done,
+        "report": report.as_dict() if report and done else None,
+        "progress": runtime.sync_progress.as_dict() if runtime.sync_progress else None,
+        "error": runtime.sync_error,
+    }
 
 
-def reindex(m: Manager, agent: str | None = None, wait: bool = False) -> dict[str, Any]:
+def reindex(m: Manager, agent: str | None = None, wait: bool = False, timeout: float | None = None) -> dict[str, Any]:
+    """Start an atomic reindex; with `wait`, wait for it at most `timeout` seconds (`done` says if it ended)."""
     _optional(wait, bool, "wait")
+    limit = _timeout(timeout)
     runtime = _runtime(m, agent)
     started = runtime.start_reindex()
-    if wait:
-        runtime.wait_reindex()
+    done = runtime.wait_reindex(limit) if wait else False
     progress = runtime.reindex_progress
-    return {"agent": runtime.agent.id, "started": started, "progress": progress.as_dict() if progress else None}
+    return {
+        "agent": runtime.agent.id,
+        "started": started,
+        "done": done,
+        "progress": progress.as_dict() if progress else None,
+    }
 
 
 def agents(m: Manager) -> list[dict[str, Any]]:
@@ -181,3 +213,5 @@ def dispatch(manager: Manager, method: Any, params: Any) -> Any:
         raise RPCError("invalid_params", str(exc)) from None
     except ConfigError as exc:
         raise RPCError("not_found", str(exc)) from None
+    except Stopping as exc:
+        raise RPCError("stopping", str(exc)) from None

@@ -13,7 +13,8 @@ import apsw
 import structlog
 
 from memoryd.config import AgentConfig, Config
-from memoryd.index.sync import SyncReport
+from memoryd.embeddings.turns import Interrupted
+from memoryd.index.sync import DiskFull, SyncReport
 from memoryd.service.agent import AgentMemory
 from memoryd.sources.discovery import display_path, is_transcript
 
@@ -55,6 +56,13 @@ class Cancelled(Exception):
     """The daemon is stopping; long work stops at the next file."""
 
 
+class Stopping(RuntimeError):
+    """The daemon began to stop while a client waited for a job."""
+
+
+STOPPED = (Cancelled, Interrupted)  # how long work ends when the daemon stops
+
+
 class AgentRuntime:
     """Runs at most one sync at a time for its agent; requests made during a sync cause exactly one more."""
 
@@ -91,19 +99,23 @@ class AgentRuntime:
             return self._requested
 
     def wait_for(self, ticket: int, timeout: float | None = None) -> bool:
+        """Wait until sync `ticket` is done (True), the timeout passes (False) or the daemon stops (Stopping)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while self._completed < ticket and not self._stopping:
+            while self._completed < ticket:
+                if self._stopping:
+                    raise Stopping("memoryd is stopping; the sync was not finished")
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return False
                 self._cond.wait(remaining)
-            return self._completed >= ticket
+            return True
 
-    def sync_now(self, force: bool = False, timeout: float | None = None) -> SyncReport | None:
+    def sync_now(self, force: bool = False, timeout: float | None = None) -> tuple[SyncReport | None, bool]:
+        """Request a sync and wait for it; returns the last report and whether the requested sync finished."""
         ticket = self.request_sync(force)
-        self.wait_for(ticket, timeout)
-        return self.memory.last_sync
+        finished = self.wait_for(ticket, timeout)
+        return self.memory.last_sync, finished
 
     def _loop(self) -> None:
         while True:
@@ -147,8 +159,12 @@ class AgentRuntime:
             if stale and not self._stopping:
                 log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
                 self.start_reindex()
-        except Cancelled:
+        except STOPPED:
             progress.state = "cancelled"
+        except (DiskFull, apsw.FullError) as exc:
+            progress.state, progress.error = "failed", str(exc)
+            self.sync_error = f"disk full, indexing paused: {exc}"
+            log.warning("disk full, indexing paused; searches go on", agent=self.agent.id, store=str(self.agent.store))
         except Exception as exc:  # a sync failure must not kill the worker; status reports it
             progress.state, progress.error = "failed", str(exc)
             self.sync_error = str(exc)
@@ -240,10 +256,18 @@ class AgentRuntime:
             self._reindex_thread.start()
             return True
 
-    def wait_reindex(self, timeout: float | None = None) -> None:
+    def wait_reindex(self, timeout: float | None = None) -> bool:
+        """Wait for the running reindex; False when the timeout passed first. Raises Stopping on shutdown."""
         thread = self._reindex_thread
-        if thread is not None:
-            thread.join(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while thread is not None and thread.is_alive():
+            if self._stopping:
+                raise Stopping("memoryd is stopping; the reindex was abandoned and the live index kept")
+            remaining = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
+            if remaining <= 0:
+                return False
+            thread.join(remaining)
+        return True
 
     def _reindex(self) -> None:
         progress = self.reindex_progress
@@ -260,7 +284,7 @@ class AgentRuntime:
                 cached=report.cache_hits,
                 seconds=round(report.seconds, 2),
             )
-        except Cancelled:
+        except STOPPED:
             progress.state = "cancelled"
             log.info("reindex cancelled; live index kept", agent=self.agent.id)
             return
@@ -288,13 +312,24 @@ class AgentRuntime:
         )
         return status
 
-    def close(self) -> None:
+    def begin_stop(self) -> None:
+        """Tell every job and waiter to stop now: waiting clients get an error, the model stops between inputs."""
         with self._cond:
             self._stopping = True
             if self._debounce is not None:
                 self._debounce.cancel()
             self._cond.notify_all()
-        self._worker.join(timeout=60)
+        interrupt = getattr(self.memory.embedder, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
+
+    def close(self, timeout: float = 3.0) -> None:
+        self.begin_stop()
+        deadline = time.monotonic() + timeout
+        self._worker.join(timeout=max(0.0, deadline - time.monotonic()))
         if self._reindex_thread is not None:
-            self._reindex_thread.join(timeout=60)
+            self._reindex_thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        if self._worker.is_alive() or (self._reindex_thread is not None and self._reindex_thread.is_alive()):
+            log.warning("a job did not stop in time; closing anyway", agent=self.agent.id)
+            return  # its threads are daemons: the process exits without closing the store under them
         self.memory.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ IGNORED_DIRS = frozenset(
 )
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 ROOT_FILES = ("MEMORY.md", "memory.md")
+_ESCAPE = re.compile(r"\\\\|\\x[0-9a-fA-F]{2}")
 
 
 @dataclass(frozen=True)
@@ -51,11 +53,38 @@ def is_ignored_dir(name: str) -> bool:
     return name in IGNORED_DIRS
 
 
+def escape_path(text: str) -> str:
+    """A path the OS gave with undecodable bytes (surrogate escapes) as storable text: each such byte becomes
+    `\\xNN` and a backslash `\\\\`. Valid UTF-8 paths are returned unchanged."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        raw = os.fsencode(text)
+        return raw.replace(b"\\", b"\\\\").decode("utf-8", errors="backslashreplace")
+
+
+def unescape_path(text: str) -> str:
+    """The inverse of `escape_path`, for a path that a client read from a citation."""
+    if "\\" not in text:
+        return text
+    out = bytearray()
+    last = 0
+    for match in _ESCAPE.finditer(text):
+        out += text[last : match.start()].encode("utf-8")
+        token = match.group()
+        out += b"\\" if token == "\\\\" else bytes([int(token[2:], 16)])
+        last = match.end()
+    out += text[last:].encode("utf-8")
+    return os.fsdecode(bytes(out))
+
+
 def display_path(path: Path, workspace: Path) -> str:
     try:
-        return path.relative_to(workspace).as_posix()
+        shown = path.relative_to(workspace).as_posix()
     except ValueError:
-        return path.as_posix()
+        shown = path.as_posix()
+    return escape_path(shown)
 
 
 def is_transcript(path: Path) -> bool:
@@ -64,14 +93,29 @@ def is_transcript(path: Path) -> bool:
 
 
 def walk_files(root: Path, wanted: Callable[[Path], bool]) -> Iterator[Path]:
-    """Files under root that `wanted` accepts, skipping ignored folders and every symlink."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        base = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not is_ignored_dir(d) and not (base / d).is_symlink())
-        for name in sorted(filenames):
-            candidate = base / name
-            if wanted(candidate) and not candidate.is_symlink() and candidate.is_file():
-                yield candidate
+    """Files under root that `wanted` accepts, skipping ignored folders and every symlink. Iterative, so a tree
+    thousands of folders deep is walked like any other; a folder that cannot be listed is skipped."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        subfolders = []
+        for entry in entries:
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if not is_ignored_dir(entry.name):
+                        subfolders.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False) and wanted(Path(entry.path)):
+                    yield Path(entry.path)
+            except OSError:
+                continue
+        stack.extend(reversed(subfolders))
 
 
 def memory_roots(agent: AgentConfig) -> list[Path]:
@@ -118,13 +162,23 @@ def resolve_source_path(agent: AgentConfig, path: str) -> Path:
     """Resolve a user-given path to a real file inside the agent's sources, or refuse it."""
     if not path or "\x00" in path:
         raise PathOutsideSources("path is empty or contains a NUL byte")
+    for spelling in dict.fromkeys((path, unescape_path(path))):
+        try:
+            found = _resolve_inside(agent, spelling)
+        except OSError as exc:
+            raise PathOutsideSources(f"{path!r} cannot be read: {exc.strerror or exc}") from None
+        if found is not None:
+            return found
+    raise PathOutsideSources(f"{path!r} is not a file inside the agent's memory sources")
+
+
+def _resolve_inside(agent: AgentConfig, path: str) -> Path | None:
     raw = Path(os.path.expanduser(path))
     workspace = agent.workspace.resolve() if agent.workspace.exists() else agent.workspace
-    candidate = raw if raw.is_absolute() else workspace / raw
-    real = candidate.resolve()
+    real = (raw if raw.is_absolute() else workspace / raw).resolve()
     for root in allowed_roots(agent):
         inside = real == root or root in real.parents
         readable = root.is_file() or is_markdown(real) or is_transcript(real)
         if inside and readable and real.is_file():
             return real
-    raise PathOutsideSources(f"{path!r} is not a file inside the agent's memory sources")
+    return None

@@ -45,11 +45,16 @@ class Redactor:
         return cls(tuple(re.compile(p) for p in (*_BUILTIN, *extra)), tuple(re.compile(p) for p in _LABELLED))
 
     def __call__(self, text: str) -> str:
+        """The text with secrets masked; a masked span keeps its line breaks, so line numbers still hold."""
         for pattern in self.patterns:
-            text = pattern.sub(MASK, text)
+            text = pattern.sub(_mask, text)
         for pattern in self.labelled:
             text = pattern.sub(lambda m: m.group(1) + MASK, text)
         return text
+
+
+def _mask(match: re.Match[str]) -> str:
+    return MASK + "\n" * match.group().count("\n")
 
 
 DEFAULT = Redactor.create()

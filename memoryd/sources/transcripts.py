@@ -41,15 +41,32 @@ def discover_transcripts(dirs: tuple[Path, ...], workspace: Path) -> list[Source
     return sorted(found.values(), key=lambda f: f.path)
 
 
+MAX_LINE_BYTES = 4 * 1024 * 1024
+MAX_TEXT_CHARS = 200_000  # one turn's words; a longer one is cut
+EARLIEST, LATEST = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc).timestamp(), 253402300799.0  # 9999-12-31
+
+
+class BadLine(ValueError):
+    """A transcript line that is not what any supported format writes; it is skipped and counted."""
+
+
 def _timestamp(value: object) -> float | None:
+    """Epoch seconds or milliseconds, or an ISO string; None when absent or out of range."""
+    stamp: float | None = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value) / (1000.0 if value > 1e11 else 1.0)
-    if isinstance(value, str) and value:
         try:
-            return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
+            stamp = float(value) / (1000.0 if value > 1e11 else 1.0)
+        except OverflowError:
             return None
-    return None
+    elif isinstance(value, str) and 0 < len(value) <= 64:
+        try:
+            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            stamp = (moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)).timestamp()
+        except (ValueError, OverflowError, OSError):
+            return None
+    if stamp is None or not EARLIEST <= stamp <= LATEST:
+        return None
+    return stamp
 
 
 def _text_of(content: object) -> str:
@@ -69,31 +86,46 @@ def _text_of(content: object) -> str:
     return ""
 
 
+def _string(record: dict, key: str) -> str | None:
+    value = record.get(key)
+    if value is not None and not isinstance(value, str):
+        raise BadLine(f"'{key}' is a {type(value).__name__}, not a string")
+    return value
+
+
 def parse_line(raw: str, line: int) -> Turn | None:
-    """One JSONL line -> a user or assistant turn, or None (tool noise, metadata, broken JSON)."""
+    """One JSONL line -> a user or assistant turn, or None for lines that hold no turn (tool noise, metadata,
+    blank). Raises BadLine for a line no supported format writes (broken JSON, wrong types, too big or deep)."""
+    if not raw.strip():
+        return None
+    if len(raw) > MAX_LINE_BYTES:
+        raise BadLine(f"longer than {MAX_LINE_BYTES} bytes")
     try:
         record = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
+    except RecursionError:
+        raise BadLine("JSON nested too deep") from None
+    except ValueError as exc:  # JSONDecodeError, and numbers too long to convert
+        raise BadLine(f"not JSON: {exc}") from None
     if not isinstance(record, dict):
-        return None
+        raise BadLine(f"a JSON {type(record).__name__}, not an object")
+    kind = _string(record, "type")
     message = record.get("message")
-    if record.get("type") == "message" and isinstance(message, dict):  # OpenClaw
-        role = message.get("role")
-    elif record.get("type") in ROLES and isinstance(message, dict):  # Claude Code
-        role = message.get("role") or record.get("type")
-    elif record.get("role") in ROLES:  # plain {"role", "content"} lines
+    if kind == "message" and isinstance(message, dict):  # OpenClaw
+        role = _string(message, "role")
+    elif kind in ROLES and isinstance(message, dict):  # Claude Code
+        role = _string(message, "role") or kind
+    elif _string(record, "role") in ROLES:  # plain {"role", "content"} lines
         message, role = record, record.get("role")
     else:
         return None
     if role not in ROLES or record.get("isMeta"):
         return None
-    text = _SPACE.sub(" ", _text_of(message.get("content"))).strip()
+    text = _SPACE.sub(" ", _text_of(message.get("content"))[:MAX_TEXT_CHARS]).strip()
     if not text:
         return None
     stamp = _timestamp(record.get("timestamp") or message.get("timestamp"))
     name = message.get("name")
-    name = _SPACE.sub(" ", name).strip()[:MAX_NAME_CHARS] if isinstance(name, str) else ""
+    name = _SPACE.sub(" ", name[: MAX_NAME_CHARS * 4]).strip()[:MAX_NAME_CHARS] if isinstance(name, str) else ""
     return Turn(line, role, text, stamp, name)
 
 
@@ -110,9 +142,30 @@ def read_complete_lines(path: Path, offset: int, first_line: int) -> tuple[list[
     return out, offset + end + 1
 
 
-def turns_of(lines: list[tuple[int, str]]) -> Iterator[Turn]:
+@dataclass
+class LineErrors:
+    """Lines of one transcript that were skipped, and why the first one was."""
+
+    count: int = 0
+    first: str = ""
+
+    def add(self, line: int, reason: str) -> None:
+        self.count += 1
+        if not self.first:
+            self.first = f"line {line}: {reason}"
+
+    def __str__(self) -> str:
+        return f"{self.count} malformed line{'s' if self.count != 1 else ''} skipped ({self.first})"
+
+
+def turns_of(lines: list[tuple[int, str]], errors: LineErrors | None = None) -> Iterator[Turn]:
     for number, raw in lines:
-        turn = parse_line(raw, number)
+        try:
+            turn = parse_line(raw, number)
+        except BadLine as exc:
+            if errors is not None:
+                errors.add(number, str(exc))
+            continue
         if turn is not None:
             yield turn
 

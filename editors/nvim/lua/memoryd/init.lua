@@ -38,7 +38,11 @@ local function connect()
   return chan
 end
 
--- One request; reconnects once when the daemon was restarted. Returns result or nil, message.
+-- Methods that only read: safe to send again after the connection was lost before the answer came.
+local idempotent = { ping = true, search = true, get = true, status = true, agents = true }
+
+-- One request; after a lost connection (a restarted daemon) it reconnects and resends only a method that
+-- reads, never a write, which may already have been applied. Returns result or nil, message.
 function M.request(method, params)
   for _ = 1, 2 do
     local c, err = connect()
@@ -48,6 +52,9 @@ function M.request(method, params)
     local message = tostring(result)
     if message:find('closed') or message:find('invalid channel') then
       chan = nil
+      if not idempotent[method] then
+        return nil, 'memoryd closed the connection before answering ' .. method .. '; it may or may not have been applied'
+      end
     else
       -- memoryd answers errors as {code, message} maps, which Neovim reports as "unknown error".
       return nil, 'memoryd ' .. method .. ' failed (see `memctl ' .. method .. '` for details): ' .. message
