@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+
+import apsw
 
 from memoryd.config import AgentConfig
 from memoryd.durable import fsync_dir
@@ -49,7 +52,8 @@ def build(
     store = Store(tmp, use_sqlite_vec=use_sqlite_vec)
     try:
         if live.exists():
-            store.copy_cache_from(live)
+            with contextlib.suppress(apsw.Error):  # an unreadable live index only means no head start
+                store.copy_cache_from(live)
         report = Syncer(store, agent, embedder).sync(force=True, progress=progress)
         _verify(store, agent, report)
     except BaseException:

@@ -11,6 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import apsw
+import structlog
+
 from memoryd.config import AgentConfig
 from memoryd.durable import append_durably
 from memoryd.embeddings.base import Embedder
@@ -30,12 +33,21 @@ from memoryd.sources.discovery import (
 from memoryd.sources.markdown import split_lines
 from memoryd.sources.metadata import MEMORY_TYPES, tag_comment
 
+log = structlog.get_logger("memoryd.agent")
+
 MAX_GET_LINES = 5000
 MAX_WRITE_CHARS = 1_000_000
 
 
 class RequestError(ValueError):
     """A client asked for something invalid; nothing was changed."""
+
+
+class IndexUnreadable(RuntimeError):
+    """The index file is corrupt; the next sync rebuilds it."""
+
+
+CORRUPT = (apsw.CorruptError, apsw.NotADBError)
 
 
 class SwapGate:
@@ -88,14 +100,59 @@ class AgentMemory:
         self._sync_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self.last_sync: SyncReport | None = None
+        self.healed: str | None = None  # why the index was last rebuilt from the sources, for `status`
         cleanup_interrupted(agent.store)
-        self._open_index()
+        try:
+            self._open_index()
+        except CORRUPT as exc:
+            self._set_aside(exc)
+            self._open_index()
 
     def _open_index(self) -> None:
         self.store = Store(self.agent.store, use_sqlite_vec=self.use_sqlite_vec)
         self.vectors = VectorIndex(self.store)
         self.syncer = Syncer(self.store, self.agent, self.embedder)
         self.engine = SearchEngine(self.store, self.agent.query, self.vectors, self._vector_state)
+        self._inode = self._store_inode()
+
+    def _store_inode(self) -> int | None:
+        try:
+            return self.agent.store.stat().st_ino
+        except OSError:
+            return None
+
+    def _set_aside(self, why: BaseException | str) -> None:
+        """The index is derived data: keep the broken file for a post-mortem and start a new one, which the next
+        sync fills from the Markdown and transcripts."""
+        live = self.agent.store
+        reason = why if isinstance(why, str) else f"{type(why).__name__}: {why}"
+        if live.exists():
+            aside = live.with_name(f"{live.name}.corrupt-{int(time.time())}")
+            os.replace(live, aside)
+            remove_db(live)  # its -wal and -shm belong to the broken file
+            log.error(
+                "index unreadable; set aside, rebuilding from the sources",
+                index=str(live),
+                moved_to=str(aside),
+                reason=reason,
+            )
+        else:
+            log.warning("index file gone; rebuilding from the sources", index=str(live), reason=reason)
+        self.healed = f"{time.strftime('%Y-%m-%d %H:%M:%S')}: {reason}"
+
+    def heal(self, why: BaseException | str) -> None:
+        """Replace an unreadable, deleted or swapped index by a new one; the next sync fills it."""
+        with self.gate.exclusive():
+            self.store.close()
+            if self.agent.store.exists() and self._store_inode() == self._inode:
+                self._set_aside(why)
+            else:
+                self._set_aside("the index file was deleted or replaced while open")
+            self._open_index()
+
+    def _check_index_file(self) -> None:
+        if self._store_inode() != self._inode:
+            self.heal("the index file was deleted or replaced while open")
 
     def close(self) -> None:
         with self.gate.exclusive():
@@ -123,12 +180,18 @@ class AgentMemory:
         return self.embedder, None
 
     def needs_reindex(self) -> str | None:
-        with self.gate.use():
-            return self.syncer.needs_reindex()
+        try:
+            with self.gate.use():
+                return self.syncer.needs_reindex()
+        except CORRUPT:
+            return None  # the next sync rebuilds the index anyway
 
     def file_count(self) -> int:
-        with self.gate.use():
-            return self.store.counts()["files"]
+        try:
+            with self.gate.use():
+                return self.store.counts()["files"]
+        except CORRUPT:
+            return 0
 
     def cursor(self, path: str) -> tuple[int, int, int] | None:
         """Where incremental reading of a transcript stands (see Store.cursor)."""
@@ -138,8 +201,16 @@ class AgentMemory:
     # -- operations ----------------------------------------------------------------------------------
 
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
-        with self._sync_lock, self.gate.use():
-            self.last_sync = self.syncer.sync(force=force, progress=progress)
+        """Bring the index in line with the files. An index found corrupt, deleted or replaced is rebuilt."""
+        with self._sync_lock:
+            self._check_index_file()
+            try:
+                with self.gate.use():
+                    self.last_sync = self.syncer.sync(force=force, progress=progress)
+            except CORRUPT as exc:
+                self.heal(exc)
+                with self.gate.use():
+                    self.last_sync = self.syncer.sync(force=True, progress=progress)
             return self.last_sync
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
@@ -159,8 +230,11 @@ class AgentMemory:
 
     def search(self, query: str, **options: Any) -> SearchResponse:
         """Hybrid search; options are those of SearchEngine.search (limits, mode, filters, explain, ...)."""
-        with self.gate.use():
-            return self.engine.search(query, **options)
+        try:
+            with self.gate.use():
+                return self.engine.search(query, **options)
+        except CORRUPT as exc:
+            raise IndexUnreadable(f"the index is corrupt ({exc}); it is being rebuilt from the sources") from exc
 
     def get(self, path: str, from_line: int = 1, lines: int | None = None) -> dict[str, Any]:
         """Lines from..from+lines-1 (1-based) of a file inside the agent's sources."""
@@ -276,8 +350,18 @@ class AgentMemory:
         return target
 
     def status(self) -> dict[str, Any]:
-        with self.gate.use():
-            return self._status()
+        try:
+            with self.gate.use():
+                return self._status()
+        except CORRUPT as exc:
+            return {
+                "agent": self.agent.id,
+                "workspace": str(self.agent.workspace),
+                "store": str(self.agent.store),
+                "index_error": f"{type(exc).__name__}: {exc}; the next sync rebuilds it",
+                "index_healed": self.healed,
+                "time": time.time(),
+            }
 
     def _status(self) -> dict[str, Any]:
         counts = self.store.counts()
@@ -305,6 +389,7 @@ class AgentMemory:
             "last_sync": float(last) if last else None,
             "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
             "skipped_files": dict(self.last_sync.skipped) if self.last_sync else {},
+            "index_healed": self.healed,
             "skipped_lines": {path: str(errors) for path, errors in self.syncer.skipped_lines.items()},
             "time": time.time(),
         }

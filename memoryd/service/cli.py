@@ -73,20 +73,25 @@ def run(
     log_json: bool | None,
 ) -> None:
     """Run the daemon in the foreground (systemd and launchd run it this way)."""
-    from memoryd.service.daemon import AlreadyRunning
+    from memoryd.service.daemon import StartupError, check_data_dir, check_socket_path
     from memoryd.service.daemon import run as run_daemon
     from memoryd.service.logging import configure
 
     configure(log_level, log_json)
     config = _load(config_path, workspace, socket_path, data_dir)
-    for agent in config.agents:
-        agent.workspace.mkdir(parents=True, exist_ok=True)
-    wanted = {Path(a.embedding.model_path) for a in config.agents if a.embedding.provider in ("auto", "local")}
-    if prepare_model and default_model_path(config.data_dir) in wanted:
-        _prepare(config.data_dir, None, None, force=False)
     try:
+        check_socket_path(config.socket)
+        check_data_dir(config)
+        for agent in config.agents:
+            try:
+                agent.workspace.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StartupError(f"cannot create the workspace {agent.workspace}: {exc.strerror or exc}") from None
+        wanted = {Path(a.embedding.model_path) for a in config.agents if a.embedding.provider in ("auto", "local")}
+        if prepare_model and default_model_path(config.data_dir) in wanted:
+            _prepare(config.data_dir, None, None, force=False)
         run_daemon(config, watch=not no_watch)
-    except AlreadyRunning as exc:
+    except StartupError as exc:
         raise click.ClickException(str(exc)) from None
 
 

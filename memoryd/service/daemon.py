@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import os
 import signal
 import socket
+import stat
+import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -22,8 +25,15 @@ from memoryd.service.rpc import RPCServer
 log = structlog.get_logger("memoryd.daemon")
 
 
-class AlreadyRunning(RuntimeError):
+class StartupError(RuntimeError):
+    """The daemon cannot start; the message names the path and what to do."""
+
+
+class AlreadyRunning(StartupError):
     """Another daemon owns the socket."""
+
+
+MAX_SOCKET_PATH_BYTES = 103 if sys.platform == "darwin" else 107  # sun_path, less its closing NUL
 
 
 def _socket_alive(path: Path) -> bool:
@@ -38,29 +48,90 @@ def _socket_alive(path: Path) -> bool:
         probe.close()
 
 
+def check_socket_path(path: Path) -> None:
+    """Refuse a socket path the OS cannot bind, before anything else starts."""
+    size = len(os.fsencode(str(path)))
+    if size > MAX_SOCKET_PATH_BYTES:
+        raise StartupError(
+            f"socket path {path} is {size} bytes; Unix sockets allow {MAX_SOCKET_PATH_BYTES}."
+            " Choose a shorter one with --socket or MEMORYD_SOCKET"
+        )
+
+
 def prepare_socket_dir(path: Path) -> None:
     """Create the socket's folder 0700. A folder that already exists (say /tmp) is never re-permissioned."""
-    if not path.parent.exists():
-        path.parent.mkdir(parents=True, mode=0o700)
-        os.chmod(path.parent, 0o700)
+    parent = path.parent
+    if parent.exists() and not parent.is_dir():
+        raise StartupError(f"{parent} is not a folder, so the socket {path} cannot be made there; choose --socket")
+    if not parent.exists():
+        try:
+            parent.mkdir(parents=True, mode=0o700)
+            os.chmod(parent, 0o700)
+        except OSError as exc:
+            raise StartupError(f"cannot create the socket folder {parent}: {exc.strerror or exc}") from None
+
+
+def _open_lock(lock_path: Path) -> int:
+    """The lock file, opened without following a symlink and only if it is a regular file."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StartupError(
+                f"lock file {lock_path} is a symlink; memoryd will not write through it. Remove it"
+            ) from None
+        raise StartupError(f"cannot open the lock file {lock_path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StartupError(f"lock file {lock_path} is not a regular file. Remove it")
+    return fd
+
+
+def _clear_stale_socket(path: Path) -> None:
+    """Remove a socket nobody answers on; anything else at the path is the user's and is never touched."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a symlink" if stat.S_ISLNK(mode) else "a file"
+        raise StartupError(
+            f"{path} is {kind}, not a socket; memoryd will not delete it. Move it away or choose another --socket"
+        )
+    if _socket_alive(path):
+        raise AlreadyRunning(f"another memoryd is answering on {path}")
+    log.info("removing stale socket", path=str(path))
+    path.unlink()
+
+
+def check_data_dir(config: Config) -> None:
+    """Every index folder must exist and be writable, or the daemon says which one and why."""
+    for folder in dict.fromkeys(agent.store.parent for agent in config.agents):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            probe = folder / f".memoryd-write-test-{os.getpid()}"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise StartupError(
+                f"cannot write to the index folder {folder}: {exc.strerror or exc}."
+                " Fix its permissions or choose another --data-dir"
+            ) from None
 
 
 @contextlib.contextmanager
 def single_instance(path: Path) -> Iterator[None]:
     """Hold a lock beside the socket for the daemon's life; replace a stale socket, never a live one."""
+    check_socket_path(path)
     prepare_socket_dir(path)
     lock_path = path.with_name(path.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_lock(lock_path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise AlreadyRunning(f"another memoryd is running on {path}") from None
-        if path.exists() or path.is_symlink():
-            if _socket_alive(path):
-                raise AlreadyRunning(f"another memoryd is answering on {path}")
-            log.info("removing stale socket", path=str(path))
-            path.unlink()
+        _clear_stale_socket(path)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         yield
@@ -83,12 +154,14 @@ async def _serve(config: Config, manager: Manager) -> None:
         await stop.wait()
         log.info("stopping")
     finally:
+        manager.begin_stop()  # first, so that calls waiting on jobs return before the server closes
         await server.close()
 
 
 def run(config: Config, *, watch: bool = True) -> None:
     """Serve until SIGTERM/SIGINT; raises AlreadyRunning when the socket is taken."""
     with single_instance(config.socket):
+        check_data_dir(config)
         manager = Manager(config, watch=watch)
         try:
             manager.start()

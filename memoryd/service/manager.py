@@ -63,8 +63,14 @@ class Manager:
             self.hub.remove(agent_id)
         runtime.close()
 
-    def close(self) -> None:
+    def begin_stop(self) -> None:
+        """SIGTERM: every job stops at its next step and every waiting client is answered `stopping`."""
         self._stop.set()
+        for runtime in list(self.runtimes.values()):
+            runtime.begin_stop()
+
+    def close(self) -> None:
+        self.begin_stop()
         with self._lock:
             for agent_id in list(self.runtimes):
                 self._close(agent_id)

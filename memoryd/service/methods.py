@@ -9,7 +9,7 @@ from typing import Any
 
 from memoryd.config import ConfigError
 from memoryd.search.hybrid import SearchError
-from memoryd.service.agent import RequestError
+from memoryd.service.agent import IndexUnreadable, RequestError
 from memoryd.service.manager import Manager
 from memoryd.service.runtime import AgentRuntime, Stopping
 
@@ -75,21 +75,25 @@ def search(
     _optional(decay, bool, "decay")
     runtime = _runtime(m, agent)
     runtime.sync_if_dirty()
-    response = runtime.memory.search(
-        query,
-        max_results=max_results,
-        min_score=min_score,
-        mode=mode,
-        sources=sources,
-        fusion=fusion,
-        path=path,
-        after=after,
-        before=before,
-        kind=type,
-        explain=bool(explain),
-        mmr=mmr,
-        decay=decay,
-    )
+    try:
+        response = runtime.memory.search(
+            query,
+            max_results=max_results,
+            min_score=min_score,
+            mode=mode,
+            sources=sources,
+            fusion=fusion,
+            path=path,
+            after=after,
+            before=before,
+            kind=type,
+            explain=bool(explain),
+            mmr=mmr,
+            decay=decay,
+        )
+    except IndexUnreadable as exc:
+        runtime.request_sync()  # the sync sets the broken file aside and rebuilds
+        raise RPCError("index_rebuilding", str(exc)) from None
     out = response.as_dict()
     out["agent"] = runtime.agent.id
     return out

@@ -28,6 +28,10 @@ REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 MAX_IN_FLIGHT = 64  # per connection; reading pauses beyond this
 READ_CHUNK = 1 << 16
+MAX_CONNECTIONS = 256  # open at once; one more is told why and closed
+LISTEN_BACKLOG = 1024  # connects queued before accept (the kernel caps it at somaxconn)
+MAX_MSGID = 0xFFFFFFFF  # msgpack-rpc msgids are uint32
+LONG_METHODS = frozenset({"sync", "reindex", "write"})  # run on their own threads, so ping and search never queue
 
 Dispatch = Callable[[Any, Any], Any]
 
@@ -48,33 +52,48 @@ def _pack(message: list[Any]) -> bytes:
     return msgpack.packb(message, use_bin_type=True, default=str)
 
 
+def _is_long(method: Any) -> bool:
+    return isinstance(method, str) and method in LONG_METHODS
+
+
+def _is_msgid(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_MSGID
+
+
 def _error_reply(msgid: int, error: RPCError) -> bytes:
     return _pack([RESPONSE, msgid, error.as_dict(), None])
 
 
 class RPCServer:
-    def __init__(self, path: Path, dispatch: Dispatch, *, workers: int = 8) -> None:
+    def __init__(self, path: Path, dispatch: Dispatch, *, workers: int = 8, job_workers: int = 4) -> None:
         self.path = path
         self.dispatch = dispatch
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
+        self.jobs = ThreadPoolExecutor(max_workers=job_workers, thread_name_prefix="rpc-job")
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         old_umask = os.umask(0o177)
         try:
-            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=READ_CHUNK)
+            self._server = await asyncio.start_unix_server(
+                self._serve, path=str(self.path), limit=READ_CHUNK, backlog=LISTEN_BACKLOG
+            )
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
 
     async def close(self) -> None:
+        """Stop accepting and drop connections. Running calls are not waited for: the caller has told the jobs
+        behind them to stop, and they answer `stopping` on their own."""
         if self._server is not None:
             self._server.close()
-            await self._server.wait_closed()
         for task in list(self._connections):
             task.cancel()
-        self.executor.shutdown(wait=True, cancel_futures=True)
+        if self._connections:
+            await asyncio.wait(list(self._connections), timeout=1.0)
+        for pool in (self.executor, self.jobs):
+            pool.shutdown(wait=False, cancel_futures=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -85,6 +104,9 @@ class RPCServer:
             uid = peer_uid(sock) if sock is not None else None
             if uid is not None and uid != os.getuid():
                 log.warning("refused a peer of another user", uid=uid)
+                return
+            if len(self._connections) > MAX_CONNECTIONS:
+                await self._fatal(writer, "too_many_connections", f"more than {MAX_CONNECTIONS} open connections")
                 return
             await self._read_loop(reader, writer)
         except (ConnectionResetError, BrokenPipeError, asyncio.CancelledError):
@@ -97,7 +119,7 @@ class RPCServer:
                 await writer.wait_closed()
 
     async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        unpacker = msgpack.Unpacker(raw=False, max_buffer_size=MAX_MESSAGE_BYTES, strict_map_key=False)
+        unpacker: msgpack.Unpacker | None = None  # made at the first byte: an idle connection holds no buffer
         in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
         pending: set[asyncio.Task[None]] = set()
         try:
@@ -105,6 +127,10 @@ class RPCServer:
                 data = await reader.read(READ_CHUNK)
                 if not data:
                     return
+                if unpacker is None:
+                    unpacker = msgpack.Unpacker(
+                        raw=False, max_buffer_size=MAX_MESSAGE_BYTES, strict_map_key=False, read_size=READ_CHUNK
+                    )
                 try:
                     unpacker.feed(data)
                 except msgpack.BufferFull:
@@ -135,10 +161,12 @@ class RPCServer:
     async def _handle(self, message: Any, writer: asyncio.StreamWriter) -> None:
         loop = asyncio.get_running_loop()
         kind = message[0] if isinstance(message, list) and message else None
-        if kind == REQUEST and len(message) == 4 and isinstance(message[1], int):
+        valid_id = kind == REQUEST and len(message) >= 2 and _is_msgid(message[1])
+        if valid_id and len(message) == 4:
             msgid = message[1]
+            pool = self.jobs if _is_long(message[2]) else self.executor
             try:
-                result = await loop.run_in_executor(self.executor, self.dispatch, message[2], message[3])
+                result = await loop.run_in_executor(pool, self.dispatch, message[2], message[3])
                 reply = _pack([RESPONSE, msgid, None, result])
             except RPCError as exc:
                 reply = _error_reply(msgid, exc)
@@ -146,21 +174,17 @@ class RPCServer:
                 log.exception("method failed", method=str(message[2])[:64])
                 reply = _error_reply(msgid, RPCError("internal_error", f"{type(exc).__name__}: {exc}"))
         elif kind == NOTIFICATION and len(message) == 3:
+            pool = self.jobs if _is_long(message[1]) else self.executor
             try:
-                await loop.run_in_executor(self.executor, self.dispatch, message[1], message[2])
+                await loop.run_in_executor(pool, self.dispatch, message[1], message[2])
             except Exception as exc:
                 log.warning("notification failed", method=str(message[1])[:64], error=str(exc))
             return
-        elif kind == REQUEST and len(message) >= 2 and isinstance(message[1], int):
+        elif valid_id:
             reply = _error_reply(message[1], RPCError("invalid_request", "a request is [0, msgid, method, params]"))
         else:
-            reply = _pack(
-                [
-                    NOTIFICATION,
-                    "memoryd.error",
-                    [{"code": "invalid_request", "message": "expected [0, msgid, method, params]"}],
-                ]
-            )
+            why = "expected [0, msgid, method, params] with a msgid from 0 to 2**32-1"
+            reply = _pack([NOTIFICATION, "memoryd.error", [{"code": "invalid_request", "message": why}]])
         if not writer.is_closing():
             writer.write(reply)
             await writer.drain()
