@@ -215,6 +215,12 @@ class Store:
         rows = self.reader.execute("SELECT id, path, abs_path, source, hash, mtime_ns, size FROM files")
         return {r[1]: FileRow(*r) for r in rows}
 
+    def file_row(self, path: str) -> FileRow | None:
+        row = self.reader.execute(
+            "SELECT id, path, abs_path, source, hash, mtime_ns, size FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return FileRow(*row) if row else None
+
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         with self._write_lock, self.conn:
             self.conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path))

@@ -28,7 +28,7 @@ from memoryd.sources.transcripts import (
 )
 
 Progress = Callable[[int, int], None]
-EMBED_GROUP = 256  # chunks embedded together across files
+EMBED_GROUP = 32  # chunks embedded, then written, together: small enough that work stops and yields promptly
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a Markdown note bigger than this is skipped, not embedded for hours
 
 
@@ -72,6 +72,14 @@ class _Pending:
     chunks: list[Chunk]
     cursor: tuple[int, int, int] | None = None  # transcripts: (inode, offset, lines) after this read
     append: bool = False  # transcripts: these chunks follow the ones already stored
+
+
+def _changed_since_read(item: _Pending) -> bool:
+    try:
+        stat = item.file.abs_path.stat()
+    except OSError:
+        return False  # gone: the next sync removes it
+    return (stat.st_mtime_ns, stat.st_size) != (item.mtime_ns, item.size)
 
 
 class Syncer:
@@ -149,6 +157,19 @@ class Syncer:
         self.store.flush_access()
         report.seconds = time.perf_counter() - started
         self.store.set_meta("last_sync", str(time.time()))
+        return report
+
+    def sync_file(self, source_file: SourceFile) -> SyncReport:
+        """Index one Markdown file now (after a `write`), without walking the workspace."""
+        started = time.perf_counter()
+        report = SyncReport(files_seen=1)
+        row = self.store.file_row(source_file.path)
+        known = {source_file.path: row} if row else {}
+        embedder = self.embedder if self.vectors_usable() else None
+        item = self._read_if_changed(source_file, known, False, report)
+        if item is not None:
+            self._write([item], embedder, report)
+        report.seconds = time.perf_counter() - started
         return report
 
     def _read_if_changed(
@@ -248,6 +269,10 @@ class Syncer:
             count = len(item.chunks)
             part = vectors[offset : offset + count] if vectors is not None else None
             offset += count
+            if item.file.source == "memory" and _changed_since_read(item):
+                # written to while we embedded: the newer text is indexed by the sync its change causes
+                report.skipped[item.file.path] = "changed while it was being indexed; the next sync takes it"
+                continue
             try:
                 self.store.replace_file(
                     path=item.file.path,

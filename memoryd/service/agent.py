@@ -25,6 +25,7 @@ from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.search.vector import VectorIndex
 from memoryd.sources.discovery import (
     PathOutsideSources,
+    SourceFile,
     display_path,
     is_ignored_dir,
     is_markdown,
@@ -305,13 +306,24 @@ class AgentMemory:
                 raise RequestError(f"could not write {target.name}: {exc.strerror or exc}") from exc
         end_line = start_line + len(split_lines(body)) - 1
         rel = display_path(target.resolve(), self._workspace())
-        self.sync()
+        self._index_written(target.resolve(), rel)
         return {
             "path": rel,
             "start_line": start_line,
             "end_line": end_line,
             "citation": f"{rel}#L{start_line}-L{end_line}",
         }
+
+    def _index_written(self, real: Path, rel: str) -> None:
+        """Index the note a `write` touched, alone, so that the answer waits for nothing else. A full sync that
+        runs meanwhile skips the file if it read it before this write (see Syncer._write)."""
+        try:
+            with self._write_lock, self.gate.use():
+                report = self.syncer.sync_file(SourceFile(rel, real, "memory"))
+        except CORRUPT:
+            return  # the next sync rebuilds the index, this note included
+        if report.skipped:
+            log.warning("written note not indexed", path=rel, reason=report.skipped[rel])
 
     def _write_target(self, path: str | None) -> Path:
         """Where a `write` goes: a Markdown file under memory/ that is not a symlink, not under an ignored

@@ -7,6 +7,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import resource
 import signal
 import socket
 import stat
@@ -158,8 +159,20 @@ async def _serve(config: Config, manager: Manager) -> None:
         await server.close()
 
 
+def _process_limits() -> None:
+    """Open files up to the hard limit (each client is a descriptor), and a file-size limit that fails a write
+    (EFBIG) instead of killing the daemon (SIGXFSZ)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and wanted > soft:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def run(config: Config, *, watch: bool = True) -> None:
     """Serve until SIGTERM/SIGINT; raises AlreadyRunning when the socket is taken."""
+    _process_limits()
     with single_instance(config.socket):
         check_data_dir(config)
         manager = Manager(config, watch=watch)

@@ -72,6 +72,7 @@ class RPCServer:
         self.jobs = ThreadPoolExecutor(max_workers=job_workers, thread_name_prefix="rpc-job")
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._calls: set[asyncio.Task[None]] = set()  # requests being answered, on every connection
 
     async def start(self) -> None:
         old_umask = os.umask(0o177)
@@ -88,6 +89,8 @@ class RPCServer:
         behind them to stop, and they answer `stopping` on their own."""
         if self._server is not None:
             self._server.close()
+        if self._calls:  # jobs were told to stop: let their callers have the answer (`stopping`) first
+            await asyncio.wait(list(self._calls), timeout=2.0)
         for task in list(self._connections):
             task.cancel()
         if self._connections:
@@ -147,7 +150,8 @@ class RPCServer:
                     await in_flight.acquire()
                     job = asyncio.create_task(self._handle(message, writer))
                     pending.add(job)
-                    job.add_done_callback(lambda t: (pending.discard(t), in_flight.release()))
+                    self._calls.add(job)
+                    job.add_done_callback(lambda t: (pending.discard(t), self._calls.discard(t), in_flight.release()))
         finally:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)

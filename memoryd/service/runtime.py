@@ -81,6 +81,7 @@ class AgentRuntime:
         self._completed = 0
         self._force_pending = False
         self._running = False
+        self._reindexing = False  # a reindex runs or is about to: syncs wait for it
         self._stopping = False
         self._debounce: threading.Timer | None = None
         self._first_event: float | None = None
@@ -118,9 +119,11 @@ class AgentRuntime:
         return self.memory.last_sync, finished
 
     def _loop(self) -> None:
+        """Syncs one after another. While a reindex runs none starts: the reindex reads every file anyway, and a
+        sync follows it. A sync that gave way to a reindex leaves its requests open for that following sync."""
         while True:
             with self._cond:
-                while self._requested <= self._completed and not self._stopping:
+                while (self._requested <= self._completed or self._reindexing) and not self._stopping:
                     self._cond.wait()
                 if self._stopping:
                     return
@@ -128,20 +131,24 @@ class AgentRuntime:
                 self._force_pending = False
                 self._running = True
                 self.dirty = False
-            self._run_sync(force)
+            finished = self._run_sync(force)
             with self._cond:
                 self.sync_runs += 1
                 self._running = False
-                self._completed = target
+                if finished:
+                    self._completed = target
+                else:
+                    self._force_pending = self._force_pending or force
                 self._cond.notify_all()
 
-    def _run_sync(self, force: bool) -> None:
+    def _run_sync(self, force: bool) -> bool:
+        """One sync; False when it gave way to a reindex before it finished."""
         progress = JobProgress("forced sync" if force else "sync")
         self.sync_progress = progress
         try:
             if self.memory.file_count() == 0:
                 progress.kind = "first index"
-            report = self.memory.sync(force=force, progress=self._tracker(progress))
+            report = self.memory.sync(force=force, progress=self._tracker(progress, yields_to_reindex=True))
             progress.state = "done"
             self.sync_error = None
             if report.files_indexed or report.files_deleted:
@@ -161,6 +168,9 @@ class AgentRuntime:
                 self.start_reindex()
         except STOPPED:
             progress.state = "cancelled"
+            if self._reindexing and not self._stopping:
+                progress.state = "deferred to the reindex"
+                return False
         except (DiskFull, apsw.FullError) as exc:
             progress.state, progress.error = "failed", str(exc)
             self.sync_error = f"disk full, indexing paused: {exc}"
@@ -171,13 +181,15 @@ class AgentRuntime:
             log.exception("sync failed", agent=self.agent.id)
         finally:
             progress.finished_at = time.time()
+        return True
 
-    def _tracker(self, progress: JobProgress) -> Callable[[int, int], None]:
-        """Progress into `status`, a log line every few seconds for long jobs, and cancellation on stop."""
+    def _tracker(self, progress: JobProgress, yields_to_reindex: bool = False) -> Callable[[int, int], None]:
+        """Progress into `status`, a log line every few seconds for long jobs, and cancellation on stop (and, for
+        a sync, when a reindex starts: what it embedded so far is in the cache the reindex starts from)."""
         last = [time.monotonic()]
 
         def update(done: int, total: int) -> None:
-            if self._stopping:
+            if self._stopping or (yields_to_reindex and self._reindexing):
                 raise Cancelled
             progress.update(done, total)
             now = time.monotonic()
@@ -236,7 +248,7 @@ class AgentRuntime:
 
     def sync_if_dirty(self, timeout: float = 5.0) -> None:
         """Before a search: when files changed and nothing is syncing, bring the index up to date first."""
-        if self.dirty and not self._running and self.config.sync_on_search:
+        if self.dirty and not self._running and not self._reindexing and self.config.sync_on_search:
             with self._cond:
                 if self._debounce is not None:
                     self._debounce.cancel()
@@ -247,10 +259,13 @@ class AgentRuntime:
     # -- reindex -------------------------------------------------------------------------------------
 
     def start_reindex(self) -> bool:
-        """Start an atomic full reindex in the background; False when one is already running."""
+        """Start an atomic full reindex in the background; False when one is already running. A running sync
+        stops at its next file, so that the two never embed the same text side by side."""
         with self._cond:
             if self._reindex_thread is not None and self._reindex_thread.is_alive():
                 return False
+            self._reindexing = True
+            self._cond.notify_all()
             self.reindex_progress = JobProgress("reindex")
             self._reindex_thread = threading.Thread(target=self._reindex, name=f"reindex-{self.agent.id}", daemon=True)
             self._reindex_thread.start()
@@ -267,6 +282,8 @@ class AgentRuntime:
             if remaining <= 0:
                 return False
             thread.join(remaining)
+        if self._stopping and self.reindex_progress is not None and self.reindex_progress.state == "cancelled":
+            raise Stopping("memoryd is stopping; the reindex was abandoned and the live index kept")
         return True
 
     def _reindex(self) -> None:
@@ -274,6 +291,9 @@ class AgentRuntime:
         assert progress is not None
         log.info("reindex started", agent=self.agent.id)
         try:
+            with self._cond:
+                while self._running and not self._stopping:  # the sync gives way at its next file
+                    self._cond.wait(0.5)
             report = self.memory.reindex(progress=self._tracker(progress))
             progress.state = "done"
             log.info(
@@ -293,6 +313,9 @@ class AgentRuntime:
             log.exception("reindex failed; live index kept", agent=self.agent.id)
         finally:
             progress.finished_at = time.time()
+            with self._cond:
+                self._reindexing = False
+                self._cond.notify_all()
         self.request_sync()
 
     # -- state ---------------------------------------------------------------------------------------
