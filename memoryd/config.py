@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import platformdirs
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from client.paths import default_socket_path
 
@@ -21,60 +24,126 @@ else:  # pragma: no cover
 APP_NAME = "memoryd"
 DEFAULT_AGENT = "main"
 SOURCES = ("memory", "sessions")
-FUSIONS = ("adaptive", "weighted", "rrf")
-PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "ollama", "hash", "none")
 # Chosen by measurement over SciFact, XQuAD (vi, en, zh, th) and LoCoMo: see the README.
 DEFAULT_LOCAL_MODEL = "multilingual-e5-small"
 DEFAULT_MODEL_FILE = f"{DEFAULT_LOCAL_MODEL}.q4_0.gguf"
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
     """The configuration cannot be used as written."""
 
 
+# Every table is validated strictly (see `_validated`): numbers must be numbers, booleans booleans, arrays arrays,
+# and unknown keys are errors. The dataclasses below are the schema and hold the only copy of each default.
+STRICT = ConfigDict(extra="forbid", strict=True)
+Positive = Annotated[float, Field(gt=0)]
+NonNegative = Annotated[float, Field(ge=0)]
+Provider = Literal["auto", "local", "openai", "gemini", "voyage", "ollama", "hash", "none"]
+Fusion = Literal["adaptive", "weighted", "rrf"]
+PROVIDERS: tuple[str, ...] = get_args(Provider)
+FUSIONS: tuple[str, ...] = get_args(Fusion)
+
+
 @dataclass(frozen=True)
 class ChunkingConfig:
-    tokens: int = 400
-    overlap: int = 80
+    __pydantic_config__ = STRICT
+    tokens: Annotated[int, Field(ge=16, le=8192)] = 400
+    overlap: Annotated[int, Field(ge=0)] = 80
 
 
 @dataclass(frozen=True)
 class QueryConfig:
-    max_results: int = 6
-    min_score: float = 0.2
-    vector_weight: float = 0.5
-    text_weight: float = 0.5
-    candidate_multiplier: int = 4
-    fusion: str = "adaptive"
-    rrf_k: int = 60
-    confidence_span: float = 2.0  # adaptive: standard deviations past the noise ceiling for full vector trust
-    snippet_chars: int = 700
+    __pydantic_config__ = STRICT
+    max_results: Annotated[int, Field(ge=1, le=200)] = 6
+    min_score: Annotated[float, Field(ge=0, le=1)] = 0.2
+    vector_weight: NonNegative = 0.5
+    text_weight: NonNegative = 0.5
+    candidate_multiplier: Annotated[int, Field(ge=1, le=100)] = 4
+    fusion: Fusion = "adaptive"
+    rrf_k: Annotated[int, Field(ge=1)] = 60
+    confidence_span: Positive = 2.0  # adaptive: standard deviations past the noise ceiling for full vector trust
+    snippet_chars: Annotated[int, Field(ge=40, le=100_000)] = 700
     decay: bool = False  # off by default: measured neutral on SciFact, and old notes can be what you need
-    half_life_days: float = 30.0
+    half_life_days: Positive = 30.0
     evergreen: tuple[str, ...] = ("MEMORY.md", "memory.md")
     mmr: bool = False
-    mmr_lambda: float = 0.5
-    access_weight: float = 0.0
+    mmr_lambda: Annotated[float, Field(ge=0, le=1)] = 0.5
+    access_weight: NonNegative = 0.0
 
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    provider: str = "auto"
+    __pydantic_config__ = STRICT
+    provider: Provider = "auto"
     model: str = ""
     model_path: str = ""
-    fallback: str = "none"
+    fallback: Provider = "none"
     fallback_model: str = ""
     fallback_base_url: str = ""
     api_key: str = ""
     base_url: str = ""
-    dims: int = 0
-    batch_size: int = 0
-    timeout: float = 30.0
-    max_retries: int = 4
+    dims: Annotated[int, Field(ge=0)] = 0
+    batch_size: Annotated[int, Field(ge=0)] = 0
+    timeout: Positive = 30.0
+    max_retries: Annotated[int, Field(ge=0, le=20)] = 4
     batch_api: bool = False
     # Text put before queries and documents; None keeps what the model file says (E5: "query: ", "passage: ").
     query_prefix: str | None = None
     document_prefix: str | None = None
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    """The [daemon] table."""
+
+    __pydantic_config__ = STRICT
+    debounce_seconds: NonNegative = 1.5
+    session_debounce_seconds: NonNegative = 5.0
+    session_sync_bytes: Annotated[int, Field(ge=1)] = 100_000
+    session_sync_messages: Annotated[int, Field(ge=1)] = 50
+    sync_on_search: bool = True
+    sync_interval_seconds: NonNegative = 0.0
+    reconcile_seconds: NonNegative = 300.0
+
+
+@dataclass(frozen=True)
+class AgentTable:
+    """One [[agents]] entry as written; `sessions_dir` alone may be a string, meaning a list of one."""
+
+    __pydantic_config__ = STRICT
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$", max_length=64)]
+    workspace: Annotated[str, Field(min_length=1)]
+    store: str | None = None
+    extra_paths: tuple[Annotated[str, Field(min_length=1)], ...] = ()
+    sources: tuple[Literal["memory", "sessions"], ...] = ("memory",)
+    sessions_dir: str | tuple[str, ...] = ()
+    redact: tuple[str, ...] = ()
+    embedding: dict[str, Any] | None = None
+    query: dict[str, Any] | None = None
+    chunking: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class DefaultsTable:
+    """[defaults]: embedding, query and chunking settings every agent starts from."""
+
+    __pydantic_config__ = STRICT
+    embedding: dict[str, Any] | None = None
+    query: dict[str, Any] | None = None
+    chunking: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """The whole file: its top-level keys and tables."""
+
+    __pydantic_config__ = STRICT
+    data_dir: str | None = None
+    socket: str | None = None
+    daemon: dict[str, Any] | None = None
+    defaults: dict[str, Any] | None = None
+    agents: tuple[dict[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -96,13 +165,13 @@ class Config:
     data_dir: Path
     socket: Path
     agents: tuple[AgentConfig, ...]
-    debounce_seconds: float = 1.5
-    session_debounce_seconds: float = 5.0
-    session_sync_bytes: int = 100_000
-    session_sync_messages: int = 50
-    sync_on_search: bool = True
-    sync_interval_seconds: float = 0.0
-    reconcile_seconds: float = 300.0
+    debounce_seconds: float = DaemonConfig.debounce_seconds
+    session_debounce_seconds: float = DaemonConfig.session_debounce_seconds
+    session_sync_bytes: int = DaemonConfig.session_sync_bytes
+    session_sync_messages: int = DaemonConfig.session_sync_messages
+    sync_on_search: bool = DaemonConfig.sync_on_search
+    sync_interval_seconds: float = DaemonConfig.sync_interval_seconds
+    reconcile_seconds: float = DaemonConfig.reconcile_seconds
     source_path: Path | None = None
 
     @property
@@ -117,6 +186,20 @@ class Config:
                 return agent
         known = ", ".join(a.id for a in self.agents)
         raise ConfigError(f"unknown agent {agent_id!r} (configured: {known})")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The effective configuration, as `memoryd config check` prints it (API keys masked)."""
+
+        def plain(value: Any) -> Any:
+            if isinstance(value, Path):
+                return str(value)
+            if isinstance(value, (tuple, list)):
+                return [plain(v) for v in value]
+            if isinstance(value, dict):
+                return {k: ("***" if k == "api_key" and v else plain(v)) for k, v in value.items()}
+            return value
+
+        return plain(asdict(self))
 
 
 def default_config_path() -> Path:
@@ -148,29 +231,28 @@ def _expand(value: str | os.PathLike[str], base: Path | None = None) -> Path:
     return path.absolute()
 
 
-def _section(cls: type, raw: Any, where: str) -> Any:
-    """Build a frozen dataclass from a TOML table, rejecting unknown keys and wrong types."""
+def _validated(schema: type[T], raw: Any, where: str) -> T:
+    """A table checked against its schema; every problem is reported with its key, and a misspelt key with the
+    nearest valid one. TOML goes through JSON so that arrays can fill tuples under strict typing."""
     if raw is None:
-        return cls()
+        raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a table")
-    known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    values = {}
-    defaults = cls()
-    for key, value in raw.items():
-        default = getattr(defaults, key)
-        expected = str if default is None else type(default)  # the optional fields are all strings
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if expected is tuple and isinstance(value, list) and all(isinstance(v, str) for v in value):
-            value = tuple(value)
-        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise ConfigError(f"{where}.{key} must be {expected.__name__}, got {type(value).__name__}")
-        values[key] = value
-    return cls(**values)
+    try:
+        return TypeAdapter(schema).validate_json(json.dumps(raw, default=str))
+    except ValidationError as exc:
+        problems = [_problem(schema, error, where) for error in exc.errors()]
+        raise ConfigError("; ".join(problems)) from None
+
+
+def _problem(schema: type, error: Any, where: str) -> str:
+    loc = [str(part) for part in error["loc"]]
+    key = ".".join([where, *loc]) if where else ".".join(loc)
+    if error["type"] in ("unexpected_keyword_argument", "extra_forbidden") and loc:
+        known = [f.name for f in fields(schema)]
+        near = difflib.get_close_matches(loc[-1], known, n=1)
+        return f"{key}: unknown key" + (f" (did you mean {near[0]!r}?)" if near else f" (known: {', '.join(known)})")
+    return f"{key}: {error['msg'].lower()}"
 
 
 def _merge(base: dict[str, Any] | None, override: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -182,75 +264,46 @@ def _merge(base: dict[str, Any] | None, override: dict[str, Any] | None) -> dict
 
 
 def _validate_agent(agent: AgentConfig) -> None:
+    """Checks that span fields (each field alone is checked by its schema)."""
     if not agent.id or not all(c.isalnum() or c in "-_." for c in agent.id):
         raise ConfigError(f"agent id {agent.id!r} must be letters, digits, '-', '_' or '.'")
     for source in agent.sources:
         if source not in SOURCES:
             raise ConfigError(f"agent {agent.id}: unknown source {source!r} (use {', '.join(SOURCES)})")
-    q, c, e = agent.query, agent.chunking, agent.embedding
+    q, c = agent.query, agent.chunking
     if q.fusion not in FUSIONS:
         raise ConfigError(f"agent {agent.id}: fusion must be one of {', '.join(FUSIONS)}")
-    if q.max_results < 1 or q.candidate_multiplier < 1:
-        raise ConfigError(f"agent {agent.id}: max_results and candidate_multiplier must be >= 1")
-    if q.vector_weight < 0 or q.text_weight < 0 or q.vector_weight + q.text_weight <= 0:
-        raise ConfigError(f"agent {agent.id}: fusion weights must be >= 0 and not both 0")
-    if c.tokens < 16 or not 0 <= c.overlap < c.tokens:
-        raise ConfigError(f"agent {agent.id}: chunking needs tokens >= 16 and 0 <= overlap < tokens")
-    if q.half_life_days <= 0 or not 0 <= q.mmr_lambda <= 1:
-        raise ConfigError(f"agent {agent.id}: half_life_days must be > 0 and mmr_lambda within 0..1")
+    if q.vector_weight + q.text_weight <= 0:
+        raise ConfigError(f"agent {agent.id}: query.vector_weight and query.text_weight cannot both be 0")
+    if c.overlap >= c.tokens:
+        raise ConfigError(f"agent {agent.id}: chunking.overlap must be less than chunking.tokens")
     for pattern in agent.redact:
         try:
             re.compile(pattern)
         except re.error as exc:
             raise ConfigError(f"agent {agent.id}: bad redact pattern {pattern!r}: {exc}") from None
-    for name in (e.provider, e.fallback):
-        if name not in PROVIDERS:
-            raise ConfigError(f"agent {agent.id}: unknown embedding provider {name!r}")
 
 
-def _agent_from_table(raw: dict[str, Any], defaults: dict[str, Any], data_dir: Path, base: Path | None) -> AgentConfig:
-    if "id" not in raw or "workspace" not in raw:
-        raise ConfigError("every [[agents]] entry needs 'id' and 'workspace'")
-    allowed = {
-        "id",
-        "workspace",
-        "store",
-        "extra_paths",
-        "sources",
-        "sessions_dir",
-        "redact",
-        "embedding",
-        "query",
-        "chunking",
-    }
-    unknown = sorted(set(raw) - allowed)
-    if unknown:
-        raise ConfigError(f"agent {raw['id']}: unknown key(s) {', '.join(unknown)}")
-    agent_id = str(raw["id"])
-    workspace = _expand(raw["workspace"], base)
-    store = _expand(raw["store"], base) if raw.get("store") else data_dir / "agents" / agent_id / "index.sqlite"
-    sessions = raw.get("sessions_dir", [])
-    if isinstance(sessions, str):
-        sessions = [sessions]
+def _agent_from_table(raw: Any, defaults: DefaultsTable, data_dir: Path, base: Path | None, where: str) -> AgentConfig:
+    table = _validated(AgentTable, raw, where)
+    workspace = _expand(table.workspace, base)
+    sessions = (table.sessions_dir,) if isinstance(table.sessions_dir, str) else table.sessions_dir
+    label = f"{where} ({table.id})"
     agent = AgentConfig(
-        id=agent_id,
+        id=table.id,
         workspace=workspace,
-        store=store,
-        extra_paths=tuple(_expand(p, workspace) for p in raw.get("extra_paths", [])),
-        sources=tuple(raw.get("sources", ["memory"])),
+        store=_expand(table.store, base) if table.store else data_dir / "agents" / table.id / "index.sqlite",
+        extra_paths=tuple(_expand(p, workspace) for p in table.extra_paths),
+        sources=table.sources,
         sessions_dirs=tuple(_expand(p, workspace) for p in sessions),
-        redact=tuple(str(p) for p in raw.get("redact", [])),
+        redact=table.redact,
         embedding=_with_model_path(
-            _section(
-                EmbeddingConfig, _merge(defaults.get("embedding"), raw.get("embedding")), f"agent {agent_id} embedding"
-            ),
+            _validated(EmbeddingConfig, _merge(defaults.embedding, table.embedding), f"{label}.embedding"),
             data_dir,
             base,
         ),
-        query=_section(QueryConfig, _merge(defaults.get("query"), raw.get("query")), f"agent {agent_id} query"),
-        chunking=_section(
-            ChunkingConfig, _merge(defaults.get("chunking"), raw.get("chunking")), f"agent {agent_id} chunking"
-        ),
+        query=_validated(QueryConfig, _merge(defaults.query, table.query), f"{label}.query"),
+        chunking=_validated(ChunkingConfig, _merge(defaults.chunking, table.chunking), f"{label}.chunking"),
     )
     _validate_agent(agent)
     return agent
@@ -287,38 +340,28 @@ def load_config(
         raise ConfigError(f"config file {config_path} does not exist")
     base = config_path.parent if config_path.exists() else None
 
-    data = _expand(data_dir or os.environ.get("MEMORYD_DATA_DIR") or raw.get("data_dir") or default_data_dir(), base)
-    sock = _expand(socket or os.environ.get("MEMORYD_SOCKET") or raw.get("socket") or default_socket_path(), base)
-    daemon = raw.get("daemon", {})
-    defaults = raw.get("defaults", {})
+    file = _validated(ConfigFile, raw, "")
+    data = _expand(data_dir or os.environ.get("MEMORYD_DATA_DIR") or file.data_dir or default_data_dir(), base)
+    sock = _expand(socket or os.environ.get("MEMORYD_SOCKET") or file.socket or default_socket_path(), base)
+    daemon = _validated(DaemonConfig, file.daemon, "[daemon]")
+    defaults = _validated(DefaultsTable, file.defaults, "[defaults]")
 
     if workspace is not None:
-        tables = [{"id": DEFAULT_AGENT, "workspace": str(workspace)}]
+        tables: tuple[Any, ...] = ({"id": DEFAULT_AGENT, "workspace": str(workspace)},)
         base = None
     else:
-        tables = raw.get("agents") or [{"id": DEFAULT_AGENT, "workspace": str(default_workspace())}]
-    if not isinstance(tables, list):
-        raise ConfigError("'agents' must be an array of tables ([[agents]])")
-    agents = tuple(_agent_from_table(t, defaults, data, base) for t in tables)
+        tables = file.agents or ({"id": DEFAULT_AGENT, "workspace": str(default_workspace())},)
+    agents = tuple(_agent_from_table(t, defaults, data, base, f"agents[{i}]") for i, t in enumerate(tables))
     ids = [a.id for a in agents]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"agent ids must be unique: {ids}")
     stores = [a.store for a in agents]
     if len(set(stores)) != len(stores):
         raise ConfigError("every agent needs its own store file")
-    try:
-        return Config(
-            data_dir=data,
-            socket=sock,
-            agents=agents,
-            debounce_seconds=float(daemon.get("debounce_seconds", 1.5)),
-            session_debounce_seconds=float(daemon.get("session_debounce_seconds", 5.0)),
-            session_sync_bytes=int(daemon.get("session_sync_bytes", 100_000)),
-            session_sync_messages=int(daemon.get("session_sync_messages", 50)),
-            sync_on_search=bool(daemon.get("sync_on_search", True)),
-            sync_interval_seconds=float(daemon.get("sync_interval_seconds", 0.0)),
-            reconcile_seconds=float(daemon.get("reconcile_seconds", 300.0)),
-            source_path=config_path if config_path.exists() else None,
-        )
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"[daemon]: {exc}") from exc
+    return Config(
+        data_dir=data,
+        socket=sock,
+        agents=agents,
+        **asdict(daemon),
+        source_path=config_path if config_path.exists() else None,
+    )

@@ -72,8 +72,18 @@ overlap = 20
     ("body", "message"),
     [
         ('[[agents]]\nid = "a"\nworkspace = "w"\ncolour = 1\n', "unknown key"),
-        ('[[agents]]\nid = "a"\nworkspace = "w"\n[agents.query]\nmax_results = "six"\n', "must be int"),
-        ('[[agents]]\nid = "a"\nworkspace = "w"\nsources = ["email"]\n', "unknown source"),
+        ('[[agents]]\nid = "a"\nworkspace = "w"\n[agents.query]\nmax_results = "six"\n', "max_results: .*integer"),
+        ('[[agents]]\nid = "a"\nworkspace = "w"\nsources = ["email"]\n', "sources.0: .*'memory' or 'sessions'"),
+        # strings where a list is meant were iterated character by character (indexing / and ~)
+        ('[[agents]]\nid = "a"\nworkspace = "w"\nextra_paths = "~/notes"\n', r"extra_paths: .*valid array"),
+        ('[[agents]]\nid = "a"\nworkspace = "w"\nredact = "CORP"\n', r"redact: .*valid array"),
+        # [daemon] was coerced: "false" became True, negatives passed, misspelt keys and tables were ignored
+        ('[daemon]\nsync_on_search = "false"\n', r"\[daemon\]\.sync_on_search: .*boolean"),
+        ("[daemon]\ndebounce_seconds = -1\n", "debounce_seconds: .*greater than or equal to 0"),
+        ("[daemon]\nreconcile_secs = 3\n", "reconcile_secs: unknown key \\(did you mean 'reconcile_seconds'\\?\\)"),
+        ("[deamon]\ndebounce_seconds = 1\n", "deamon: unknown key \\(did you mean 'daemon'\\?\\)"),
+        ('[[agents]]\nid = "a"\nworkspace = "w"\n[agents.query]\nmax_resuls = 3\n', "did you mean 'max_results'"),
+        ('[[agents]]\nid = "a"\nworkspace = "w"\n[agents.query]\nmin_score = 1.5\n', "min_score: .*less than or equal"),
         ('[[agents]]\nid = "a"\nworkspace = "w"\n[[agents]]\nid = "a"\nworkspace = "v"\n', "unique"),
         ('[[agents]]\nid = "a"\nworkspace = "w"\n[agents.chunking]\ntokens = 100\noverlap = 100\n', "overlap"),
         ("this is not toml = = =", "config.toml"),

@@ -96,6 +96,23 @@ def run(
 
 
 @main.group()
+def config() -> None:
+    """Check the configuration."""
+
+
+@config.command("check")
+@_config_options
+def config_check(
+    config_path: Path | None, workspace: Path | None, socket_path: Path | None, data_dir: Path | None
+) -> None:
+    """Print the effective config as JSON (API keys masked), or every error in it (exit 1)."""
+    import json
+
+    loaded = _load(config_path, workspace, socket_path, data_dir)
+    click.echo(json.dumps(loaded.as_dict(), indent=2, ensure_ascii=False))
+
+
+@main.group()
 def model() -> None:
     """Local embedding models, built offline as GGUF (default: multilingual-e5-small)."""
 

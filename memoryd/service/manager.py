@@ -10,11 +10,12 @@ from typing import Any
 import structlog
 
 from memoryd import __version__
-from memoryd.config import Config, ConfigError, load_config
+from memoryd.config import AgentConfig, Config, ConfigError, load_config
 from memoryd.service.runtime import AgentRuntime
 from memoryd.service.watchers import WatchHub
 
 log = structlog.get_logger("memoryd.manager")
+WATCH_CHECK_SECONDS = 3.0  # how often dead observers and deleted or replaced roots are looked for
 
 
 class Manager:
@@ -26,21 +27,23 @@ class Manager:
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
+        self.reload_error: str | None = None  # why the last SIGHUP reload was refused
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def start(self) -> None:
         for agent in self.config.agents:
-            self._open(agent.id)
+            self.runtimes[agent.id] = self._open(agent)
         self._ticker = threading.Thread(target=self._tick, name="reconcile", daemon=True)
         self._ticker.start()
 
-    def _open(self, agent_id: str) -> AgentRuntime:
-        agent = self.config.agent(agent_id)
+    def _open(self, agent: AgentConfig) -> AgentRuntime:
+        """Open an agent's runtime and start its first sync or reindex (not yet visible to requests)."""
         runtime = AgentRuntime(agent, self.config)
-        self.runtimes[agent.id] = runtime
         if self.hub is not None:
-            runtime.watcher_state = self.hub.add(agent, runtime.file_changed)
+            self.hub.add(agent, runtime.file_changed)
+            hub = self.hub
+            runtime.watcher_source = lambda: hub.state(agent.id)
         reason = runtime.memory.needs_reindex()
         if reason:
             log.info("index out of date, reindexing", agent=agent.id, reason=reason)
@@ -57,10 +60,9 @@ class Manager:
         )
         return runtime
 
-    def _close(self, agent_id: str) -> None:
-        runtime = self.runtimes.pop(agent_id)
+    def _close(self, runtime: AgentRuntime) -> None:
         if self.hub is not None:
-            self.hub.remove(agent_id)
+            self.hub.remove(runtime.agent.id)
         runtime.close()
 
     def begin_stop(self) -> None:
@@ -72,13 +74,16 @@ class Manager:
     def close(self) -> None:
         self.begin_stop()
         with self._lock:
-            for agent_id in list(self.runtimes):
-                self._close(agent_id)
+            runtimes, self.runtimes = list(self.runtimes.values()), {}
+        for runtime in runtimes:
+            self._close(runtime)
         if self.hub is not None:
             self.hub.close()
 
     def reload(self, path: str | None = None) -> list[str]:
-        """Re-read the config file (SIGHUP): reopen changed agents, open new ones, close removed ones."""
+        """Re-read the config file (SIGHUP). Changed and new agents are opened first, beside the running ones;
+        only when every one opened are they swapped in. Otherwise the old config keeps serving, and the reason
+        is logged and shown in `status` (`reload_error`)."""
         source = path or (str(self.config.source_path) if self.config.source_path else None)
         if source is None:
             log.info("reload: no config file, nothing to do")
@@ -86,30 +91,58 @@ class Manager:
         try:
             new = load_config(source, data_dir=self.config.data_dir, socket=self.config.socket)
         except ConfigError as exc:
-            log.error("reload failed, keeping the running config", error=str(exc))
-            return []
-        changed = []
+            return self._reload_failed(f"config: {exc}")
+        old_agents = {a.id: a for a in self.config.agents}
+        changed = [a for a in new.agents if old_agents.get(a.id) != a]
+        removed = [i for i in old_agents if i not in {a.id for a in new.agents}]
+        for agent in changed:  # an agent whose store stays the same must let go of it before the new one opens
+            if agent.id in self.runtimes and old_agents[agent.id].store == agent.store:
+                self._retire(agent.id)
+        opened: dict[str, AgentRuntime] = {}
+        try:
+            for agent in changed:
+                opened[agent.id] = self._open(agent)
+        except Exception as exc:  # keep what runs; undo what was opened
+            for runtime in opened.values():
+                self._close(runtime)
+            for agent in changed:
+                if agent.id not in self.runtimes and agent.id in old_agents:
+                    self.runtimes[agent.id] = self._open(old_agents[agent.id])
+            return self._reload_failed(f"agent could not be opened: {type(exc).__name__}: {exc}")
         with self._lock:
-            old_agents = {a.id: a for a in self.config.agents}
+            retired = [self.runtimes.pop(i) for i in [*opened, *removed] if i in self.runtimes]
+            self.runtimes.update(opened)
             self.config = new
-            for agent in new.agents:
-                if old_agents.get(agent.id) != agent:
-                    if agent.id in self.runtimes:
-                        self._close(agent.id)
-                    self._open(agent.id)
-                    changed.append(agent.id)
-            for agent_id in set(old_agents) - {a.id for a in new.agents}:
-                self._close(agent_id)
-                changed.append(agent_id)
-        log.info("config reloaded", changed=changed)
-        return changed
+            self.reload_error = None
+        for runtime in retired:
+            self._close(runtime)
+        names = [*opened, *removed]
+        log.info("config reloaded", changed=names)
+        return names
+
+    def _retire(self, agent_id: str) -> None:
+        with self._lock:
+            runtime = self.runtimes.pop(agent_id)
+        self._close(runtime)
+
+    def _reload_failed(self, reason: str) -> list[str]:
+        self.reload_error = f"{time.strftime('%Y-%m-%d %H:%M:%S')}: {reason}"
+        log.error("reload failed, keeping the running config", error=reason)
+        return []
 
     def _tick(self) -> None:
         """Periodic reconcile (catches what watchers missed) and the optional sync interval."""
         last_reconcile = time.monotonic()
         last_interval = time.monotonic()
+        last_check = time.monotonic()
         while not self._stop.wait(1.0):
             now = time.monotonic()
+            if self.hub is not None and now - last_check >= WATCH_CHECK_SECONDS:
+                last_check = now
+                try:
+                    self.hub.check()
+                except Exception:  # a watcher problem must never stop the reconcile loop
+                    log.exception("watcher check failed")
             cfg = self.config
             due = cfg.reconcile_seconds > 0 and now - last_reconcile >= cfg.reconcile_seconds
             due = due or (cfg.sync_interval_seconds > 0 and now - last_interval >= cfg.sync_interval_seconds)
@@ -134,4 +167,5 @@ class Manager:
             "agents": list(self.runtimes),
             "default_agent": self.config.default_agent.id,
             "socket": str(self.config.socket),
+            "reload_error": self.reload_error,
         }

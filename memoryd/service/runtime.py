@@ -71,7 +71,7 @@ class AgentRuntime:
         self.config = config
         self.memory = AgentMemory(agent)
         self.dirty = False
-        self.watcher_state = "not started"
+        self.watcher_source: Callable[[], str] | None = None  # asked at each `status`, so it is never stale
         self.sync_progress: JobProgress | None = None
         self.reindex_progress: JobProgress | None = None
         self.sync_error: str | None = None
@@ -345,6 +345,10 @@ class AgentRuntime:
         interrupt = getattr(self.memory.embedder, "interrupt", None)
         if interrupt is not None:
             interrupt()
+
+    @property
+    def watcher_state(self) -> str:
+        return self.watcher_source() if self.watcher_source is not None else "not watched"
 
     def close(self, timeout: float = 3.0) -> None:
         self.begin_stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
@@ -93,59 +94,157 @@ class _Handler(FileSystemEventHandler):
             self.notify(path)
 
 
+@dataclass
+class _Watch:
+    root: Path
+    recursive: bool
+    handle: object | None  # watchdog's ObservedWatch, None while the root is missing
+    inode: int | None
+
+
+@dataclass
+class _AgentWatches:
+    agent: AgentConfig
+    handler: _Handler
+    notify: Callable[[str], None]
+    watches: list[_Watch] = field(default_factory=list)
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return None if path.is_symlink() else path.stat().st_ino
+    except OSError:
+        return None
+
+
 class WatchHub:
-    """Owns the observer; falls back to polling when the OS runs out of watches, and says so."""
+    """Owns the observer; falls back to polling when the OS runs out of watches, and says so. `check()` (called
+    every few seconds) re-arms a dead observer and roots that were deleted or replaced, and `state()` tells
+    the truth about each agent at the moment it is asked."""
 
     def __init__(self, polling_interval: float = 2.0) -> None:
         self._observer: BaseObserver = Observer()
         self._polling: BaseObserver | None = None
         self._polling_interval = polling_interval
-        self._lock = threading.Lock()
-        self._watches: dict[str, list[object]] = {}
+        self._lock = threading.RLock()
+        self._agents: dict[str, _AgentWatches] = {}
         self._states: dict[str, str] = {}
         self._observer.start()
 
     def state(self, agent_id: str) -> str:
-        return self._states.get(agent_id, "not watched")
+        with self._lock:
+            return self._states.get(agent_id, "not watched")
 
     def add(self, agent: AgentConfig, notify: Callable[[str], None]) -> str:
         """Watch an agent's sources; returns the watcher state for status."""
+        handler = _Handler(agent, notify, lambda path: self._new_memory_dir(agent.id, path))
+        entry = _AgentWatches(agent, handler, notify)
         with self._lock:
-            self._watches[agent.id] = []
+            self._agents[agent.id] = entry
             self._states[agent.id] = "watching"
-        handler = _Handler(agent, notify, lambda path: self._schedule(agent, handler, path, True))
-        for root, recursive in watch_roots(agent):
-            if root.is_dir() and not root.is_symlink():
-                self._schedule(agent, handler, root, recursive)
+            for root, recursive in watch_roots(agent):
+                watch = _Watch(root, recursive, None, None)
+                entry.watches.append(watch)
+                self._arm(entry, watch)
         return self.state(agent.id)
 
-    def _schedule(self, agent: AgentConfig, handler: _Handler, root: Path, recursive: bool) -> None:
+    def _new_memory_dir(self, agent_id: str, path: Path) -> None:
         with self._lock:
-            try:
-                watch = self._observer.schedule(handler, str(root), recursive=recursive, event_filter=EVENTS)
-            except OSError as exc:
-                if exc.errno not in WATCH_LIMIT_ERRNOS:
-                    log.warning("cannot watch", path=str(root), error=str(exc))
-                    self._states[agent.id] = f"degraded: cannot watch {root}: {exc.strerror or exc}"
+            entry = self._agents.get(agent_id)
+            if entry is None:
+                return
+            for watch in entry.watches:
+                if watch.root == path and watch.handle is None:
+                    self._arm(entry, watch)
                     return
-                if self._polling is None:
-                    self._polling = PollingObserver(timeout=self._polling_interval)
-                    self._polling.start()
-                watch = self._polling.schedule(handler, str(root), recursive=recursive, event_filter=EVENTS)
-                self._states[agent.id] = f"polling ({exc.strerror or 'OS watch limit reached'})"
-                log.warning("OS watch limit reached, polling instead", path=str(root))
-            self._watches.setdefault(agent.id, []).append(watch)
+            watch = _Watch(path, True, None, None)
+            entry.watches.append(watch)
+            self._arm(entry, watch)
+
+    def _arm(self, entry: _AgentWatches, watch: _Watch) -> None:
+        """Schedule one root (when it exists), on inotify or, past the OS limit, on the polling observer."""
+        agent_id = entry.agent.id
+        watch.inode = _inode(watch.root)
+        if watch.inode is None or not watch.root.is_dir():
+            watch.handle = None
+            return
+        try:
+            watch.handle = self._observer.schedule(
+                entry.handler, str(watch.root), recursive=watch.recursive, event_filter=EVENTS
+            )
+        except OSError as exc:
+            if exc.errno not in WATCH_LIMIT_ERRNOS:
+                log.warning("cannot watch", path=str(watch.root), error=str(exc))
+                self._states[agent_id] = f"degraded: cannot watch {watch.root}: {exc.strerror or exc}"
+                watch.handle = None
+                return
+            if self._polling is None:
+                self._polling = PollingObserver(timeout=self._polling_interval)
+                self._polling.start()
+            watch.handle = self._polling.schedule(
+                entry.handler, str(watch.root), recursive=watch.recursive, event_filter=EVENTS
+            )
+            self._states[agent_id] = f"polling ({exc.strerror or 'OS watch limit reached'})"
+            log.warning("OS watch limit reached, polling instead", path=str(watch.root))
+
+    def _alive(self, watch: _Watch) -> bool:
+        """Is a thread still reading events for this watch? (watchdog ends it when the folder is deleted, and
+        the folder's inode may be reused by the one made in its place.)"""
+        if watch.handle is None:
+            return False
+        for observer in (self._observer, self._polling):
+            for emitter in observer.emitters if observer is not None else ():
+                if emitter.watch == watch.handle:
+                    return emitter.is_alive()
+        return False
+
+    def _disarm(self, watch: _Watch) -> None:
+        if watch.handle is None:
+            return
+        for observer in (self._observer, self._polling):
+            if observer is None:
+                continue
+            try:
+                observer.unschedule(watch.handle)  # type: ignore[arg-type]
+            except (KeyError, ValueError, OSError):
+                continue
+        watch.handle = None
+
+    def check(self) -> None:
+        """Re-arm what stopped working: a dead observer thread, and roots deleted, recreated or replaced."""
+        with self._lock:
+            if not self._observer.is_alive():
+                log.error("file observer died; starting a new one")
+                self._observer = Observer()
+                self._observer.start()
+                for entry in self._agents.values():
+                    for watch in entry.watches:
+                        watch.handle = None
+                        self._arm(entry, watch)
+                        entry.notify(str(watch.root))  # what changed while nobody watched
+            for agent_id, entry in self._agents.items():
+                missing = []
+                for watch in entry.watches:
+                    current = _inode(watch.root)
+                    if current != watch.inode or (current is not None and not self._alive(watch)):
+                        self._disarm(watch)
+                        self._arm(entry, watch)
+                        if watch.handle is not None:
+                            log.info("watch re-armed", agent=agent_id, path=str(watch.root))
+                            entry.notify(str(watch.root))
+                    if watch.handle is None and watch.root in (entry.agent.workspace, entry.agent.workspace / "memory"):
+                        missing.append(watch.root)
+                state = self._states.get(agent_id, "")
+                if missing and entry.agent.workspace in missing:
+                    self._states[agent_id] = f"degraded: {entry.agent.workspace} is missing; waiting for it"
+                elif state.startswith("degraded:") and "is missing" in state:
+                    self._states[agent_id] = "watching"
 
     def remove(self, agent_id: str) -> None:
         with self._lock:
-            for watch in self._watches.pop(agent_id, []):
-                for observer in (self._observer, self._polling):
-                    if observer is None:
-                        continue
-                    try:
-                        observer.unschedule(watch)  # type: ignore[arg-type]
-                    except (KeyError, ValueError):
-                        continue
+            entry = self._agents.pop(agent_id, None)
+            for watch in entry.watches if entry else []:
+                self._disarm(watch)
             self._states.pop(agent_id, None)
 
     def close(self) -> None:

@@ -1,0 +1,125 @@
+"""Reloads that fail, watchers that die, fall back or lose their folder: the daemon keeps serving and says so."""
+
+from __future__ import annotations
+
+import errno
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from watchdog.observers import Observer
+
+from memoryd.config import load_config
+from memoryd.service.manager import Manager
+from memoryd.service.watchers import WatchHub
+
+from . import daemon as d
+from .conftest import write
+
+
+def _eventually(predicate, timeout: float = 20.0):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def test_a_failing_reload_keeps_the_old_config_serving_and_says_why(tmp_path: Path, workspace: Path) -> None:
+    write(workspace / "MEMORY.md", "# One\nThe first agent knows about ibex.\n")
+    daemon = d.start(tmp_path, workspace)
+    try:
+        good = daemon.config.read_text()
+        daemon.config.write_text(good + "\n[daemon.oops]\n")  # not valid: the [daemon] table has no sub-tables
+        daemon.proc.send_signal(signal.SIGHUP)
+        client = daemon.client()
+        reason = _eventually(lambda: client.status()["daemon"]["reload_error"])
+        assert "config:" in reason and "oops" in reason
+        assert client.search("ibex", mode="keyword").results
+
+        blocked = tmp_path / "blocked"
+        blocked.write_text("a file where the new agent's index folder would go\n")
+        other = tmp_path / "other"
+        write(other / "MEMORY.md", "# Two\nwombats\n")
+        daemon.config.write_text(
+            good + f'\n[[agents]]\nid = "second"\nworkspace = "{other}"\nstore = "{blocked}/x/index.sqlite"\n'
+            '[agents.embedding]\nprovider = "hash"\n'
+        )
+        daemon.proc.send_signal(signal.SIGHUP)
+        reason = _eventually(lambda: (client.status()["daemon"]["reload_error"] or "").count("could not be opened"))
+        assert reason
+        assert [a["id"] for a in client.agents()] == ["main"]  # the old config, whole
+        assert client.search("ibex", mode="keyword").results  # and it still answers: no KeyError
+
+        daemon.config.write_text(good)
+        daemon.proc.send_signal(signal.SIGHUP)
+        _eventually(lambda: client.status()["daemon"]["reload_error"] is None)
+    finally:
+        d.cleanup(daemon)
+
+
+class _NoInotify(Observer):  # type: ignore[misc, valid-type]
+    """An observer whose every watch fails as when the OS runs out of inotify watches."""
+
+    def schedule(self, *args: object, **kwargs: object) -> object:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_status_shows_a_later_fall_back_to_polling_and_events_still_arrive(tmp_path: Path, workspace: Path) -> None:
+    config = load_config(
+        d.write_config(tmp_path / "c.toml", workspace=workspace, data_dir=tmp_path / "data", socket=tmp_path / "s")
+    )
+    manager = Manager(config, watch=True)
+    manager.start()
+    try:
+        runtime = manager.runtime(None)
+        assert runtime.status()["watcher"] == "watching"
+        hub = manager.hub
+        assert isinstance(hub, WatchHub)
+        hub._observer.stop()
+        hub._observer.join()
+        hub._observer = _NoInotify()
+        hub._observer.start()
+        shutil.rmtree(workspace / "memory")  # a replaced folder makes check() re-arm it, now past the limit
+        write(workspace / "memory" / "n.md", "# N\nThe polling watcher sees the caracal note.\n")
+        _eventually(lambda: (hub.check(), runtime.status()["watcher"].startswith("polling"))[1])  # read live
+        write(workspace / "memory" / "m.md", "# M\nA second caracal note.\n")
+        _eventually(lambda: len(runtime.memory.search("caracal", mode="keyword").results) == 2)
+    finally:
+        manager.close()
+
+
+def test_a_dead_observer_is_replaced(tmp_path: Path, workspace: Path) -> None:
+    hub = WatchHub()
+    seen: list[str] = []
+    try:
+        config = load_config(
+            d.write_config(tmp_path / "c.toml", workspace=workspace, data_dir=tmp_path / "data", socket=tmp_path / "s")
+        )
+        hub.add(config.default_agent, seen.append)
+        hub._observer.stop()
+        hub._observer.join()
+        write(workspace / "memory" / "lost.md", "# Lost\nwritten while nobody watched\n")
+        hub.check()
+        assert hub.state("main") == "watching" and hub._observer.is_alive()
+        write(workspace / "memory" / "found.md", "# Found\n")
+        _eventually(lambda: any(p.endswith("found.md") for p in seen))
+    finally:
+        hub.close()
+
+
+def test_a_workspace_deleted_and_recreated_is_watched_again(tmp_path: Path, workspace: Path) -> None:
+    write(workspace / "MEMORY.md", "# One\nfirst\n")
+    daemon = d.start(tmp_path, workspace)
+    try:
+        shutil.rmtree(workspace)
+        client = daemon.client()
+        _eventually(lambda: "missing" in client.status()["agents"][0]["watcher"])
+        write(workspace / "memory" / "back.md", "# Back\nThe returning tapir note.\n")
+        _eventually(lambda: client.search("tapir", mode="keyword").results)  # no reconcile runs in tests
+        assert client.status()["agents"][0]["watcher"] == "watching"
+    finally:
+        d.cleanup(daemon)
