@@ -17,7 +17,7 @@ from typing import Any
 from bench.datasets import Dataset, dataset_workspace, load_scifact, load_xquad
 from bench.metrics import dedupe_docs, evaluate
 from memoryd.config import EmbeddingConfig, QueryConfig, default_data_dir, default_model_path, quickstart_agent
-from memoryd.service.agent import AgentMemory
+from memoryd.memory import AgentMemory
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"
 RESULTS_PER_QUERY = 50  # chunks fetched per query before folding them into documents

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import platformdirs
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
 from client.paths import default_socket_path
+from memoryd.embeddings.registry import provider_names
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,10 +40,18 @@ class ConfigError(ValueError):
 STRICT = ConfigDict(extra="forbid", strict=True)
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
-Provider = Literal["auto", "local", "openai", "gemini", "voyage", "ollama", "hash", "none"]
 Fusion = Literal["adaptive", "weighted", "rrf"]
-PROVIDERS: tuple[str, ...] = get_args(Provider)
 FUSIONS: tuple[str, ...] = get_args(Fusion)
+
+
+def _known_provider(name: str) -> str:
+    known = provider_names()
+    if name not in known:
+        raise ValueError(f"unknown provider {name!r}; known: {', '.join(known)}")
+    return name
+
+
+Provider = Annotated[str, AfterValidator(_known_provider)]  # built-ins and `memoryd.embeddings` plugins
 
 
 @dataclass(frozen=True)

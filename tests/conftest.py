@@ -8,7 +8,7 @@ import pytest
 
 from memoryd.config import AgentConfig, EmbeddingConfig, QueryConfig, quickstart_agent
 from memoryd.embeddings.hashing import HashingEmbedder
-from memoryd.service.agent import AgentMemory
+from memoryd.memory import AgentMemory
 
 
 class CountingEmbedder(HashingEmbedder):

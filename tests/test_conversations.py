@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from memoryd.service.agent import AgentMemory
+from memoryd.memory import AgentMemory
 
 from .conftest import write
 from .test_recall import transcript_memory

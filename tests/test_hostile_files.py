@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.service.agent import AgentMemory, RequestError
+from memoryd.memory import AgentMemory, RequestError
 from memoryd.sources.discovery import walk_files
 
 from .conftest import write

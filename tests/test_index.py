@@ -11,7 +11,7 @@ import sqlite_vec
 
 from memoryd.index.schema import SCHEMA_VERSION
 from memoryd.index.store import Store
-from memoryd.service.agent import AgentMemory
+from memoryd.memory import AgentMemory
 
 from .conftest import CountingEmbedder, write
 
@@ -143,7 +143,7 @@ def test_agents_are_isolated(tmp_path: Path) -> None:
 
 
 def test_get_reads_lines_and_refuses_escapes(workspace: Path, memory_factory: Callable, tmp_path: Path) -> None:
-    from memoryd.service.agent import RequestError
+    from memoryd.memory import RequestError
 
     write(workspace / "MEMORY.md", "\n".join(f"line {i}" for i in range(1, 21)) + "\n")
     secret = write(tmp_path / "secret.md", "top secret")
@@ -163,7 +163,7 @@ def test_get_reads_lines_and_refuses_escapes(workspace: Path, memory_factory: Ca
 
 
 def test_write_appends_durably_and_is_searchable(workspace: Path, memory_factory: Callable) -> None:
-    from memoryd.service.agent import RequestError
+    from memoryd.memory import RequestError
 
     mem = memory_factory()
     first = mem.write("Decided: Postgres for billing.")

@@ -16,7 +16,7 @@ from memoryd.config import DEFAULT_LOCAL_MODEL, default_data_dir
 from memoryd.embeddings import prepare as prep
 from memoryd.embeddings.e5_source import read_e5
 from memoryd.embeddings.local import LocalEmbedder
-from memoryd.service.agent import AgentMemory
+from memoryd.memory import AgentMemory
 
 from .conftest import write
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import EmbeddingConfig, QueryConfig, quickstart_agent
-from memoryd.service.agent import AgentMemory
+from memoryd.memory import AgentMemory
 
 from . import daemon as d
 from .conftest import write

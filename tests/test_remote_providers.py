@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.config import EmbeddingConfig, quickstart_agent
+from memoryd.config import ConfigError, EmbeddingConfig, quickstart_agent
 from memoryd.embeddings.base import EmbeddingError
 from memoryd.embeddings.select import ProviderChain, build_provider, create_embedder
-from memoryd.service.agent import AgentMemory
+from memoryd.memory import AgentMemory
 
 from .conftest import write
 from .fake_providers import FakeProvider
@@ -264,3 +264,37 @@ def test_chain_returns_to_a_recovered_primary(workspace: Path, data_dir: Path) -
     finally:
         primary.close()
         fallback.close()
+
+
+def test_a_third_party_provider_plugs_in_through_an_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package that declares `[project.entry-points."memoryd.embeddings"]` is usable by name in config."""
+    from memoryd.config import load_config
+    from memoryd.embeddings import registry
+
+    dist = tmp_path / "memoryd_tinyplug-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: memoryd-tinyplug\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[memoryd.embeddings]\ntinyplug = memoryd_tinyplug:provider\n")
+    (tmp_path / "memoryd_tinyplug.py").write_text(
+        "from memoryd.embeddings.hashing import HashingEmbedder\n"
+        "class Tiny(HashingEmbedder):\n    provider = 'tinyplug'\n"
+        "def provider(cfg, as_fallback=False):\n    return Tiny(32)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry._plugins.cache_clear()
+    try:
+        assert "tinyplug" in registry.provider_names()
+        config = tmp_path / "c.toml"
+        config.write_text(
+            f'[[agents]]\nid = "a"\nworkspace = "{tmp_path}"\n[agents.embedding]\nprovider = "tinyplug"\n'
+        )
+        agent = load_config(config).default_agent
+        embedder, reason = create_embedder(agent)
+        assert embedder is not None and embedder.provider == "tinyplug" and embedder.dims == 32 and reason is None
+        config.write_text(f'[[agents]]\nid = "a"\nworkspace = "{tmp_path}"\n[agents.embedding]\nprovider = "tinyplg"\n')
+        with pytest.raises(ConfigError, match="unknown provider 'tinyplg'"):
+            load_config(config)
+    finally:
+        registry._plugins.cache_clear()

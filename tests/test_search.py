@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import QueryConfig
+from memoryd.memory import AgentMemory
 from memoryd.search.hybrid import SearchError
-from memoryd.service.agent import AgentMemory
 
 from .conftest import write
 

@@ -11,7 +11,7 @@ import hashlib
 import numpy as np
 
 from memoryd.embeddings.base import clean_vectors
-from memoryd.index.analyzer import analyze
+from memoryd.sources.analyzer import analyze
 
 
 class HashingEmbedder:

@@ -9,65 +9,24 @@ import numpy as np
 
 from memoryd.config import AgentConfig, EmbeddingConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError
-from memoryd.embeddings.hashing import HashingEmbedder
-from memoryd.embeddings.remote import RetryPolicy, api_key
+from memoryd.embeddings.builtin import KEY_ENV, ProviderUnavailable
+from memoryd.embeddings.registry import factory, provider_names
+from memoryd.embeddings.remote import api_key
 
-DEFAULT_MODELS = {
-    "openai": "text-embedding-3-small",
-    "gemini": "gemini-embedding-001",
-    "voyage": "voyage-3.5-lite",
-    "ollama": "nomic-embed-text",
-}
-KEY_ENV = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "voyage": ("VOYAGE_API_KEY",)}
 AUTO_ORDER = ("local", "openai", "gemini", "voyage")
 
 
-class ProviderUnavailable(RuntimeError):
-    """The provider cannot be used here (no model file, no key, missing package)."""
-
-
-def _remote(name: str, model: str, key: str, base_url: str, cfg: EmbeddingConfig) -> Embedder:
-    from memoryd.embeddings import gemini, ollama, openai, voyage
-
-    modules = {
-        "openai": (openai.OpenAIEmbedder, openai.DEFAULT_BASE),
-        "gemini": (gemini.GeminiEmbedder, gemini.DEFAULT_BASE),
-        "voyage": (voyage.VoyageEmbedder, voyage.DEFAULT_BASE),
-        "ollama": (ollama.OllamaEmbedder, ollama.DEFAULT_BASE),
-    }
-    cls, default_base = modules[name]
-    if name in KEY_ENV and not key:
-        raise ProviderUnavailable(f"{name}: no API key (set {' or '.join(KEY_ENV[name])} or embedding.api_key)")
-    return cls(
-        model or DEFAULT_MODELS[name],
-        key,
-        base_url or default_base,
-        dims=cfg.dims,
-        timeout=cfg.timeout,
-        retries=RetryPolicy(max_retries=cfg.max_retries),
-        batch_api=cfg.batch_api,
-    )
-
-
 def build_provider(name: str, cfg: EmbeddingConfig, *, as_fallback: bool = False) -> Embedder:
-    """One provider by name; raises ProviderUnavailable with the reason."""
-    if name == "hash":
-        return HashingEmbedder(cfg.dims or 256)
-    if name == "local":
-        if not Path(cfg.model_path).is_file():
-            raise ProviderUnavailable(f"no local model at {cfg.model_path} (run: memoryd model prepare)")
-        from memoryd.embeddings.local import LocalEmbedder
-
-        try:
-            return LocalEmbedder(cfg.model_path, query_prefix=cfg.query_prefix, document_prefix=cfg.document_prefix)
-        except (EmbeddingError, OSError) as exc:
-            raise ProviderUnavailable(str(exc)) from exc
-    if name in DEFAULT_MODELS:
-        model = cfg.fallback_model if as_fallback else cfg.model
-        base = cfg.fallback_base_url if as_fallback else cfg.base_url
-        key = api_key("" if as_fallback else cfg.api_key, *KEY_ENV.get(name, ()))
-        return _remote(name, model, key, base, cfg)
-    raise ProviderUnavailable(f"unknown embedding provider {name!r}")
+    """One provider by name, from the registry; raises ProviderUnavailable with the reason."""
+    try:
+        make = factory(name)
+    except KeyError:
+        raise ProviderUnavailable(
+            f"unknown embedding provider {name!r} (known: {', '.join(provider_names())})"
+        ) from None
+    except ImportError as exc:
+        raise ProviderUnavailable(f"embedding provider {name!r} cannot be loaded: {exc}") from None
+    return make(cfg, as_fallback)
 
 
 def resolve_auto(cfg: EmbeddingConfig) -> str | None:

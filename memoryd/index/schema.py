@@ -115,7 +115,7 @@ CREATE UNIQUE INDEX embedding_cache_key ON embedding_cache(hash, provider, model
 def _v4(conn: apsw.Connection) -> None:
     """v4: a `grams` column for the characters of unspaced scripts. FTS5 cannot add a column, so the table is
     made anew and refilled from the chunks' text (searches keep working while the reindex that follows runs)."""
-    from memoryd.index.analyzer import fts_row
+    from memoryd.sources.analyzer import fts_row
 
     has_fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
     conn.execute("DROP TABLE IF EXISTS chunks_fts_vocab; DROP TABLE IF EXISTS chunks_fts;")

@@ -11,8 +11,8 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from memoryd.index.analyzer import fts_row
 from memoryd.index.schema import FTS_DDL, FTS_INSERT, VOCAB_DDL, migrate, vec_ddl
+from memoryd.sources.analyzer import fts_row
 from memoryd.sources.markdown import Chunk, embed_input
 from memoryd.sources.metadata import date_words
 
@@ -106,6 +106,8 @@ class Store:
         self._frequencies: dict[str, int] = {}  # token -> chunks holding it, until the next write
         self._access: dict[str, tuple[int, float]] = {}  # hash -> (hits, last time) not yet written
         self._access_lock = threading.Lock()
+        self._dims = 0
+        self._backend = ""
         self.conn = self._connect()
         self.vec_error = _load_sqlite_vec(self.conn) if use_sqlite_vec else "sqlite-vec disabled"
         migrate(self.conn)
@@ -185,11 +187,15 @@ class Store:
 
     @property
     def dims(self) -> int:
-        return int(self.get_meta("dims", "0") or 0)
+        if not self._dims:  # set once per index file (ensure_vectors), then read from memory
+            self._dims = int(self.get_meta("dims", "0") or 0)
+        return self._dims
 
     @property
     def vector_backend(self) -> str:
-        return self.get_meta("vector_backend", "") or ""
+        if not self._backend:
+            self._backend = self.get_meta("vector_backend", "") or ""
+        return self._backend
 
     def ensure_vectors(self, dims: int) -> None:
         """Create the vector table for this dimension; a different dimension is an error."""
@@ -205,6 +211,7 @@ class Store:
                 backend = "sqlite-vec"
             self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('dims', ?)", (str(dims),))
             self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('vector_backend', ?)", (backend,))
+        self._dims, self._backend = dims, backend
 
     def _vectors_readable(self) -> bool:
         return self.vector_backend == "blob" or (self.vector_backend == "sqlite-vec" and self.vec_table_available)

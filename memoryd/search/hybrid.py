@@ -13,7 +13,6 @@ import numpy as np
 
 from memoryd.config import FUSIONS, QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
-from memoryd.index.analyzer import analyze, snippet_words
 from memoryd.index.store import ChunkRow, Store
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse
@@ -21,6 +20,7 @@ from memoryd.search.keyword import keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.snippets import best_snippet, word_weights
 from memoryd.search.vector import VectorIndex, VectorScan
+from memoryd.sources.analyzer import analyze, snippet_words
 
 MODES = ("hybrid", "keyword", "vector")
 MAX_QUERY_CHARS = 8192

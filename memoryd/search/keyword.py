@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memoryd.index.analyzer import Term, match_expression, query_terms
 from memoryd.index.store import Store
 from memoryd.search.filters import Filters
+from memoryd.sources.analyzer import Term, match_expression, query_terms
 
 # Column weights for bm25(): body, exact forms (identifiers, accented words), heading path, characters of
 # unspaced scripts.

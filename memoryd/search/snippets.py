@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from memoryd.index.analyzer import analyze, fold_text
+from memoryd.sources.analyzer import analyze, fold_text
 
 
 @dataclass(frozen=True)

@@ -8,23 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 from memoryd.config import ConfigError
+from memoryd.memory import IndexUnreadable, RequestError
 from memoryd.search.hybrid import SearchError
-from memoryd.service.agent import IndexUnreadable, RequestError
 from memoryd.service.manager import Manager
+from memoryd.service.rpc import RPCError
 from memoryd.service.runtime import AgentRuntime, Stopping
-
-
-class RPCError(Exception):
-    """An error answer: {code, message}."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-    def as_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message}
-
 
 DEFAULT_WAIT_SECONDS = 120.0  # how long `sync` and `reindex(wait)` hold a worker unless told otherwise
 MAX_WAIT_SECONDS = 3600.0

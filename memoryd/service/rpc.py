@@ -20,8 +20,6 @@ from typing import Any
 import msgpack
 import structlog
 
-from memoryd.service.methods import RPCError
-
 log = structlog.get_logger("memoryd.rpc")
 
 REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
@@ -34,6 +32,18 @@ MAX_MSGID = 0xFFFFFFFF  # msgpack-rpc msgids are uint32
 LONG_METHODS = frozenset({"sync", "reindex", "write"})  # run on their own threads, so ping and search never queue
 
 Dispatch = Callable[[Any, Any], Any]
+
+
+class RPCError(Exception):
+    """An error answer: {code, message}."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
 
 
 def peer_uid(sock: socket.socket) -> int | None:

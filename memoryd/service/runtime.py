@@ -15,7 +15,7 @@ import structlog
 from memoryd.config import AgentConfig, Config
 from memoryd.embeddings.turns import Interrupted
 from memoryd.index.sync import DiskFull, SyncReport
-from memoryd.service.agent import AgentMemory
+from memoryd.memory import AgentMemory
 from memoryd.sources.discovery import display_path, is_transcript
 
 log = structlog.get_logger("memoryd.runtime")

@@ -1,4 +1,14 @@
-"""One agent's memory: its index, sync, search, reads and writes behind one object."""
+"""One agent's memory: its index, sync, search, reads and writes behind one object. This is the library API:
+the daemon serves it over RPC, and a program can embed it directly:
+
+    from memoryd.config import quickstart_agent
+    from memoryd.memory import AgentMemory
+
+    with AgentMemory(quickstart_agent(Path("~/notes"), Path("/tmp/memoryd-data"))) as memory:
+        memory.sync()
+        for hit in memory.search("what did we decide about auth?").results:
+            print(hit.citation, hit.snippet)
+"""
 
 from __future__ import annotations
 
@@ -34,7 +44,7 @@ from memoryd.sources.discovery import (
 from memoryd.sources.markdown import split_lines
 from memoryd.sources.metadata import MEMORY_TYPES, tag_comment
 
-log = structlog.get_logger("memoryd.agent")
+log = structlog.get_logger("memoryd.memory")
 
 MAX_GET_LINES = 5000
 MAX_WRITE_CHARS = 1_000_000
