@@ -176,7 +176,10 @@ def test_bad_input_gets_errors_and_the_daemon_keeps_serving(running: d.Daemon) -
     sock.sendall(msgpack.packb([0, 11, "get", [{"path": "../../etc/passwd"}]]))
     assert "not a file inside" in _read_one(sock)[2]["message"]
     sock.sendall(msgpack.packb([0, 14, "status", [[]]]))  # Lua's {} arrives as an empty array
-    assert _read_one(sock)[2] == {"code": "invalid_params", "message": "'agent' must be str"}
+    assert _read_one(sock)[2] == {
+        "code": "invalid_params",
+        "message": "status: 'agent': input should be a valid string",
+    }
     sock.sendall(msgpack.packb([0, 12, "search", "not-an-array"]))
     assert _read_one(sock)[2]["code"] == "invalid_params"
     sock.sendall(msgpack.packb({"not": "a request"}))

@@ -5,11 +5,23 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    validate_call,
+)
 
 from memoryd.config import ConfigError
 from memoryd.memory import IndexUnreadable, RequestError
-from memoryd.search.hybrid import SearchError
+from memoryd.search.hybrid import MAX_RESULTS_CAP, SearchError
 from memoryd.service.manager import Manager
 from memoryd.service.rpc import RPCError
 from memoryd.service.runtime import AgentRuntime, Stopping
@@ -18,49 +30,48 @@ DEFAULT_WAIT_SECONDS = 120.0  # how long `sync` and `reindex(wait)` hold a worke
 MAX_WAIT_SECONDS = 3600.0
 
 
-def _optional(value: Any, kind: type | tuple[type, ...], name: str) -> None:
-    """Reject a present parameter of the wrong type (bool is not accepted as a number)."""
-    if value is None:
-        return
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        names = " or ".join(k.__name__ for k in kinds)
-        raise RPCError("invalid_params", f"'{name}' must be {names}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise RPCError("invalid_params", f"'{name}' must be finite")
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
 
 
-def _runtime(m: Manager, agent: Any) -> AgentRuntime:
-    _optional(agent, str, "agent")
+# The parameter types of the protocol. Strict: a string is not a number, 0 is not false, a map is not a list.
+Number = Annotated[StrictInt | StrictFloat, AfterValidator(_finite)]
+When = StrictStr | Number  # an ISO date or datetime, or epoch seconds
+Seconds = Annotated[StrictInt | StrictFloat, Field(ge=0, le=MAX_WAIT_SECONDS)]
+Line = Annotated[StrictInt, Field(ge=1)]
+Agent = StrictStr | None
+typed = validate_call(config=ConfigDict(arbitrary_types_allowed=True, strict=True))
+
+
+def _runtime(m: Manager, agent: str | None) -> AgentRuntime:
     return m.runtime(agent)
 
 
+@typed
 def ping(m: Manager) -> dict[str, Any]:
     return {"pong": True, **m.info()}
 
 
+@typed
 def search(
     m: Manager,
-    query: str,
-    max_results: int | None = None,
-    min_score: float | None = None,
-    mode: str = "hybrid",
-    sources: list[str] | None = None,
-    fusion: str | None = None,
-    agent: str | None = None,
-    path: str | None = None,
-    after: str | float | None = None,
-    before: str | float | None = None,
-    type: str | list[str] | None = None,
-    explain: bool = False,
-    mmr: bool | None = None,
-    decay: bool | None = None,
+    query: StrictStr,
+    max_results: Annotated[StrictInt, Field(ge=1, le=MAX_RESULTS_CAP)] | None = None,
+    min_score: Number | None = None,
+    mode: Literal["hybrid", "keyword", "vector"] = "hybrid",
+    sources: list[Literal["memory", "sessions"]] | None = None,
+    fusion: Literal["adaptive", "weighted", "rrf"] | None = None,
+    agent: Agent = None,
+    path: StrictStr | None = None,
+    after: When | None = None,
+    before: When | None = None,
+    type: StrictStr | list[StrictStr] | None = None,  # the protocol's name for the memory type
+    explain: StrictBool = False,
+    mmr: StrictBool | None = None,
+    decay: StrictBool | None = None,
 ) -> dict[str, Any]:
-    _optional(sources, list, "sources")
-    _optional(fusion, str, "fusion")
-    _optional(explain, bool, "explain")
-    _optional(mmr, bool, "mmr")
-    _optional(decay, bool, "decay")
     runtime = _runtime(m, agent)
     runtime.sync_if_dirty()
     try:
@@ -75,7 +86,7 @@ def search(
             after=after,
             before=before,
             kind=type,
-            explain=bool(explain),
+            explain=explain,
             mmr=mmr,
             decay=decay,
         )
@@ -87,45 +98,37 @@ def search(
     return out
 
 
+@typed
 def get(
-    m: Manager, path: str, from_: int | None = None, lines: int | None = None, agent: str | None = None
+    m: Manager, path: StrictStr, from_: Line | None = None, lines: Line | None = None, agent: Agent = None
 ) -> dict[str, Any]:
-    _optional(path, str, "path")
     return _runtime(m, agent).memory.get(path, 1 if from_ is None else from_, lines)
 
 
+@typed
 def write(
     m: Manager,
-    text: str,
-    path: str | None = None,
-    agent: str | None = None,
-    type: str | None = None,  # the protocol's name
-    importance: float | None = None,
+    text: StrictStr,
+    path: StrictStr | None = None,
+    agent: Agent = None,
+    type: StrictStr | None = None,  # the protocol's name for the memory type
+    importance: Annotated[Number, Field(ge=0, le=1)] | None = None,
 ) -> dict[str, Any]:
     return _runtime(m, agent).memory.write(text, path, kind=type, importance=importance)
 
 
-def status(m: Manager, agent: str | None = None) -> dict[str, Any]:
+@typed
+def status(m: Manager, agent: Agent = None) -> dict[str, Any]:
     if agent is not None:
         return {"daemon": m.info(), "agents": [_runtime(m, agent).status()]}
     return {"daemon": m.info(), "agents": [r.status() for r in list(m.runtimes.values())]}
 
 
-def _timeout(value: Any) -> float:
-    _optional(value, (int, float), "timeout")
-    if value is None:
-        return DEFAULT_WAIT_SECONDS
-    if not 0 <= value <= MAX_WAIT_SECONDS:
-        raise RPCError("invalid_params", f"'timeout' must be from 0 to {MAX_WAIT_SECONDS} seconds")
-    return float(value)
-
-
-def sync(m: Manager, agent: str | None = None, force: bool = False, timeout: float | None = None) -> dict[str, Any]:
+@typed
+def sync(m: Manager, agent: Agent = None, force: StrictBool = False, timeout: Seconds | None = None) -> dict[str, Any]:
     """Sync now and wait for it, at most `timeout` seconds; `done` says whether it finished in that time."""
-    _optional(force, bool, "force")
-    limit = _timeout(timeout)
     runtime = _runtime(m, agent)
-    report, done = runtime.sync_now(force=bool(force), timeout=limit)
+    report, done = runtime.sync_now(force=force, timeout=DEFAULT_WAIT_SECONDS if timeout is None else timeout)
     return {
         "agent": runtime.agent.id,
         "done": done,
@@ -135,13 +138,14 @@ def sync(m: Manager, agent: str | None = None, force: bool = False, timeout: flo
     }
 
 
-def reindex(m: Manager, agent: str | None = None, wait: bool = False, timeout: float | None = None) -> dict[str, Any]:
+@typed
+def reindex(
+    m: Manager, agent: Agent = None, wait: StrictBool = False, timeout: Seconds | None = None
+) -> dict[str, Any]:
     """Start an atomic reindex; with `wait`, wait for it at most `timeout` seconds (`done` says if it ended)."""
-    _optional(wait, bool, "wait")
-    limit = _timeout(timeout)
     runtime = _runtime(m, agent)
     started = runtime.start_reindex()
-    done = runtime.wait_reindex(limit) if wait else False
+    done = runtime.wait_reindex(DEFAULT_WAIT_SECONDS if timeout is None else timeout) if wait else False
     progress = runtime.reindex_progress
     return {
         "agent": runtime.agent.id,
@@ -151,6 +155,7 @@ def reindex(m: Manager, agent: str | None = None, wait: bool = False, timeout: f
     }
 
 
+@typed
 def agents(m: Manager) -> list[dict[str, Any]]:
     return [
         {
@@ -178,6 +183,19 @@ METHODS: dict[str, Callable[..., Any]] = {
 RENAMED = {"from": "from_"}  # protocol names that are Python keywords
 
 
+def _explain(exc: ValidationError, func: Callable[..., Any]) -> str:
+    """One line per bad parameter, named as the protocol names it (positional ones too)."""
+    shown = {v: k for k, v in RENAMED.items()}
+    names = list(inspect.signature(func).parameters)
+    problems = []
+    for error in exc.errors():
+        loc = [str(names[p]) if isinstance(p, int) and p < len(names) else str(p) for p in error["loc"][:1]]
+        loc += [str(p) for p in error["loc"][1:]]
+        name = shown.get(loc[0], loc[0]) if loc else "params"
+        problems.append(f"'{'.'.join([name, *loc[1:]])}': {error['msg'].lower()}")
+    return "; ".join(dict.fromkeys(problems))
+
+
 def dispatch(manager: Manager, method: Any, params: Any) -> Any:
     """Run one method with msgpack-rpc params: positional arguments, or a single map of named ones."""
     if not isinstance(method, str) or method not in METHODS:
@@ -199,6 +217,8 @@ def dispatch(manager: Manager, method: Any, params: Any) -> Any:
         raise RPCError("invalid_params", f"{method}: {exc}") from None
     try:
         return func(manager, *args, **kwargs)
+    except ValidationError as exc:
+        raise RPCError("invalid_params", f"{method}: {_explain(exc, func)}") from None
     except RPCError:
         raise
     except (SearchError, RequestError) as exc:
