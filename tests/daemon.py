@@ -9,10 +9,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from client.stub import ClientError, MemoryClient
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -59,6 +63,17 @@ class Daemon:
                 return state
             time.sleep(0.05)
         raise TimeoutError(f"daemon not idle: {self.status()}")
+
+
+def eventually(predicate: Callable[[], T], timeout: float = 30.0) -> T:
+    """The predicate's first truthy value, polled every 50 ms; AssertionError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
 
 
 def short_dir() -> Path:

@@ -107,16 +107,6 @@ def _corrupt_pages(db: Path) -> None:
         fh.write(os.urandom(size - 4096))
 
 
-def _wait_for(predicate, timeout: float = 30.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
-
-
 def _finds(daemon: d.Daemon, query: str) -> bool:
     try:
         with MemoryClient(daemon.socket) as client:
@@ -136,7 +126,7 @@ def test_a_corrupt_or_broken_index_is_rebuilt_without_help(tmp_path: Path, works
     daemon = d.start(tmp_path, workspace, data_dir=tmp_path / "data", wait=False)
     try:
         d.wait_ready(daemon)
-        _wait_for(lambda: _finds(daemon, "marmot7"))
+        d.eventually(lambda: _finds(daemon, "marmot7"))
         state = daemon.wait_idle()
         assert state["files"] == 40 and state["index_healed"]
         assert list(store.parent.glob(f"{store.name}.corrupt-*"))  # the broken file is kept for a post-mortem
@@ -208,8 +198,8 @@ def test_sigterm_ends_a_waited_reindex_and_a_first_index_promptly(tmp_path: Path
     daemon = d.start(tmp_path, workspace, wait=False, extra=_local_agent(workspace), agent=False)
     answers: list[object] = []
     try:
-        _wait_for(lambda: daemon.socket.exists())
-        _wait_for(lambda: (daemon.status().get("sync_progress") or {}).get("done", 0) > 0, timeout=60)
+        d.eventually(lambda: daemon.socket.exists())
+        d.eventually(lambda: (daemon.status().get("sync_progress") or {}).get("done", 0) > 0, timeout=60)
 
         def wait_on_reindex() -> None:
             try:
@@ -220,7 +210,7 @@ def test_sigterm_ends_a_waited_reindex_and_a_first_index_promptly(tmp_path: Path
 
         waiter = threading.Thread(target=wait_on_reindex)
         waiter.start()
-        _wait_for(lambda: (daemon.status().get("reindex") or {}).get("done", 0) > 0)
+        d.eventually(lambda: (daemon.status().get("reindex") or {}).get("done", 0) > 0)
         assert daemon.status()["sync_progress"]["state"] == "deferred to the reindex"  # never both at once
         daemon.proc.send_signal(signal.SIGTERM)
         daemon.proc.wait(timeout=30)  # the brief's bound is 5 s (bench measures it); this only catches a hang
@@ -240,7 +230,7 @@ def test_ping_and_keyword_search_answer_while_a_large_note_is_embedded(tmp_path:
     try:
         big = "\n\n".join(f"## Part {i}\n" + f"Paragraph {i} about the lighthouse logbook. " * 40 for i in range(150))
         write(workspace / "memory" / "big.md", big)
-        _wait_for(lambda: daemon.status()["syncing"])
+        d.eventually(lambda: daemon.status()["syncing"])
         with MemoryClient(daemon.socket, timeout=10) as client:
             for _ in range(5):
                 assert client.ping()["pong"]
@@ -292,10 +282,10 @@ def test_the_client_never_sends_a_write_twice_but_retries_reads(tmp_path: Path) 
         client = MemoryClient(run_dir / "s", timeout=5)
         with pytest.raises(ConnectionLost, match="may or may not"):
             client.write("append me once")
-        _wait_for(lambda: len(server.requests) == 1)
+        d.eventually(lambda: len(server.requests) == 1)
         with pytest.raises(ConnectionLost):
             client.status()
-        _wait_for(lambda: len(server.requests) == 3)  # a read is sent again once
+        d.eventually(lambda: len(server.requests) == 3)  # a read is sent again once
         time.sleep(0.2)
         assert [r[2] for r in server.requests] == ["write", "status", "status"]
         with pytest.raises(RequestTooLarge):
@@ -332,7 +322,7 @@ def test_protocol_edges_notifications_msgids_and_error_notifications(running: d.
     assert _read_one(sock)[2]["code"] == "invalid_params"
     sock.close()
     client = running.client()
-    _wait_for(lambda: client.search("plover notification", mode="keyword").results)  # the notification was run
+    d.eventually(lambda: client.search("plover notification", mode="keyword").results)  # the notification was run
     many = _raw(running.socket)  # far more requests at once than the in-flight limit: all are answered
     many.sendall(b"".join(msgpack.packb([0, i, "ping", []]) for i in range(300)))
     unpacker = msgpack.Unpacker(raw=False)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import shutil
 import signal
-import time
 from pathlib import Path
 
 from watchdog.observers import Observer
@@ -18,16 +17,6 @@ from . import daemon as d
 from .conftest import write
 
 
-def _eventually(predicate, timeout: float = 20.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
-
-
 def test_a_failing_reload_keeps_the_old_config_serving_and_says_why(tmp_path: Path, workspace: Path) -> None:
     write(workspace / "MEMORY.md", "# One\nThe first agent knows about ibex.\n")
     daemon = d.start(tmp_path, workspace)
@@ -36,7 +25,7 @@ def test_a_failing_reload_keeps_the_old_config_serving_and_says_why(tmp_path: Pa
         daemon.config.write_text(good + "\n[daemon.oops]\n")  # not valid: the [daemon] table has no sub-tables
         daemon.proc.send_signal(signal.SIGHUP)
         client = daemon.client()
-        reason = _eventually(lambda: client.status()["daemon"]["reload_error"])
+        reason = d.eventually(lambda: client.status()["daemon"]["reload_error"])
         assert "config:" in reason and "oops" in reason
         assert client.search("ibex", mode="keyword").results
 
@@ -49,14 +38,14 @@ def test_a_failing_reload_keeps_the_old_config_serving_and_says_why(tmp_path: Pa
             '[agents.embedding]\nprovider = "hash"\n'
         )
         daemon.proc.send_signal(signal.SIGHUP)
-        reason = _eventually(lambda: (client.status()["daemon"]["reload_error"] or "").count("could not be opened"))
+        reason = d.eventually(lambda: (client.status()["daemon"]["reload_error"] or "").count("could not be opened"))
         assert reason
         assert [a["id"] for a in client.agents()] == ["main"]  # the old config, whole
         assert client.search("ibex", mode="keyword").results  # and it still answers: no KeyError
 
         daemon.config.write_text(good)
         daemon.proc.send_signal(signal.SIGHUP)
-        _eventually(lambda: client.status()["daemon"]["reload_error"] is None)
+        d.eventually(lambda: client.status()["daemon"]["reload_error"] is None)
     finally:
         d.cleanup(daemon)
 
@@ -85,9 +74,9 @@ def test_status_shows_a_later_fall_back_to_polling_and_events_still_arrive(tmp_p
         hub._observer.start()
         shutil.rmtree(workspace / "memory")  # a replaced folder makes check() re-arm it, now past the limit
         write(workspace / "memory" / "n.md", "# N\nThe polling watcher sees the caracal note.\n")
-        _eventually(lambda: (hub.check(), runtime.status()["watcher"].startswith("polling"))[1])  # read live
+        d.eventually(lambda: (hub.check(), runtime.status()["watcher"].startswith("polling"))[1])  # read live
         write(workspace / "memory" / "m.md", "# M\nA second caracal note.\n")
-        _eventually(lambda: len(runtime.memory.search("caracal", mode="keyword").results) == 2)
+        d.eventually(lambda: len(runtime.memory.search("caracal", mode="keyword").results) == 2)
     finally:
         manager.close()
 
@@ -106,7 +95,7 @@ def test_a_dead_observer_is_replaced(tmp_path: Path, workspace: Path) -> None:
         hub.check()
         assert hub.state("main") == "watching" and hub._observer.is_alive()
         write(workspace / "memory" / "found.md", "# Found\n")
-        _eventually(lambda: any(p.endswith("found.md") for p in seen))
+        d.eventually(lambda: any(p.endswith("found.md") for p in seen))
     finally:
         hub.close()
 
@@ -117,9 +106,9 @@ def test_a_workspace_deleted_and_recreated_is_watched_again(tmp_path: Path, work
     try:
         shutil.rmtree(workspace)
         client = daemon.client()
-        _eventually(lambda: "missing" in client.status()["agents"][0]["watcher"])
+        d.eventually(lambda: "missing" in client.status()["agents"][0]["watcher"])
         write(workspace / "memory" / "back.md", "# Back\nThe returning tapir note.\n")
-        _eventually(lambda: client.search("tapir", mode="keyword").results)  # no reconcile runs in tests
+        d.eventually(lambda: client.search("tapir", mode="keyword").results)  # no reconcile runs in tests
         assert client.status()["agents"][0]["watcher"] == "watching"
     finally:
         d.cleanup(daemon)
