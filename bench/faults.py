@@ -1,6 +1,6 @@
 """Responsiveness and recovery under fault, against a real daemon with the default local model.
 
-python -m bench.faults [--notes 1500] [--json]
+python -m bench.faults [--notes 1500] [--parts bursts large_note first_index sigterm corrupt]
 
 - bursts: RSS before and after rounds of idle connections (the daemon must give the memory back);
 - large note: ping, keyword and hybrid latency while a 600 KB note is embedded;
@@ -26,6 +26,7 @@ from typing import Any
 from bench.harness import BenchDaemon, median, percentile, start_daemon
 from client.stub import ClientError, MemoryClient
 
+PARTS = ("bursts", "large_note", "first_index", "sigterm", "corrupt")
 QUERIES = ["what did we decide about tokens?", "lighthouse logbook", "heron survey birds", "JWT expiry"]
 
 
@@ -191,33 +192,38 @@ def corrupt(work: Path, notes: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.faults")
     parser.add_argument("--notes", type=int, default=1500, help="notes for the first-index and SIGTERM runs")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     args = parser.parse_args(argv)
+    parts = set(args.parts)
     work = Path(tempfile.mkdtemp(prefix="bench-faults-"))
     results: dict[str, Any] = {}
     try:
         workspace = work / "ws"
         (workspace / "memory").mkdir(parents=True)
         (workspace / "MEMORY.md").write_text("# Auth\nWe decided to use JWT with 24h expiry.\n")
-        daemon = start_daemon(workspace, work / "data")
-        try:
-            daemon.wait_idle()
-            results["bursts"] = bursts(daemon)
-            results["large_note"] = large_note(daemon)
-        finally:
-            daemon.stop()
-
+        if parts & {"bursts", "large_note"}:
+            daemon = start_daemon(workspace, work / "data")
+            try:
+                daemon.wait_idle()
+                if "bursts" in parts:
+                    results["bursts"] = bursts(daemon)
+                if "large_note" in parts:
+                    results["large_note"] = large_note(daemon)
+            finally:
+                daemon.stop()
         many = work / "many"
         _notes(many, args.notes)
-        daemon = start_daemon(many, work / "many-data")
-        try:
-            results["during_first_index"] = during_first_index(daemon)
-        finally:
-            daemon.stop()
-        shutil.rmtree(work / "many-data")
-        daemon = start_daemon(many, work / "many-data")
-        results["sigterm"] = sigterm(daemon)
-        results["corrupt_index"] = corrupt(work, args.notes)
+        if "first_index" in parts:
+            daemon = start_daemon(many, work / "many-data")
+            try:
+                results["during_first_index"] = during_first_index(daemon)
+            finally:
+                daemon.stop()
+            shutil.rmtree(work / "many-data")
+        if "sigterm" in parts:
+            results["sigterm"] = sigterm(start_daemon(many, work / "sigterm-data"))
+        if "corrupt" in parts:
+            results["corrupt_index"] = corrupt(work, args.notes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(results, indent=2))

@@ -12,6 +12,10 @@ class EmbeddingError(RuntimeError):
     """A provider could not produce embeddings (after its retries)."""
 
 
+class Interrupted(RuntimeError):
+    """The embedder is shutting down; the batch in progress stopped at an input boundary."""
+
+
 @runtime_checkable
 class Embedder(Protocol):
     provider: str

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
+import threading
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from memoryd.embeddings.base import EmbeddingError, clean_vectors, fingerprint
+from memoryd.embeddings.base import EmbeddingError, Interrupted, clean_vectors, fingerprint
 from memoryd.embeddings.gguf_meta import read_preparation
-from memoryd.embeddings.turns import ModelTurns
 
 CONTEXT = 512
 # After embedding inputs longer than this, the context is rebuilt to give its output buffer back.
@@ -26,7 +27,10 @@ class LocalEmbedder:
     an embedding context 256 sequences: llama.cpp then reserves an output row per sequence and vocabulary
     entry, 244 MiB for a 250k-token vocabulary. One sequence per call needs one row. llama.cpp also grows that
     buffer to a row per token of the longest input it has seen (1 MiB a token here) and never shrinks it, so
-    after a batch of long documents the context is made anew (a few milliseconds) and the memory goes back."""
+    after a batch of long documents the context is made anew (a few milliseconds) and the memory goes back.
+
+    Queries have a context of their own beside the documents' (made at the first query): a search never waits
+    for a document being embedded, only shares the cores with it."""
 
     provider = "local"
 
@@ -49,7 +53,7 @@ class LocalEmbedder:
             raise EmbeddingError("llama-cpp-python is not installed (pip install 'memoryd[local]')") from exc
         set_verbose(False)  # llama.cpp's own log lines stay out of the daemon's log
         self._llama_cpp = llama_cpp
-        self._turns = ModelTurns()
+        self._interrupted = False
         threads = n_threads or os.cpu_count() or 1
         try:
             self._model = LlamaModel(path_model=str(path), params=llama_cpp.llama_model_default_params(), verbose=False)
@@ -60,10 +64,10 @@ class LocalEmbedder:
             params.embeddings = True
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
             self._params = params
-            self._make_context = LlamaContext
-            self._ctx = LlamaContext(model=self._model, params=params, verbose=False)
-            self._longest = 0
-            self._batch = LlamaBatch(n_tokens=CONTEXT, embd=0, n_seq_max=1, verbose=False)
+            self._lane_parts = (LlamaContext, LlamaBatch)
+            self._documents = self._new_lane()
+            self._queries: _Lane | None = None
+            self._queries_lock = threading.Lock()
         except (ValueError, RuntimeError) as exc:
             raise EmbeddingError(f"llama.cpp could not load {path}: {exc}") from exc
         self.dims = int(self._model.n_embd())
@@ -87,61 +91,93 @@ class LocalEmbedder:
             tokens = [*tokens[: CONTEXT - 1], tokens[-1]]  # keep the closing special token
         return tokens
 
-    def _embed_one(self, text: str) -> np.ndarray:
+    def _new_lane(self) -> _Lane:
+        make_context, make_batch = self._lane_parts
+        return _Lane(
+            make_context(model=self._model, params=self._params, verbose=False),
+            make_batch(n_tokens=CONTEXT, embd=0, n_seq_max=1, verbose=False),
+        )
+
+    def _embed_one(self, lane: _Lane, text: str) -> np.ndarray:
         if not text.strip():
             return np.zeros(self.dims, dtype=np.float32)
         llama_cpp = self._llama_cpp
         try:
             tokens = self.tokenize(text)
-            self._longest = max(self._longest, len(tokens))
-            self._batch.reset()
-            self._batch.add_sequence(tokens, 0, True)
-            self._ctx.kv_cache_clear()
-            self._ctx.decode(self._batch)
-            pointer = llama_cpp.llama_get_embeddings_seq(self._ctx.ctx, 0)
+            lane.longest = max(lane.longest, len(tokens))
+            lane.batch.reset()
+            lane.batch.add_sequence(tokens, 0, True)
+            lane.ctx.kv_cache_clear()
+            lane.ctx.decode(lane.batch)
+            pointer = llama_cpp.llama_get_embeddings_seq(lane.ctx.ctx, 0)
             if not pointer:
                 raise RuntimeError("llama.cpp returned no pooled embedding")
             return np.ctypeslib.as_array(pointer, shape=(self.dims,)).astype(np.float32)
         except Exception as exc:  # llama.cpp raises plain RuntimeError/ValueError on decode failures
             raise EmbeddingError(f"local embedding failed: {exc}") from exc
 
-    def _embed(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
-        """One model turn per input, so a query waits for at most one document, never for a whole batch."""
+    def _renew(self, lane: _Lane) -> None:
+        """Give back the output buffer that long inputs grew (see the class notes)."""
+        if lane.longest > KEEP_BUFFER_TOKENS:
+            lane.ctx.close()
+            lane.ctx = self._lane_parts[0](model=self._model, params=self._params, verbose=False)
+            lane.longest = 0
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        """One input at a time; after `interrupt()` the batch stops at the next input."""
+        lane = self._documents
         rows = []
-        for text in texts:
-            with self._turns.turn(urgent=urgent):
-                if self._ctx is None:
-                    raise EmbeddingError("the local model is closed")
-                rows.append(self._embed_one(text))
-                if self._longest > KEEP_BUFFER_TOKENS and (urgent or len(rows) == len(texts)):
-                    self._renew_context()
+        with lane.lock:
+            try:
+                for text in texts:
+                    if self._interrupted:
+                        raise Interrupted("the local model is stopping")
+                    rows.append(self._embed_one(lane, self.text.document(text) if text.strip() else ""))
+            finally:
+                if lane.ctx is not None:
+                    self._renew(lane)
         if not rows:
             return np.zeros((0, self.dims), dtype=np.float32)
         return clean_vectors(np.stack(rows), self.dims)
 
-    def _renew_context(self) -> None:
-        self._ctx.close()
-        self._ctx = self._make_context(model=self._model, params=self._params, verbose=False)
-        self._longest = 0
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        return self._embed([self.text.document(t) if t.strip() else "" for t in texts])
-
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([self.text.query(text) if text.strip() else ""], urgent=True)[0]
+        with self._queries_lock:
+            if self._model is None:
+                raise EmbeddingError("the local model is closed")
+            if self._queries is None:
+                self._queries = self._new_lane()
+            lane = self._queries
+            with lane.lock:
+                row = self._embed_one(lane, self.text.query(text) if text.strip() else "")
+                self._renew(lane)
+        return clean_vectors(row, self.dims)[0]
 
     def interrupt(self) -> None:
-        """Stop batch work at the next input (daemon shutdown); queries still run until close."""
-        self._turns.interrupt()
+        """Stop document work at the next input (daemon shutdown); queries still run until close."""
+        self._interrupted = True
 
     def close(self) -> None:
-        self._turns.interrupt()
-        with self._turns.turn(urgent=True):
-            for part in ("_batch", "_ctx", "_model"):
-                resource = getattr(self, part, None)
-                if resource is not None:
-                    resource.close()
-                setattr(self, part, None)
+        self._interrupted = True
+        with self._queries_lock, self._documents.lock:
+            lanes = [lane for lane in (self._documents, self._queries) if lane is not None]
+            for lane in lanes:
+                for part in (lane.batch, lane.ctx):
+                    if part is not None:
+                        part.close()
+                lane.batch = lane.ctx = None
+            if self._model is not None:
+                self._model.close()
+            self._model = None
+
+
+@dataclass
+class _Lane:
+    """One llama.cpp context and batch, used by one thread at a time."""
+
+    ctx: Any
+    batch: Any
+    longest: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _model_identity(path: Path) -> str:

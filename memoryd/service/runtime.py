@@ -13,7 +13,7 @@ import apsw
 import structlog
 
 from memoryd.config import AgentConfig, Config
-from memoryd.embeddings.turns import Interrupted
+from memoryd.embeddings.base import Interrupted
 from memoryd.index.sync import DiskFull, SyncReport
 from memoryd.memory import AgentMemory
 from memoryd.sources.discovery import display_path, is_transcript
