@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -65,3 +66,44 @@ def memory_factory(agent_factory: Callable[..., AgentConfig]) -> Iterator[Callab
     yield make
     for memory in opened:
         memory.close()
+
+
+def remove_chain(top: Path, name: str = "d") -> None:
+    """Remove a chain of nested folders named `name` below `top`, deepest first, without recursion."""
+    fds = [os.open(top, os.O_RDONLY)]
+    while True:
+        try:
+            fds.append(os.open(name, os.O_RDONLY, dir_fd=fds[-1]))
+        except FileNotFoundError:
+            break
+    os.close(fds.pop())
+    while fds:
+        parent = fds[-1]
+        inner = os.open(name, os.O_RDONLY, dir_fd=parent)
+        for entry in os.listdir(inner):
+            os.unlink(entry, dir_fd=inner)
+        os.close(inner)
+        os.rmdir(name, dir_fd=parent)
+        os.close(fds.pop())
+
+
+def make_chain(top: Path, depth: int, name: str, content: bytes) -> None:
+    """Folders `d/d/d/...` `depth` deep below `top` (deeper than PATH_MAX allows to name), a file at the bottom."""
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        note = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(note, content)
+        os.close(note)
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture
+def deep_tree(workspace: Path) -> Iterator[Path]:
+    yield workspace / "memory"
+    remove_chain(workspace / "memory")  # pytest's own clean-up recurses and would fail on it

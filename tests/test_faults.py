@@ -386,3 +386,54 @@ def test_a_peer_of_another_user_is_refused(running: d.Daemon) -> None:
     assert other.stdout.strip() == "closed", other.stdout + other.stderr
     assert "refused a peer of another user" in running.logs()
     assert running.client().ping()["pong"]
+
+
+def test_write_answers_while_a_long_sync_runs(tmp_path: Path, workspace: Path) -> None:
+    """A write indexes its own note and answers; it does not wait for the sync that embeds a large note."""
+    write(workspace / "MEMORY.md", NOTE)
+    daemon = d.start(tmp_path, workspace, extra=_local_agent(workspace), agent=False)
+    try:
+        big = "\n\n".join(f"## Part {i}\n" + f"Paragraph {i} about the lighthouse logbook. " * 40 for i in range(150))
+        write(workspace / "memory" / "big.md", big)
+        d.eventually(lambda: daemon.status()["syncing"])
+        with MemoryClient(daemon.socket, timeout=20) as client:
+            written = client.write("The avocet nest count is seven.", "memory/birds.md")
+            assert written["citation"] == "memory/birds.md#L1-L1"
+            assert client.status()["agents"][0]["syncing"]  # the large note is still being embedded
+            hits = client.search("avocet nest count", mode="keyword").results
+            assert hits and hits[0].citation == "memory/birds.md#L1-L1"
+    finally:
+        d.cleanup(daemon)
+
+
+def test_after_a_kill_mid_index_the_next_daemon_keeps_what_it_committed(tmp_path: Path) -> None:
+    """SIGKILL while a first index and a reindex run; the next daemon, on the same data dir and another
+    workspace, syncs once and never sees an older index come back."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for i in range(300):
+        write(first / "memory" / f"a{i:03}.md", f"# A {i}\n" + f"The grebe{i} note about ponds.\n" * 20)
+    for i in range(43):
+        write(second / "memory" / f"b{i:02}.md", f"# B {i}\nThe plover{i} note about beaches.\n")
+    data = tmp_path / "data"
+    killed = d.start(tmp_path, first, data_dir=data, wait=False, extra=_local_agent(first), agent=False)
+    try:
+        d.eventually(lambda: killed.socket.exists())
+        d.eventually(lambda: (killed.status().get("sync_progress") or {}).get("done", 0) > 20, timeout=60)
+        with MemoryClient(killed.socket) as client:
+            client.reindex()
+        d.eventually(lambda: (killed.status().get("reindex") or {}).get("done", 0) > 0)
+    finally:
+        killed.stop(signal.SIGKILL)
+        d.cleanup(killed)
+    daemon = d.start(tmp_path, second, data_dir=data, extra=_local_agent(second), agent=False)
+    try:
+        assert daemon.status()["files"] == 43
+        with MemoryClient(daemon.socket) as client:
+            for _ in range(3):
+                report = client.sync(force=True)["report"]
+                assert report["files_deleted"] == 0 and report["files_seen"] == 43
+            assert client.search("plover7 beaches", mode="keyword").results
+            assert not client.search("grebe7 ponds", mode="keyword").results
+        assert daemon.status()["files"] == 43
+    finally:
+        d.cleanup(daemon)

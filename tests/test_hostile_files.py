@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ import pytest
 from memoryd.memory import AgentMemory, RequestError
 from memoryd.sources.discovery import walk_files
 
-from .conftest import write
+from .conftest import make_chain, write
 from .test_recall import SECRET, openclaw, transcript_memory
 
 GOOD = "# Good\nThe ocelot migration plan is approved.\n"
@@ -68,47 +68,11 @@ def test_malformed_transcript_lines_are_skipped_and_counted(workspace: Path, dat
         assert _found(memory, "zebu quota") == {"sessions/chat.jsonl"}  # a wild timestamp drops the date only
 
 
-def remove_chain(top: Path, name: str = "d") -> None:
-    """Remove a chain of nested folders named `name` below `top`, deepest first, without recursion."""
-    fds = [os.open(top, os.O_RDONLY)]
-    while True:
-        try:
-            fds.append(os.open(name, os.O_RDONLY, dir_fd=fds[-1]))
-        except FileNotFoundError:
-            break
-    os.close(fds.pop())
-    while fds:
-        parent = fds[-1]
-        inner = os.open(name, os.O_RDONLY, dir_fd=parent)
-        for entry in os.listdir(inner):
-            os.unlink(entry, dir_fd=inner)
-        os.close(inner)
-        os.rmdir(name, dir_fd=parent)
-        os.close(fds.pop())
-
-
-@pytest.fixture
-def deep_tree(workspace: Path) -> Iterator[Path]:
-    yield workspace / "memory"
-    remove_chain(workspace / "memory")  # pytest's own clean-up recurses and would fail on it
-
-
 def test_a_tree_thousands_of_folders_deep_does_not_stop_the_walk(
     workspace: Path, deep_tree: Path, memory_factory: Callable[..., AgentMemory]
 ) -> None:
     write(workspace / "memory" / "good.md", GOOD)
-    fd = os.open(deep_tree, os.O_RDONLY)
-    try:
-        for _ in range(1500):  # deeper than PATH_MAX and than Python's recursion limit
-            os.mkdir("d", dir_fd=fd)
-            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        note = os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-        os.write(note, b"# Deep\nThe abyssal note.\n")
-        os.close(note)
-    finally:
-        os.close(fd)
+    make_chain(deep_tree, 1500, "deep.md", b"# Deep\nThe abyssal note.\n")
     memory = memory_factory()
     report = memory.sync()
     assert report.files_indexed >= 1

@@ -14,7 +14,7 @@ from memoryd.service.manager import Manager
 from memoryd.service.watchers import WatchHub
 
 from . import daemon as d
-from .conftest import write
+from .conftest import make_chain, write
 
 
 def test_a_failing_reload_keeps_the_old_config_serving_and_says_why(tmp_path: Path, workspace: Path) -> None:
@@ -110,5 +110,22 @@ def test_a_workspace_deleted_and_recreated_is_watched_again(tmp_path: Path, work
         write(workspace / "memory" / "back.md", "# Back\nThe returning tapir note.\n")
         d.eventually(lambda: client.search("tapir", mode="keyword").results)  # no reconcile runs in tests
         assert client.status()["agents"][0]["watcher"] == "watching"
+    finally:
+        d.cleanup(daemon)
+
+
+def test_a_tree_too_deep_to_watch_degrades_the_watcher_not_the_daemon(
+    tmp_path: Path, workspace: Path, deep_tree: Path
+) -> None:
+    make_chain(deep_tree, 1500, "deep.md", b"# Deep\nThe abyssal note.\n")
+    write(workspace / "memory" / "top.md", "# Top\nThe shoebill note.\n")
+    daemon = d.start(tmp_path, workspace)
+    try:
+        client = daemon.client()
+        state = client.status()["agents"][0]
+        assert "too deep" in state["watcher"] and state["watcher"].startswith("degraded")
+        assert client.search("shoebill", mode="keyword").results
+        write(workspace / "memory" / "later.md", "# Later\nThe hamerkop note.\n")  # the top level is still watched
+        d.eventually(lambda: client.search("hamerkop", mode="keyword").results)
     finally:
         d.cleanup(daemon)

@@ -104,3 +104,13 @@ def test_search_filters_explain_and_typed_write(running: d.Daemon) -> None:
     assert none.returncode == 0 and none.stdout.startswith("no results")
     bad = memctl(running, "search", "--after", "someday", "birthday")
     assert bad.returncode == 1 and "'after' must be a date" in bad.stderr
+
+
+def test_get_keeps_paths_that_hold_dash_l_or_a_colon(running: d.Daemon) -> None:
+    """`-L` inside a name was rewritten to `-` wherever it stood (memory/x-Lists.md became memory/x-ists.md)."""
+    write(running.workspace / "memory" / "x-Lists.md", "# Lists\nfirst\nsecond\nthird\n")
+    write(running.workspace / "memory" / "a:b.md", "# Colon\nkept\n")
+    assert memctl(running, "get", "memory/x-Lists.md").stdout.strip() == "# Lists\nfirst\nsecond\nthird"
+    assert memctl(running, "get", "memory/x-Lists.md#L2-L3").stdout.strip() == "first\nsecond"
+    assert memctl(running, "get", "memory/x-Lists.md:3").stdout.strip() == "second\nthird"
+    assert memctl(running, "get", "memory/a:b.md").stdout.strip() == "# Colon\nkept"

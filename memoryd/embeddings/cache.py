@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -16,10 +17,15 @@ class VectorCache(Protocol):
     def cache_put(self, provider: str, model: str, key_fp: str, items: dict[str, np.ndarray]) -> None: ...
 
 
+def _takes_urgent(embedder: Embedder) -> bool:
+    return "urgent" in inspect.signature(embedder.embed_documents).parameters
+
+
 def embed_with_cache(
-    embedder: Embedder, cache: VectorCache, hashes: Sequence[str], inputs: Sequence[str]
+    embedder: Embedder, cache: VectorCache, hashes: Sequence[str], inputs: Sequence[str], *, urgent: bool = False
 ) -> tuple[np.ndarray, int]:
-    """Vectors for inputs (keyed by their content hashes); returns (matrix, how many were computed)."""
+    """Vectors for inputs (keyed by their content hashes); returns (matrix, how many were computed). `urgent`
+    work (a note a client waits for) goes ahead of batch work where the provider can tell them apart."""
     provider, model, key_fp = embedder.provider, embedder.model, embedder.key_fingerprint
     found = cache.cache_get(provider, model, key_fp, hashes)
     missing: dict[str, str] = {}
@@ -27,7 +33,9 @@ def embed_with_cache(
         if digest not in found and digest not in missing:
             missing[digest] = text
     if missing:
-        computed = clean_vectors(embedder.embed_documents(list(missing.values())), embedder.dims)
+        texts = list(missing.values())
+        vectors = embedder.embed_documents(texts, urgent=True) if urgent and _takes_urgent(embedder) else None
+        computed = clean_vectors(vectors if vectors is not None else embedder.embed_documents(texts), embedder.dims)
         fresh = dict(zip(missing, computed, strict=True))
         cache.cache_put(provider, model, key_fp, fresh)
         found.update(fresh)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -123,34 +125,43 @@ class LocalEmbedder:
             lane.ctx = self._lane_parts[0](model=self._model, params=self._params, verbose=False)
             lane.longest = 0
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        """One input at a time; after `interrupt()` the batch stops at the next input."""
-        lane = self._documents
+    def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
+        """One input at a time; after `interrupt()` a batch stops at the next input. `urgent` (a note just
+        written, that a client waits for) runs on the query context, beside any batch."""
         rows = []
-        with lane.lock:
-            try:
-                for text in texts:
-                    if self._interrupted:
-                        raise Interrupted("the local model is stopping")
-                    rows.append(self._embed_one(lane, self.text.document(text) if text.strip() else ""))
-            finally:
-                if lane.ctx is not None:
+        for text in texts:
+            if self._interrupted and not urgent:
+                raise Interrupted("the local model is stopping")
+            with self._lane(urgent) as lane:
+                rows.append(self._embed_one(lane, self.text.document(text) if text.strip() else ""))
+                if urgent or len(rows) == len(texts):
                     self._renew(lane)
         if not rows:
             return np.zeros((0, self.dims), dtype=np.float32)
         return clean_vectors(np.stack(rows), self.dims)
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._queries_lock:
-            if self._model is None:
-                raise EmbeddingError("the local model is closed")
-            if self._queries is None:
-                self._queries = self._new_lane()
-            lane = self._queries
-            with lane.lock:
-                row = self._embed_one(lane, self.text.query(text) if text.strip() else "")
-                self._renew(lane)
+        with self._lane(True) as lane:
+            row = self._embed_one(lane, self.text.query(text) if text.strip() else "")
+            self._renew(lane)
         return clean_vectors(row, self.dims)[0]
+
+    @contextmanager
+    def _lane(self, urgent: bool) -> Iterator[_Lane]:
+        """The query context (made at first use) or the documents' one, held for one input."""
+        if urgent:
+            with self._queries_lock:
+                if self._model is None:
+                    raise EmbeddingError("the local model is closed")
+                if self._queries is None:
+                    self._queries = self._new_lane()
+                lane = self._queries
+        else:
+            lane = self._documents
+        with lane.lock:
+            if lane.ctx is None:
+                raise EmbeddingError("the local model is closed")
+            yield lane
 
     def interrupt(self) -> None:
         """Stop document work at the next input (daemon shutdown); queries still run until close."""
@@ -158,13 +169,15 @@ class LocalEmbedder:
 
     def close(self) -> None:
         self._interrupted = True
-        with self._queries_lock, self._documents.lock:
-            lanes = [lane for lane in (self._documents, self._queries) if lane is not None]
-            for lane in lanes:
-                for part in (lane.batch, lane.ctx):
-                    if part is not None:
-                        part.close()
-                lane.batch = lane.ctx = None
+        with self._queries_lock:
+            for lane in (self._documents, self._queries):
+                if lane is None:
+                    continue
+                with lane.lock:
+                    for part in (lane.batch, lane.ctx):
+                        if part is not None:
+                            part.close()
+                    lane.batch = lane.ctx = None
             if self._model is not None:
                 self._model.close()
             self._model = None

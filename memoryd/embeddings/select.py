@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from pathlib import Path
 
@@ -71,10 +72,13 @@ class ProviderChain:
     def key_fingerprint(self) -> str:
         return self.current.key_fingerprint
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
         self._maybe_return_to_primary()
+        current = self.current
         try:
-            return self.current.embed_documents(texts)
+            if urgent and "urgent" in inspect.signature(current.embed_documents).parameters:
+                return current.embed_documents(texts, urgent=True)  # type: ignore[call-arg]
+            return current.embed_documents(texts)
         except EmbeddingError as exc:
             if self.active + 1 < len(self.providers):
                 failed = self.current.provider

@@ -168,7 +168,7 @@ class Syncer:
         embedder = self.embedder if self.vectors_usable() else None
         item = self._read_if_changed(source_file, known, False, report)
         if item is not None:
-            self._write([item], embedder, report)
+            self._write([item], embedder, report, urgent=True)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -245,12 +245,17 @@ class Syncer:
         return _Pending(source_file, "", stat.st_mtime_ns, stat.st_size, chunks, cursor_after, append=resume)
 
     def _embed(
-        self, embedder: Embedder | None, hashes: list[str], inputs: list[str], report: SyncReport
+        self,
+        embedder: Embedder | None,
+        hashes: list[str],
+        inputs: list[str],
+        report: SyncReport,
+        urgent: bool = False,
     ) -> tuple[np.ndarray | None, Embedder | None]:
         if embedder is None or not hashes:
             return None, embedder
         try:
-            vectors, computed = embed_with_cache(embedder, self.store, hashes, inputs)
+            vectors, computed = embed_with_cache(embedder, self.store, hashes, inputs, urgent=urgent)
         except EmbeddingError as exc:
             report.embedding_error = str(exc)
             return None, None
@@ -260,10 +265,12 @@ class Syncer:
             self.store.set_meta("embedding", embedding_signature(embedder))
         return vectors, embedder
 
-    def _write(self, pending: list[_Pending], embedder: Embedder | None, report: SyncReport) -> Embedder | None:
+    def _write(
+        self, pending: list[_Pending], embedder: Embedder | None, report: SyncReport, urgent: bool = False
+    ) -> Embedder | None:
         hashes = [c.hash for p in pending for c in p.chunks]
         inputs = [c.embed_input for p in pending for c in p.chunks]
-        vectors, embedder = self._embed(embedder, hashes, inputs, report)
+        vectors, embedder = self._embed(embedder, hashes, inputs, report, urgent)
         offset = 0
         for item in pending:
             count = len(item.chunks)

@@ -100,6 +100,7 @@ class _Watch:
     recursive: bool
     handle: object | None  # watchdog's ObservedWatch, None while the root is missing
     inode: int | None
+    failed: bool = False  # could not be watched; tried again only when the folder is replaced
 
 
 @dataclass
@@ -168,15 +169,27 @@ class WatchHub:
         if watch.inode is None or not watch.root.is_dir():
             watch.handle = None
             return
+        watch.failed = False
         try:
             watch.handle = self._observer.schedule(
                 entry.handler, str(watch.root), recursive=watch.recursive, event_filter=EVENTS
             )
+        except RecursionError:  # watchdog walks the tree recursively: thousands of folders deep is too deep
+            try:
+                watch.handle = self._observer.schedule(
+                    entry.handler, str(watch.root), recursive=False, event_filter=EVENTS
+                )
+            except (OSError, RecursionError):
+                self._give_up(entry, watch, "its folder tree is too deep to watch")
+                return
+            reason = "its folder tree is too deep: only its top level is watched"
+            log.warning("watching partly; deeper changes wait for the periodic reconcile", path=str(watch.root))
+            self._states[agent_id] = f"degraded: {watch.root}: {reason}"
+            watch.failed = True
+            return
         except OSError as exc:
             if exc.errno not in WATCH_LIMIT_ERRNOS:
-                log.warning("cannot watch", path=str(watch.root), error=str(exc))
-                self._states[agent_id] = f"degraded: cannot watch {watch.root}: {exc.strerror or exc}"
-                watch.handle = None
+                self._give_up(entry, watch, exc.strerror or str(exc))
                 return
             if self._polling is None:
                 self._polling = PollingObserver(timeout=self._polling_interval)
@@ -186,6 +199,12 @@ class WatchHub:
             )
             self._states[agent_id] = f"polling ({exc.strerror or 'OS watch limit reached'})"
             log.warning("OS watch limit reached, polling instead", path=str(watch.root))
+
+    def _give_up(self, entry: _AgentWatches, watch: _Watch, reason: str) -> None:
+        log.warning("cannot watch; changes there wait for the periodic reconcile", path=str(watch.root), reason=reason)
+        self._states[entry.agent.id] = f"degraded: cannot watch {watch.root}: {reason}"
+        watch.handle = None
+        watch.failed = True
 
     def _alive(self, watch: _Watch) -> bool:
         """Is a thread still reading events for this watch? (watchdog ends it when the folder is deleted, and
@@ -226,7 +245,8 @@ class WatchHub:
                 missing = []
                 for watch in entry.watches:
                     current = _inode(watch.root)
-                    if current != watch.inode or (current is not None and not self._alive(watch)):
+                    replaced = current != watch.inode
+                    if replaced or (current is not None and not watch.failed and not self._alive(watch)):
                         self._disarm(watch)
                         self._arm(entry, watch)
                         if watch.handle is not None:
