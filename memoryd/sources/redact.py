@@ -35,7 +35,7 @@ _LABELLED = [
 ]
 
 
-BLOCK_CHARS = 1 << 16  # text is redacted in blocks of about this size, split at blank lines
+BLOCK_CHARS = 1 << 14  # text is redacted in blocks of about this size, split at blank lines
 _BUILTIN_ONE = re.compile("|".join(f"(?:{p})" for p in _BUILTIN))  # one pass instead of one per pattern
 
 
