@@ -166,3 +166,22 @@ def test_a_write_into_a_path_that_is_not_a_folder_changes_nothing(
     with pytest.raises(RequestError, match="not a folder"):
         memory.write("text", "memory/sub/note.md")
     assert blocker.read_text() == "a file where a folder is wanted\n"
+
+
+def test_a_large_write_answers_before_all_its_vectors_are_made(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    """A write waits for at most a few new chunks to be embedded; the rest is keyword-searchable at once and
+    gets its vectors from the next sync."""
+    memory = memory_factory()
+    sections = "\n\n".join(
+        f"## Topic {i}\n" + f"The kinkajou fact number {i} is worth keeping. " * 60 for i in range(40)
+    )
+    written = memory.write(sections, "memory/big-write.md")
+    counts = memory.store.counts()
+    assert counts["chunks"] > 16 and counts["embedded_chunks"] < counts["chunks"]
+    assert memory.search("kinkajou fact number 33", mode="keyword").results[0].path == "memory/big-write.md"
+    assert written["path"] == "memory/big-write.md"
+    memory.sync()
+    counts = memory.store.counts()
+    assert counts["embedded_chunks"] == counts["chunks"]

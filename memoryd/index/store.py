@@ -7,10 +7,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import apsw
 import numpy as np
 
+from memoryd.config import SOURCES
 from memoryd.index.schema import FTS_DDL, FTS_INSERT, VOCAB_DDL, migrate, vec_ddl
 from memoryd.sources.analyzer import fts_row
 from memoryd.sources.markdown import Chunk, embed_input
@@ -92,6 +94,45 @@ def _cached_vector(blob: bytes, dims: int) -> np.ndarray:
     vector = np.frombuffer(blob, dtype=dtype).astype(np.float32)
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm else vector
+
+
+class ChunkFilter(Protocol):
+    """What a search may restrict chunks to (search.filters.Filters)."""
+
+    sources: tuple[str, ...]
+    path: str | None  # a prefix, or a glob when it has * ? or [
+    after: float | None
+    before: float | None
+    kinds: tuple[str, ...]
+
+    @property
+    def active(self) -> bool: ...
+
+
+def filter_sql(filters: ChunkFilter, all_sources: Sequence[str]) -> tuple[str, list[object]]:
+    """A WHERE clause over `chunks c JOIN files f`, and its parameters."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if filters.sources and set(filters.sources) != set(all_sources):
+        clauses.append(f"c.source IN ({','.join('?' * len(filters.sources))})")
+        params += list(filters.sources)
+    if filters.path:
+        if any(ch in filters.path for ch in "*?["):
+            clauses.append("f.path GLOB ?")
+            params.append(filters.path)
+        else:
+            clauses.append("substr(f.path, 1, ?) = ?")
+            params += [len(filters.path), filters.path]
+    if filters.after is not None:
+        clauses.append("c.ts >= ?")
+        params.append(filters.after)
+    if filters.before is not None:
+        clauses.append("c.ts < ?")
+        params.append(filters.before)
+    if filters.kinds:
+        clauses.append(f"c.kind IN ({','.join('?' * len(filters.kinds))})")
+        params += list(filters.kinds)
+    return " AND ".join(clauses) or "1", params
 
 
 class Store:
@@ -489,6 +530,33 @@ class Store:
             for row in rows:
                 out[row[0]] = ChunkRow(*row)
         return out
+
+    def bm25(
+        self, expression: str, weights: Sequence[float], limit: int, filters: ChunkFilter | None = None
+    ) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score, larger is better) of the chunks an FTS5 expression matches, best first."""
+        columns = ", ".join(str(float(w)) for w in weights)
+        if filters is not None and filters.active:
+            where, params = filter_sql(filters, SOURCES)
+            sql = (
+                f"SELECT fts.rowid, -bm25(chunks_fts, {columns}) AS s FROM chunks_fts fts"
+                " JOIN chunks c ON c.id = fts.rowid JOIN files f ON f.id = c.file_id"
+                f" WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
+            )
+            args: tuple = (expression, *params, limit)
+        else:
+            sql = (
+                f"SELECT rowid, -bm25(chunks_fts, {columns}) AS s FROM chunks_fts"
+                " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
+            )
+            args = (expression, limit)
+        return [(int(r[0]), float(r[1])) for r in self.reader.execute(sql, args)]
+
+    def chunk_ids(self, filters: ChunkFilter) -> set[int]:
+        """Every chunk a filter lets through."""
+        where, params = filter_sql(filters, SOURCES)
+        rows = self.reader.execute(f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}", params)
+        return {r[0] for r in rows}
 
     def chunk_count(self) -> int:
         """Number of chunks, cached between writes (it sizes keyword query pruning)."""

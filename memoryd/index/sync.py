@@ -29,6 +29,7 @@ from memoryd.sources.transcripts import (
 
 Progress = Callable[[int, int], None]
 EMBED_GROUP = 32  # chunks embedded, then written, together: small enough that work stops and yields promptly
+URGENT_CHUNKS = 16  # a write waits for at most this many new chunks to be embedded; more are embedded later
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a Markdown note bigger than this is skipped, not embedded for hours
 
 
@@ -168,9 +169,16 @@ class Syncer:
         embedder = self.embedder if self.vectors_usable() else None
         item = self._read_if_changed(source_file, known, False, report)
         if item is not None:
+            if embedder is not None and self._uncached(embedder, item.chunks) > URGENT_CHUNKS:
+                embedder = None  # keyword-searchable now; the sync its change causes adds the vectors (backfill)
             self._write([item], embedder, report, urgent=True)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _uncached(self, embedder: Embedder, chunks: list[Chunk]) -> int:
+        hashes = {c.hash for c in chunks}
+        found = self.store.cache_get(embedder.provider, embedder.model, embedder.key_fingerprint, hashes)
+        return len(hashes) - len(found)
 
     def _read_if_changed(
         self, source_file: SourceFile, known: dict, force: bool, report: SyncReport

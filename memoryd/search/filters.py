@@ -1,4 +1,5 @@
-"""Search filters (source, path prefix or glob, date range, memory type) as SQL over chunks and files."""
+"""Search filters (source, path prefix or glob, date range, memory type), parsed and checked; the store turns
+them into SQL (Store.filter_sql)."""
 
 from __future__ import annotations
 
@@ -75,27 +76,3 @@ class Filters:
             or self.before is not None
             or self.kinds
         )
-
-    def sql(self) -> tuple[str, list[object]]:
-        """A WHERE clause over `chunks c JOIN files f`."""
-        clauses, params = [], []
-        if self.sources and set(self.sources) != set(SOURCES):
-            clauses.append(f"c.source IN ({','.join('?' * len(self.sources))})")
-            params += list(self.sources)
-        if self.path:
-            if any(ch in self.path for ch in "*?["):
-                clauses.append("f.path GLOB ?")
-                params.append(self.path)
-            else:
-                clauses.append("substr(f.path, 1, ?) = ?")
-                params += [len(self.path), self.path]
-        if self.after is not None:
-            clauses.append("c.ts >= ?")
-            params.append(self.after)
-        if self.before is not None:
-            clauses.append("c.ts < ?")
-            params.append(self.before)
-        if self.kinds:
-            clauses.append(f"c.kind IN ({','.join('?' * len(self.kinds))})")
-            params += list(self.kinds)
-        return " AND ".join(clauses) or "1", params

@@ -277,11 +277,7 @@ class SearchEngine:
     def _allowed(self, filters: Filters) -> set[int] | None:
         if not filters.active:
             return None
-        where, params = filters.sql()
-        rows = self.store.reader.execute(
-            f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}", params
-        )
-        return {r[0] for r in rows}
+        return self.store.chunk_ids(filters)
 
     def _materialise(
         self, chosen: list[int], rows: dict[int, ChunkRow], explained: dict[int, Explained], include: bool, query: str

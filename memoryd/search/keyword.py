@@ -28,22 +28,7 @@ class KeywordHit:
 
 
 def _run(store: Store, expression: str, limit: int, filters: Filters | None) -> list[tuple[int, float]]:
-    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    if filters is not None and filters.active:
-        where, params = filters.sql()
-        sql = (
-            f"SELECT fts.rowid, -bm25(chunks_fts, {weights}) AS s FROM chunks_fts fts"
-            " JOIN chunks c ON c.id = fts.rowid JOIN files f ON f.id = c.file_id"
-            f" WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
-        )
-        args: tuple = (expression, *params, limit)
-    else:
-        sql = (
-            f"SELECT rowid, -bm25(chunks_fts, {weights}) AS s FROM chunks_fts"
-            " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
-        )
-        args = (expression, limit)
-    return [(int(r[0]), float(r[1])) for r in store.reader.execute(sql, args)]
+    return store.bm25(expression, BM25_WEIGHTS, limit, filters)
 
 
 def keyword_search(store: Store, query: str, limit: int, filters: Filters | None = None) -> list[KeywordHit]:
