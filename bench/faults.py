@@ -6,7 +6,8 @@ python -m bench.faults [--notes 1500] [--parts bursts large_note first_index sig
 - large note: ping, keyword and hybrid latency while a 600 KB note is embedded;
 - first index: hybrid latency while the first index of many notes runs;
 - SIGTERM: seconds from SIGTERM to exit, with a first index, a waited reindex and a waited sync running;
-- corrupt index: seconds until a daemon started on a corrupt index answers with every note again.
+- corrupt index: seconds until a daemon started on a corrupt index answers with every note again;
+- cold: the first hybrid search after the idle model was unloaded, against a warm one, and RSS either way.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 from bench.harness import BenchDaemon, median, percentile, start_daemon
 from client.stub import ClientError, MemoryClient
 
-PARTS = ("bursts", "large_note", "first_index", "sigterm", "corrupt")
+PARTS = ("bursts", "large_note", "first_index", "sigterm", "corrupt", "cold")
 QUERIES = ["what did we decide about tokens?", "lighthouse logbook", "heron survey birds", "JWT expiry"]
 
 
@@ -189,6 +190,36 @@ def corrupt(work: Path, notes: int) -> dict[str, Any]:
         daemon.stop()
 
 
+def cold_search(work: Path, trials: int = 5) -> dict[str, Any]:
+    """The price of unloading an idle model: the first hybrid search after an unload against a warm one."""
+    workspace = work / "cold-ws"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text("# Auth\nWe decided to use JWT with 24h expiry.\n")
+    daemon = start_daemon(workspace, work / "cold-data", daemon_extra="model_idle_minutes = 0.02")
+    cold: list[float] = []
+    warm: list[float] = []
+    loaded_rss: list[float] = []
+    unloaded_rss: list[float] = []
+    try:
+        daemon.wait_idle()
+        with daemon.client() as client:
+            for i in range(trials):
+                while client.status()["agents"][0]["model_loaded"]:
+                    time.sleep(0.2)
+                unloaded_rss.append(daemon.rss_mb())
+                cold.append(_timed(lambda n=i: client.search(f"what did we decide about tokens {n}?")))
+                warm.append(_timed(lambda n=i: client.search(f"which expiry did we choose {n}?")))
+                loaded_rss.append(daemon.rss_mb())
+    finally:
+        daemon.stop()
+    return {
+        "cold_hybrid": _stats(cold),
+        "warm_hybrid": _stats(warm),
+        "rss_loaded_mb": round(median(loaded_rss), 1),
+        "rss_unloaded_mb": round(median(unloaded_rss), 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.faults")
     parser.add_argument("--notes", type=int, default=1500, help="notes for the first-index and SIGTERM runs")
@@ -224,6 +255,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             results["sigterm"] = sigterm(start_daemon(many, work / "sigterm-data"))
         if "corrupt" in parts:
             results["corrupt_index"] = corrupt(work, args.notes)
+        if "cold" in parts:
+            results["cold_search"] = cold_search(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(results, indent=2))

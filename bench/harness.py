@@ -102,6 +102,7 @@ def write_config(
     debounce: float,
     sync_on_search: bool = True,
     model_path: Path | None = None,
+    daemon_extra: str = "",
 ) -> Path:
     model = model_path or default_model_path(Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir()))
     tables = []
@@ -124,6 +125,7 @@ socket = "{socket}"
 debounce_seconds = {debounce}
 sync_on_search = {"true" if sync_on_search else "false"}
 reconcile_seconds = 0
+{daemon_extra}
 """
         + "\n".join(tables)
     )
@@ -139,6 +141,7 @@ def start_daemon(
     sync_on_search: bool = True,
     model_path: Path | None = None,
     agents: list[BenchAgent] | None = None,
+    daemon_extra: str = "",
 ) -> BenchDaemon:
     run_dir = Path(tempfile.mkdtemp(prefix="mdb-", dir="/tmp"))
     socket = run_dir / "m.sock"
@@ -152,6 +155,7 @@ def start_daemon(
         debounce,
         sync_on_search,
         model_path,
+        daemon_extra,
     )
     log = data_dir / "daemon.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}

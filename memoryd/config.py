@@ -114,6 +114,7 @@ class DaemonConfig:
     sync_on_search: bool = True
     sync_interval_seconds: NonNegative = 0.0
     reconcile_seconds: NonNegative = 300.0
+    model_idle_minutes: NonNegative = 15.0  # unload the local model after this long unused (0: never)
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,7 @@ class Config:
     sync_on_search: bool = DaemonConfig.sync_on_search
     sync_interval_seconds: float = DaemonConfig.sync_interval_seconds
     reconcile_seconds: float = DaemonConfig.reconcile_seconds
+    model_idle_minutes: float = DaemonConfig.model_idle_minutes
     source_path: Path | None = None
 
     @property

@@ -382,6 +382,9 @@ class AgentMemory:
                 "store": str(self.agent.store),
                 "index_error": f"{type(exc).__name__}: {exc}; the next sync rebuilds it",
                 "index_healed": self.healed,
+            "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 1),
+            "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
+            "model_loaded": getattr(self.embedder, "loaded", self.embedder is not None),
                 "time": time.time(),
             }
 
@@ -412,6 +415,9 @@ class AgentMemory:
             "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
             "skipped_files": dict(self.last_sync.skipped) if self.last_sync else {},
             "index_healed": self.healed,
+            "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 1),
+            "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
+            "model_loaded": getattr(self.embedder, "loaded", self.embedder is not None),
             "skipped_lines": {path: str(errors) for path, errors in self.syncer.skipped_lines.items()},
             "time": time.time(),
         }

@@ -129,3 +129,20 @@ def test_a_tree_too_deep_to_watch_degrades_the_watcher_not_the_daemon(
         d.eventually(lambda: client.search("hamerkop", mode="keyword").results)
     finally:
         d.cleanup(daemon)
+
+
+def test_the_daemon_unloads_an_idle_model_and_a_search_brings_it_back(tmp_path: Path, workspace: Path) -> None:
+    from .test_faults import _local_agent
+
+    write(workspace / "MEMORY.md", "# Auth\nWe decided to use JWT with 24h expiry.\n")
+    daemon = d.start(tmp_path, workspace, extra="model_idle_minutes = 0.02\n" + _local_agent(workspace), agent=False)
+    try:
+        client = daemon.client()
+        d.eventually(lambda: client.status()["agents"][0]["model_loaded"] is False)
+        assert "local model unloaded" in daemon.logs()
+        found = client.search("what did we decide about tokens?")
+        assert found.mode == "hybrid" and found.results[0].path == "MEMORY.md"
+        assert client.status()["agents"][0]["model_loaded"] is True
+        assert client.status()["daemon"]["rss_mb"] > 0
+    finally:
+        d.cleanup(daemon)

@@ -212,3 +212,17 @@ def test_paraphrase_query_ranks_its_note_first(
         unsure = memory.search("payment_processor", explain=True).results
         assert all(r.text_score is None and r.score < 0.5 for r in unsure)
         assert memory.search("what did we decide about authentication?").results[0].score == 1.0
+
+
+def test_the_model_unloads_when_idle_and_comes_back_unchanged(model_file: Path) -> None:
+    model = LocalEmbedder(model_file)
+    try:
+        before = model.embed_query("where did we park the heron dataset?")
+        assert not model.unload_if_idle(3600) and model.loaded  # used just now
+        assert model.unload_if_idle(0) and not model.loaded
+        after = model.embed_query("where did we park the heron dataset?")
+        assert model.loaded and cos(before, after) > 0.9999
+        docs = model.embed_documents(["the heron dataset lives in the cold bucket"])
+        assert docs.shape == (1, 384)
+    finally:
+        model.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -56,9 +57,16 @@ class LocalEmbedder:
         set_verbose(False)  # llama.cpp's own log lines stay out of the daemon's log
         self._llama_cpp = llama_cpp
         self._interrupted = False
+        self._closed = False
+        self._load_lock = threading.Lock()  # guards loading, unloading and the count of users
+        self._users = 0
+        self._last_used = time.monotonic()
+        self._make_model = lambda: LlamaModel(
+            path_model=str(path), params=llama_cpp.llama_model_default_params(), verbose=False
+        )
         threads = n_threads or os.cpu_count() or 1
         try:
-            self._model = LlamaModel(path_model=str(path), params=llama_cpp.llama_model_default_params(), verbose=False)
+            self._model = self._make_model()
             params = llama_cpp.llama_context_default_params()
             params.n_ctx = params.n_batch = params.n_ubatch = CONTEXT
             params.n_seq_max = 1
@@ -86,8 +94,65 @@ class LocalEmbedder:
         self.key_fingerprint = fingerprint(_model_identity(path))
         self.path = path
 
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @contextmanager
+    def _using(self) -> Iterator[None]:
+        """The model loaded (again, after an idle unload) and kept loaded while the block runs."""
+        with self._load_lock:
+            if self._closed:
+                raise EmbeddingError("the local model is closed")
+            if self._model is None:
+                try:
+                    self._model = self._make_model()
+                    self._documents = self._new_lane()
+                except (ValueError, RuntimeError) as exc:
+                    self._model = None
+                    raise EmbeddingError(f"llama.cpp could not load {self.path}: {exc}") from exc
+            self._users += 1
+            self._last_used = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._load_lock:
+                self._users -= 1
+                self._last_used = time.monotonic()
+                if self._closed and not self._users and self._model is not None:
+                    self._free()
+
+    def unload_if_idle(self, idle_seconds: float) -> bool:
+        """Free the model and its contexts when nothing used them for `idle_seconds`; the next call loads them
+        again (measured cost: see the README). Returns whether it unloaded."""
+        with self._load_lock:
+            idle = time.monotonic() - self._last_used >= idle_seconds
+            if self._model is None or self._users or not idle:
+                return False
+            self._free()
+            return True
+
+    def _free(self) -> None:
+        """Close every context and the model (the caller holds _load_lock and no one uses them)."""
+        for lane in (self._documents, self._queries):
+            if lane is None:
+                continue
+            with lane.lock:
+                for part in (lane.batch, lane.ctx):
+                    if part is not None:
+                        part.close()
+                lane.batch = lane.ctx = None
+        self._queries = None
+        if self._model is not None:
+            self._model.close()
+        self._model = None
+
     def tokenize(self, text: str) -> list[int]:
         """Token ids as the model sees them (special tokens added), at most one context long."""
+        with self._using():
+            return self._tokenize(text)
+
+    def _tokenize(self, text: str) -> list[int]:
         tokens = self._model.tokenize(text.encode("utf-8"), add_bos=True, special=False)
         if len(tokens) > CONTEXT:
             tokens = [*tokens[: CONTEXT - 1], tokens[-1]]  # keep the closing special token
@@ -105,7 +170,7 @@ class LocalEmbedder:
             return np.zeros(self.dims, dtype=np.float32)
         llama_cpp = self._llama_cpp
         try:
-            tokens = self.tokenize(text)
+            tokens = self._tokenize(text)
             lane.longest = max(lane.longest, len(tokens))
             lane.batch.reset()
             lane.batch.add_sequence(tokens, 0, True)
@@ -149,19 +214,16 @@ class LocalEmbedder:
     @contextmanager
     def _lane(self, urgent: bool) -> Iterator[_Lane]:
         """The query context (made at first use) or the documents' one, held for one input."""
-        if urgent:
-            with self._queries_lock:
-                if self._model is None:
-                    raise EmbeddingError("the local model is closed")
-                if self._queries is None:
-                    self._queries = self._new_lane()
-                lane = self._queries
-        else:
-            lane = self._documents
-        with lane.lock:
-            if lane.ctx is None:
-                raise EmbeddingError("the local model is closed")
-            yield lane
+        with self._using():
+            if urgent:
+                with self._queries_lock:
+                    if self._queries is None:
+                        self._queries = self._new_lane()
+                    lane = self._queries
+            else:
+                lane = self._documents
+            with lane.lock:
+                yield lane
 
     def interrupt(self) -> None:
         """Stop document work at the next input (daemon shutdown); queries still run until close."""
@@ -169,18 +231,11 @@ class LocalEmbedder:
 
     def close(self) -> None:
         self._interrupted = True
-        with self._queries_lock:
-            for lane in (self._documents, self._queries):
-                if lane is None:
-                    continue
-                with lane.lock:
-                    for part in (lane.batch, lane.ctx):
-                        if part is not None:
-                            part.close()
-                    lane.batch = lane.ctx = None
-            if self._model is not None:
-                self._model.close()
-            self._model = None
+        with self._load_lock:
+            self._closed = True
+            if self._users:  # a batch is between inputs: it stops at the next one (interrupted) and frees nothing
+                return
+            self._free()
 
 
 @dataclass

@@ -106,6 +106,14 @@ class ProviderChain:
     def embed_query(self, text: str) -> np.ndarray:
         return self.current.embed_query(text)
 
+    def unload_if_idle(self, idle_seconds: float) -> bool:
+        unloaded = False
+        for provider in self.providers:
+            unload = getattr(provider, "unload_if_idle", None)
+            if unload is not None:
+                unloaded = unload(idle_seconds) or unloaded
+        return unloaded
+
     def interrupt(self) -> None:
         for provider in self.providers:
             interrupt = getattr(provider, "interrupt", None)

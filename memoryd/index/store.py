@@ -188,6 +188,18 @@ class Store:
                 self._readers.append(conn)
         return conn
 
+    def cache_bytes(self) -> int:
+        """Page cache held by this index's connections."""
+        with self._readers_lock:
+            connections = [self.conn, *self._readers]
+        total = 0
+        for conn in connections:
+            try:
+                total += conn.status(apsw.SQLITE_DBSTATUS_CACHE_USED)[0]
+            except apsw.Error:
+                continue
+        return total
+
     def close(self) -> None:
         if getattr(self, "conn", None) is not None:
             self.flush_access()

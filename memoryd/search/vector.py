@@ -31,6 +31,11 @@ class VectorIndex:
         self._slot: dict[int, int] = {}
         store.subscribe(self._apply)
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the warm matrix and its ids (0 until first used)."""
+        return int(self._matrix.nbytes + self._ids.nbytes) if self._loaded else 0
+
     def _load(self) -> None:
         ids, matrix = self._store.all_vectors()
         capacity = max(len(ids), 1024)

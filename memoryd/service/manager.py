@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -16,6 +17,17 @@ from memoryd.service.watchers import WatchHub
 
 log = structlog.get_logger("memoryd.manager")
 WATCH_CHECK_SECONDS = 3.0  # how often dead observers and deleted or replaced roots are looked for
+
+
+def _rss_mb() -> float | None:
+    """This process's resident memory (Linux /proc; None elsewhere)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
 
 
 class Manager:
@@ -146,11 +158,19 @@ class Manager:
             cfg = self.config
             due = cfg.reconcile_seconds > 0 and now - last_reconcile >= cfg.reconcile_seconds
             due = due or (cfg.sync_interval_seconds > 0 and now - last_interval >= cfg.sync_interval_seconds)
+            if cfg.model_idle_minutes > 0:
+                self._unload_idle_models(cfg.model_idle_minutes * 60)
             if due:
                 last_reconcile = last_interval = now
                 with self._lock:
                     for runtime in self.runtimes.values():
                         runtime.request_sync()
+
+    def _unload_idle_models(self, idle_seconds: float) -> None:
+        for runtime in list(self.runtimes.values()):
+            unload = getattr(runtime.memory.embedder, "unload_if_idle", None)
+            if unload is not None and unload(idle_seconds):
+                log.info("local model unloaded after idle time", agent=runtime.agent.id, idle_s=idle_seconds)
 
     # -- lookups -------------------------------------------------------------------------------------
 
@@ -168,4 +188,5 @@ class Manager:
             "default_agent": self.config.default_agent.id,
             "socket": str(self.config.socket),
             "reload_error": self.reload_error,
+            "rss_mb": _rss_mb(),
         }
