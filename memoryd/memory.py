@@ -16,7 +16,7 @@ import datetime as dt
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -224,6 +224,19 @@ class AgentMemory:
                     self.last_sync = self.syncer.sync(force=True, progress=progress)
             return self.last_sync
 
+    def sync_paths(self, paths: Iterable[Path], progress: Progress | None = None) -> SyncReport:
+        """Sync only these Markdown paths (what a watcher reported), without walking the workspace."""
+        with self._sync_lock:
+            self._check_index_file()
+            try:
+                with self.gate.use():
+                    self.last_sync = self.syncer.sync_paths(paths, progress)
+            except CORRUPT as exc:
+                self.heal(exc)
+                with self.gate.use():
+                    self.last_sync = self.syncer.sync(force=True, progress=progress)
+            return self.last_sync
+
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Rebuild the whole index into a new file while this one keeps serving, then swap it in."""
         tmp, report = build(self.agent, self.embedder, progress, self.use_sqlite_vec)
@@ -382,9 +395,9 @@ class AgentMemory:
                 "store": str(self.agent.store),
                 "index_error": f"{type(exc).__name__}: {exc}; the next sync rebuilds it",
                 "index_healed": self.healed,
-            "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 1),
-            "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
-            "model_loaded": getattr(self.embedder, "loaded", self.embedder is not None),
+                "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 1),
+                "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
+                "model_loaded": getattr(self.embedder, "loaded", self.embedder is not None),
                 "time": time.time(),
             }
 

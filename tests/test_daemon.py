@@ -321,3 +321,16 @@ def test_sighup_reloads_the_config(tmp_path: Path, workspace: Path) -> None:
         assert daemon.proc.poll() is None
     finally:
         d.cleanup(daemon)
+
+
+def test_a_saved_note_is_synced_alone(running: d.Daemon) -> None:
+    for i in range(30):
+        write(running.workspace / "memory" / f"n{i}.md", f"# N{i}\nfiller {i}\n")
+    running.client().sync()
+    running.wait_idle()  # the watcher's events for those 30 files have been synced too
+    write(running.workspace / "memory" / "n7.md", "# N7\nThe saved note mentions the quetzal.\n")
+    client = running.client()
+    _eventually(lambda: bool(client.search("quetzal", mode="keyword").results))
+    state = running.wait_idle()
+    assert state["sync_progress"]["kind"] == "sync of changed files"
+    assert state["last_sync_report"]["files_seen"] == 1  # no walk over the other 31 files

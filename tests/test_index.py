@@ -219,3 +219,29 @@ def test_cache_is_compact_and_faithful(workspace: Path, memory_factory: Callable
     original = embedder.embed_documents(["# A\nalpha beta gamma"])[0]
     assert float(cached @ original) > 0.9999
     assert memory.store.cache_get("hash", "hash-384", "", [digest])[digest].dtype == np.float32
+
+
+def test_a_targeted_sync_touches_only_the_reported_paths(
+    workspace: Path, memory_factory: Callable[..., AgentMemory], tmp_path: Path
+) -> None:
+    for i in range(20):
+        write(workspace / "memory" / f"n{i}.md", f"# N{i}\nThe note about topic {i} and the zebu herd.\n")
+    embedder = CountingEmbedder()
+    memory = memory_factory(embedder)
+    memory.sync()
+    embedder.calls.clear()
+    memory_dir = workspace / "memory"
+    write(memory_dir / "n3.md", "# N3\nThe note about the okapi now.\n")
+    (memory_dir / "n4.md").rename(memory_dir / "moved.md")
+    (memory_dir / "n5.md").unlink()
+    write(memory_dir / "node_modules" / "x.md", "# X\nignored okapi\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\nsymlinked okapi\n")
+    (memory_dir / "link.md").symlink_to(outside)
+    paths = [memory_dir / p for p in ("n3.md", "n4.md", "moved.md", "n5.md", "node_modules/x.md", "link.md")]
+    report = memory.sync_paths(paths)
+    assert report.files_seen == 2 and report.files_indexed == 2 and report.files_deleted == 2
+    assert len(embedder.calls) == 1  # n3's new text only: the moved note's vector came from the cache
+    assert {r.path for r in memory.search("okapi", mode="keyword").results} == {"memory/n3.md"}
+    assert memory.store.counts()["files"] == 19
+    assert memory.sync().files_indexed == 0  # a full walk agrees with what the targeted sync did

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import apsw
 import numpy as np
@@ -15,7 +16,7 @@ from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.cache import embed_with_cache
 from memoryd.index.schema import ANALYZER_VERSION
 from memoryd.index.store import Store
-from memoryd.sources.discovery import SourceFile, discover, escape_path
+from memoryd.sources.discovery import SourceFile, discover, display_path, escape_path, source_for
 from memoryd.sources.markdown import Chunk, chunk_markdown
 from memoryd.sources.metadata import annotate
 from memoryd.sources.redact import Redactor
@@ -158,6 +159,46 @@ class Syncer:
         self.store.flush_access()
         report.seconds = time.perf_counter() - started
         self.store.set_meta("last_sync", str(time.time()))
+        return report
+
+    def sync_paths(self, paths: Iterable[Path], progress: Progress | None = None) -> SyncReport:
+        """Bring just these Markdown paths in line (a watcher's events): index what changed, remove what is no
+        longer a memory file. Renamed text is found in the embedding cache, so a move embeds nothing."""
+        started = time.perf_counter()
+        report = SyncReport()
+        embedder = self.embedder if self.vectors_usable() else None
+        workspace = self.agent.workspace.resolve() if self.agent.workspace.exists() else self.agent.workspace
+        pending: list[_Pending] = []
+        gone: list[str] = []
+        targets = sorted(set(paths))
+        for done, path in enumerate(targets, 1):
+            source_file = source_for(self.agent, path)
+            real = path.resolve() if path.exists() else path.parent.resolve() / path.name
+            shown = display_path(real, workspace)
+            if source_file is None:
+                if self.store.file_row(shown) is not None:
+                    gone.append(shown)
+            else:
+                report.files_seen += 1
+                row = self.store.file_row(source_file.path)
+                try:
+                    item = self._read_if_changed(source_file, {source_file.path: row} if row else {}, False, report)
+                except Exception as exc:  # as in a full sync: one bad file is reported, never fatal
+                    report.skipped[source_file.path] = f"{type(exc).__name__}: {exc}"[:300]
+                    item = None
+                if item is not None:
+                    pending.append(item)
+            if progress:
+                progress(done, len(targets))
+        if gone:
+            report.chunks_removed += self.store.delete_files(gone)
+            report.files_deleted = len(gone)
+        if pending:
+            embedder = self._write(pending, embedder, report)
+        if embedder is not None:
+            self._backfill(embedder, report)
+        self.store.flush_access()
+        report.seconds = time.perf_counter() - started
         return report
 
     def sync_file(self, source_file: SourceFile) -> SyncReport:

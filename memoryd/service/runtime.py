@@ -16,7 +16,7 @@ from memoryd.config import AgentConfig, Config
 from memoryd.embeddings.base import Interrupted
 from memoryd.index.sync import DiskFull, SyncReport
 from memoryd.memory import AgentMemory
-from memoryd.sources.discovery import display_path, is_transcript
+from memoryd.sources.discovery import display_path, is_markdown, is_transcript
 
 log = structlog.get_logger("memoryd.runtime")
 
@@ -60,7 +60,10 @@ class Stopping(RuntimeError):
     """The daemon began to stop while a client waited for a job."""
 
 
-STOPPED = (Cancelled, Interrupted)  # how long work ends when the daemon stops
+STOPPED = (Cancelled, Interrupted)
+MAX_TARGETED_PATHS = (
+    256  # more changed files than this at once: one walk is cheaper  # how long work ends when the daemon stops
+)
 
 
 class AgentRuntime:
@@ -80,6 +83,8 @@ class AgentRuntime:
         self._requested = 0
         self._completed = 0
         self._force_pending = False
+        self._full_pending = True  # the first sync walks everything
+        self._changed: set[Path] = set()  # Markdown paths the watchers reported since the last sync
         self._running = False
         self._reindexing = False  # a reindex runs or is about to: syncs wait for it
         self._stopping = False
@@ -91,11 +96,13 @@ class AgentRuntime:
 
     # -- sync scheduling -----------------------------------------------------------------------------
 
-    def request_sync(self, force: bool = False) -> int:
-        """Ask for a sync; returns a ticket that `wait_for` accepts."""
+    def request_sync(self, force: bool = False, *, full: bool = True) -> int:
+        """Ask for a sync; returns a ticket that `wait_for` accepts. `full=False` asks only for the paths the
+        watchers reported since the last sync (a full walk still runs when anything else was asked for)."""
         with self._cond:
             self._requested += 1
             self._force_pending = self._force_pending or force
+            self._full_pending = self._full_pending or full
             self._cond.notify_all()
             return self._requested
 
@@ -128,10 +135,12 @@ class AgentRuntime:
                 if self._stopping:
                     return
                 target, force = self._requested, self._force_pending
-                self._force_pending = False
+                targets, self._changed = self._changed, set()
+                full = force or self._full_pending or not targets or len(targets) > MAX_TARGETED_PATHS
+                self._force_pending = self._full_pending = False
                 self._running = True
                 self.dirty = False
-            finished = self._run_sync(force)
+            finished = self._run_sync(force, None if full else targets)
             with self._cond:
                 self.sync_runs += 1
                 self._running = False
@@ -139,16 +148,21 @@ class AgentRuntime:
                     self._completed = target
                 else:
                     self._force_pending = self._force_pending or force
+                    self._full_pending = True
                 self._cond.notify_all()
 
-    def _run_sync(self, force: bool) -> bool:
-        """One sync; False when it gave way to a reindex before it finished."""
-        progress = JobProgress("forced sync" if force else "sync")
+    def _run_sync(self, force: bool, targets: set[Path] | None = None) -> bool:
+        """One sync (of `targets` alone when given); False when it gave way to a reindex before it finished."""
+        progress = JobProgress("forced sync" if force else "sync" if targets is None else "sync of changed files")
         self.sync_progress = progress
+        tracker = self._tracker(progress, yields_to_reindex=True)
         try:
-            if self.memory.file_count() == 0:
-                progress.kind = "first index"
-            report = self.memory.sync(force=force, progress=self._tracker(progress, yields_to_reindex=True))
+            if targets is not None:
+                report = self.memory.sync_paths(targets, progress=tracker)
+            else:
+                if self.memory.file_count() == 0:
+                    progress.kind = "first index"
+                report = self.memory.sync(force=force, progress=tracker)
             progress.state = "done"
             self.sync_error = None
             if report.files_indexed or report.files_deleted:
@@ -212,6 +226,10 @@ class AgentRuntime:
             return
         debounce = self.config.session_debounce_seconds if transcript else self.config.debounce_seconds
         with self._cond:
+            if is_markdown(Path(path)) and not Path(path).is_dir():
+                self._changed.add(Path(path))  # synced alone, unless something asks for a full walk
+            else:
+                self._full_pending = True  # a folder or a transcript: walk
             self.dirty = True
             now = time.monotonic()
             if self._first_event is None:
@@ -244,7 +262,7 @@ class AgentRuntime:
         with self._cond:
             self._debounce = None
             self._first_event = None
-        self.request_sync()
+        self.request_sync(full=False)
 
     def sync_if_dirty(self, timeout: float = 5.0) -> None:
         """Before a search: when files changed and nothing is syncing, bring the index up to date first."""
@@ -254,7 +272,7 @@ class AgentRuntime:
                     self._debounce.cancel()
                     self._debounce = None
                     self._first_event = None
-            self.sync_now(timeout=timeout)
+            self.wait_for(self.request_sync(full=False), timeout)
 
     # -- reindex -------------------------------------------------------------------------------------
 

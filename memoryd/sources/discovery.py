@@ -145,6 +145,26 @@ def discover(agent: AgentConfig) -> list[SourceFile]:
     return sorted(found.values(), key=lambda f: f.path)
 
 
+def source_for(agent: AgentConfig, path: Path) -> SourceFile | None:
+    """The memory file at `path` as discovery would list it, or None when it is not one (not Markdown, a
+    symlink, under an ignored folder, outside the memory roots, or gone)."""
+    if "memory" not in agent.sources or not is_markdown(path) or path.is_symlink() or not path.is_file():
+        return None
+    workspace = agent.workspace.resolve() if agent.workspace.exists() else agent.workspace
+    real = path.resolve()
+    for root in memory_roots(agent):
+        if root.is_symlink() or not root.exists():
+            continue
+        top = root.resolve()
+        if root.is_file():
+            if real == top:
+                return SourceFile(display_path(real, workspace), real, "memory")
+            continue
+        if top in real.parents and not any(is_ignored_dir(p) for p in real.relative_to(top).parts[:-1]):
+            return SourceFile(display_path(real, workspace), real, "memory")
+    return None
+
+
 def allowed_roots(agent: AgentConfig) -> list[Path]:
     """Resolved roots a path must lie in to be readable through `get`."""
     roots = []
