@@ -224,21 +224,27 @@ def test_sigterm_ends_a_waited_reindex_and_a_first_index_promptly(tmp_path: Path
         d.cleanup(daemon)
 
 
-def test_ping_and_keyword_search_answer_while_a_large_note_is_embedded(tmp_path: Path, workspace: Path) -> None:
+@contextlib.contextmanager
+def embedding_a_large_note(tmp_path: Path, workspace: Path) -> Iterator[d.Daemon]:
+    """A daemon with the local model, busy embedding a note of about 150 chunks."""
     write(workspace / "MEMORY.md", NOTE)
     daemon = d.start(tmp_path, workspace, extra=_local_agent(workspace), agent=False)
     try:
         big = "\n\n".join(f"## Part {i}\n" + f"Paragraph {i} about the lighthouse logbook. " * 40 for i in range(150))
         write(workspace / "memory" / "big.md", big)
         d.eventually(lambda: daemon.status()["syncing"])
-        with MemoryClient(daemon.socket, timeout=10) as client:
-            for _ in range(5):
-                assert client.ping()["pong"]
-                assert client.search("JWT expiry", mode="keyword").results
-                assert client.search("what did we decide about tokens?").results  # a query jumps the batch
-            assert client.status()["agents"][0]["syncing"]  # the note was still being embedded throughout
+        yield daemon
     finally:
         d.cleanup(daemon)
+
+
+def test_ping_and_keyword_search_answer_while_a_large_note_is_embedded(tmp_path: Path, workspace: Path) -> None:
+    with embedding_a_large_note(tmp_path, workspace) as daemon, MemoryClient(daemon.socket, timeout=10) as client:
+        for _ in range(5):
+            assert client.ping()["pong"]
+            assert client.search("JWT expiry", mode="keyword").results
+            assert client.search("what did we decide about tokens?").results  # a query jumps the batch
+        assert client.status()["agents"][0]["syncing"]  # the note was still being embedded throughout
 
 
 class OneShotServer:
@@ -390,20 +396,12 @@ def test_a_peer_of_another_user_is_refused(running: d.Daemon) -> None:
 
 def test_write_answers_while_a_long_sync_runs(tmp_path: Path, workspace: Path) -> None:
     """A write indexes its own note and answers; it does not wait for the sync that embeds a large note."""
-    write(workspace / "MEMORY.md", NOTE)
-    daemon = d.start(tmp_path, workspace, extra=_local_agent(workspace), agent=False)
-    try:
-        big = "\n\n".join(f"## Part {i}\n" + f"Paragraph {i} about the lighthouse logbook. " * 40 for i in range(150))
-        write(workspace / "memory" / "big.md", big)
-        d.eventually(lambda: daemon.status()["syncing"])
-        with MemoryClient(daemon.socket, timeout=20) as client:
-            written = client.write("The avocet nest count is seven.", "memory/birds.md")
-            assert written["citation"] == "memory/birds.md#L1-L1"
-            assert client.status()["agents"][0]["syncing"]  # the large note is still being embedded
-            hits = client.search("avocet nest count", mode="keyword").results
-            assert hits and hits[0].citation == "memory/birds.md#L1-L1"
-    finally:
-        d.cleanup(daemon)
+    with embedding_a_large_note(tmp_path, workspace) as daemon, MemoryClient(daemon.socket, timeout=20) as client:
+        written = client.write("The avocet nest count is seven.", "memory/birds.md")
+        assert written["citation"] == "memory/birds.md#L1-L1"
+        assert client.status()["agents"][0]["syncing"]  # the large note is still being embedded
+        hits = client.search("avocet nest count", mode="keyword").results
+        assert hits and hits[0].citation == "memory/birds.md#L1-L1"
 
 
 def test_after_a_kill_mid_index_the_next_daemon_keeps_what_it_committed(tmp_path: Path) -> None:

@@ -139,12 +139,7 @@ class Syncer:
 
         pending: list[_Pending] = []
         for done, source_file in enumerate(files, 1):
-            reader = self._read_transcript if source_file.source == "sessions" else self._read_if_changed
-            try:
-                item = reader(source_file, known, force, report)
-            except Exception as exc:  # one file that cannot be read, decoded or parsed never stops the others
-                report.skipped[source_file.path] = f"{type(exc).__name__}: {exc}"[:300]
-                item = None
+            item = self._read_isolated(source_file, known, force, report)
             if item is not None:
                 pending.append(item)
                 if sum(len(p.chunks) for p in pending) >= EMBED_GROUP:
@@ -152,14 +147,27 @@ class Syncer:
                     pending = []
             if progress:
                 progress(done, len(files))
+        self._finish(pending, embedder, report, started)
+        self.store.set_meta("last_sync", str(time.time()))
+        return report
+
+    def _finish(self, pending: list[_Pending], embedder: Embedder | None, report: SyncReport, started: float) -> None:
+        """Write what is still pending, embed what lacks a vector, write the access counts, time the sync."""
         if pending:
             embedder = self._write(pending, embedder, report)
         if embedder is not None:
             self._backfill(embedder, report)
         self.store.flush_access()
         report.seconds = time.perf_counter() - started
-        self.store.set_meta("last_sync", str(time.time()))
-        return report
+
+    def _read_isolated(self, source_file: SourceFile, known: dict, force: bool, report: SyncReport) -> _Pending | None:
+        """Read one file; one that cannot be read, decoded or parsed is reported and never stops the others."""
+        reader = self._read_transcript if source_file.source == "sessions" else self._read_if_changed
+        try:
+            return reader(source_file, known, force, report)
+        except Exception as exc:
+            report.skipped[source_file.path] = f"{type(exc).__name__}: {exc}"[:300]
+            return None
 
     def sync_paths(self, paths: Iterable[Path], progress: Progress | None = None) -> SyncReport:
         """Bring just these Markdown paths in line (a watcher's events): index what changed, remove what is no
@@ -181,11 +189,7 @@ class Syncer:
             else:
                 report.files_seen += 1
                 row = self.store.file_row(source_file.path)
-                try:
-                    item = self._read_if_changed(source_file, {source_file.path: row} if row else {}, False, report)
-                except Exception as exc:  # as in a full sync: one bad file is reported, never fatal
-                    report.skipped[source_file.path] = f"{type(exc).__name__}: {exc}"[:300]
-                    item = None
+                item = self._read_isolated(source_file, {source_file.path: row} if row else {}, False, report)
                 if item is not None:
                     pending.append(item)
             if progress:
@@ -193,12 +197,7 @@ class Syncer:
         if gone:
             report.chunks_removed += self.store.delete_files(gone)
             report.files_deleted = len(gone)
-        if pending:
-            embedder = self._write(pending, embedder, report)
-        if embedder is not None:
-            self._backfill(embedder, report)
-        self.store.flush_access()
-        report.seconds = time.perf_counter() - started
+        self._finish(pending, embedder, report, started)
         return report
 
     def sync_file(self, source_file: SourceFile) -> SyncReport:
