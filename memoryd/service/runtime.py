@@ -60,10 +60,8 @@ class Stopping(RuntimeError):
     """The daemon began to stop while a client waited for a job."""
 
 
-STOPPED = (Cancelled, Interrupted)
-MAX_TARGETED_PATHS = (
-    256  # more changed files than this at once: one walk is cheaper  # how long work ends when the daemon stops
-)
+STOPPED = (Cancelled, Interrupted)  # how long work ends when the daemon stops
+MAX_TARGETED_PATHS = 256  # more changed files than this at once: one walk is cheaper
 
 
 class AgentRuntime:
