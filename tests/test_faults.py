@@ -435,3 +435,24 @@ def test_after_a_kill_mid_index_the_next_daemon_keeps_what_it_committed(tmp_path
         assert daemon.status()["files"] == 43
     finally:
         d.cleanup(daemon)
+
+
+def test_long_calls_never_starve_ping(tmp_path: Path, workspace: Path) -> None:
+    """Eight syncs sent at once by one client, waiting on a first index, used to take every RPC worker: another
+    client's ping waited 25 s. Long calls now have threads of their own."""
+    for i in range(300):
+        write(workspace / "memory" / f"n{i:03}.md", f"# N{i}\n" + f"The sandpiper{i} tally by the shore.\n" * 30)
+    daemon = d.start(tmp_path, workspace, wait=False, extra=_local_agent(workspace), agent=False)
+    try:
+        d.eventually(lambda: daemon.socket.exists())
+        d.eventually(lambda: (daemon.status().get("sync_progress") or {}).get("done", 0) > 0, timeout=60)
+        busy = _raw(daemon.socket)
+        busy.sendall(b"".join(msgpack.packb([0, i, "sync", []]) for i in range(8)))
+        time.sleep(0.5)  # let all eight reach the daemon and start waiting
+        with MemoryClient(daemon.socket, timeout=5) as client:
+            for _ in range(5):
+                assert client.ping()["pong"]  # a 5 s client timeout: the old daemon needed 25 s here
+                assert client.status()["agents"][0]["syncing"]  # still indexing: the syncs are still waiting
+        busy.close()
+    finally:
+        d.cleanup(daemon)
