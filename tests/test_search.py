@@ -204,3 +204,53 @@ def test_a_repeated_query_is_embedded_once(workspace: Path, memory_factory: Call
     memory.search("water", mode="hybrid")
     assert embedder.queries == ["kiwi orchard", "water"]
     assert [r.score for r in first] == [r.score for r in again]
+
+
+def test_the_int8_matrix_finds_what_float32_finds_and_reports_exact_cosines(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    import numpy as np
+
+    from memoryd.search.vector import quantize
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((500, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    codes, scales = quantize(vectors)
+    assert codes.dtype == np.int8 and np.abs(codes.astype(np.float32) * scales[:, None] - vectors).max() < 0.01
+    for i in range(40):
+        write(workspace / "memory" / f"n{i}.md", f"# N{i}\nnote number {i} about topic {i % 7}\n")
+    memory = memory_factory()
+    memory.sync()
+    ids, matrix = memory.store.all_vectors()
+    query = matrix[5] + 0.01
+    query /= np.linalg.norm(query)
+    exact = matrix @ query
+    hits = memory.vectors.search(query, 5)
+    best = np.sort(exact)[::-1][:5]  # the same top five (ties may come in either order)
+    assert np.allclose([score for _, score in hits], best, atol=1e-6)
+    for cid, score in hits:  # the reported score is the float32 cosine, not the int8 estimate
+        assert abs(score - float(exact[list(ids).index(cid)])) < 1e-5
+
+
+def test_the_matrix_grows_in_bounded_steps_and_compacts(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    for i in range(60):
+        write(workspace / "memory" / f"n{i}.md", f"# N{i}\nnote number {i}\n")
+    memory = memory_factory()
+    memory.sync()
+    assert len(memory.vectors) == 60
+    row = memory.vectors.dims + 4 + 8  # int8 codes, a float32 scale, an int64 id
+    assert memory.vectors.nbytes == 60 * row  # a fresh load keeps no spare room
+    for i in range(60, 65):
+        write(workspace / "memory" / f"n{i}.md", f"# N{i}\nnote number {i}\n")
+    memory.sync()
+    assert 65 * row < memory.vectors.nbytes <= (65 + 1024) * row  # grown by a bounded step, not doubled
+    for i in range(50):
+        (workspace / "memory" / f"n{i}.md").unlink()
+    memory.sync()
+    memory.vectors.compact()
+    assert len(memory.vectors) == 15 and memory.vectors.nbytes == 15 * row  # holes and spare room given back
+    ids = set(memory.store.all_vectors()[0].tolist())
+    assert {cid for cid, _ in memory.vectors.search(memory.store.all_vectors()[1][0], 3)} <= ids

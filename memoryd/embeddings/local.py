@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import os
 import threading
@@ -16,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from memoryd import heap
 from memoryd.embeddings.base import EmbeddingError, Interrupted, clean_vectors, fingerprint
 from memoryd.embeddings.gguf_meta import read_preparation
 
@@ -148,7 +147,7 @@ class LocalEmbedder:
         if self._model is not None:
             self._model.close()
         self._model = None
-        _give_back_heap()
+        heap.give_back()
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids as the model sees them (special tokens added), at most one context long."""
@@ -249,12 +248,6 @@ class _Lane:
     batch: Any
     longest: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-def _give_back_heap() -> None:
-    """glibc keeps freed heap for reuse; after the model's ~200 MB are freed, hand them back to the OS."""
-    with contextlib.suppress(OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _model_identity(path: Path) -> str:

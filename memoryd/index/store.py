@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -87,6 +87,11 @@ def _vector_blob(vector: np.ndarray) -> bytes:
 def _cache_blob(vector: np.ndarray) -> bytes:
     """The embedding cache keeps float16: half the disk, and cosine within 1e-3 of the float32 original."""
     return np.ascontiguousarray(vector, dtype=np.float16).tobytes()
+
+
+def _as_matrix(ids: list[int], blobs: list[bytes], dims: int) -> tuple[np.ndarray, np.ndarray]:
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), dims)
+    return np.asarray(ids, dtype=np.int64), matrix
 
 
 def _cached_vector(blob: bytes, dims: int) -> np.ndarray:
@@ -506,11 +511,11 @@ class Store:
         )
         return [(r[0], r[1], embed_input(r[2], r[3])) for r in rows]
 
-    def all_vectors(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every stored vector as (ids, float32 matrix)."""
+    def iter_vectors(self, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Every stored vector, as (ids, float32 matrix) pieces of at most `batch` rows."""
         dims = self.dims
         if not dims or not self._vectors_readable():
-            return np.zeros(0, dtype=np.int64), np.zeros((0, max(dims, 1)), dtype=np.float32)
+            return
         if self.vector_backend == "sqlite-vec":
             rows = self.reader.execute("SELECT rowid, embedding FROM chunks_vec")
         else:
@@ -520,12 +525,39 @@ class Store:
         for chunk_id, blob in rows:
             ids.append(chunk_id)
             blobs.append(blob)
-        matrix = (
-            np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), dims)
-            if ids
-            else np.zeros((0, dims), dtype=np.float32)
+            if len(ids) == batch:
+                yield _as_matrix(ids, blobs, dims)
+                ids, blobs = [], []
+        if ids:
+            yield _as_matrix(ids, blobs, dims)
+
+    def all_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every stored vector as (ids, float32 matrix)."""
+        parts = list(self.iter_vectors())
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, max(self.dims, 1)), dtype=np.float32)
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def vectors_by_ids(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored float32 vectors of chosen chunks (exact rescoring of the warm matrix's approximations)."""
+        dims = self.dims
+        if not dims or not self._vectors_readable() or not ids:
+            return {}
+        table, key, column = (
+            ("chunks_vec", "rowid", "embedding")
+            if self.vector_backend == "sqlite-vec"
+            else ("chunk_vectors", "chunk_id", "vector")
         )
-        return np.asarray(ids, dtype=np.int64), matrix.copy()
+        out: dict[int, np.ndarray] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for chunk_id, blob in self.reader.execute(
+                f"SELECT {key}, {column} FROM {table} WHERE {key} IN ({marks})", part
+            ):
+                out[chunk_id] = np.frombuffer(blob, dtype=np.float32, count=dims)
+        return out
 
     def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}

@@ -10,12 +10,13 @@ from typing import Any
 
 import structlog
 
-from memoryd import __version__
+from memoryd import __version__, heap
 from memoryd.config import AgentConfig, Config, ConfigError, load_config
 from memoryd.service.runtime import AgentRuntime
 from memoryd.service.watchers import WatchHub
 
 log = structlog.get_logger("memoryd.manager")
+HEAP_TRIM_SECONDS = 60.0  # how often, when nothing is indexing, freed heap is handed back to the OS
 WATCH_CHECK_SECONDS = 3.0  # how often dead observers and deleted or replaced roots are looked for
 
 
@@ -146,9 +147,12 @@ class Manager:
         """Periodic reconcile (catches what watchers missed) and the optional sync interval."""
         last_reconcile = time.monotonic()
         last_interval = time.monotonic()
-        last_check = time.monotonic()
+        last_check = last_trim = time.monotonic()
         while not self._stop.wait(1.0):
             now = time.monotonic()
+            if now - last_trim >= HEAP_TRIM_SECONDS and self._idle():
+                last_trim = now
+                heap.give_back()
             if self.hub is not None and now - last_check >= WATCH_CHECK_SECONDS:
                 last_check = now
                 try:
@@ -165,6 +169,9 @@ class Manager:
                 with self._lock:
                     for runtime in self.runtimes.values():
                         runtime.request_sync()
+
+    def _idle(self) -> bool:
+        return not any(r.busy for r in list(self.runtimes.values()))
 
     def _unload_idle_models(self, idle_seconds: float) -> None:
         for runtime in list(self.runtimes.values()):

@@ -363,6 +363,11 @@ class AgentRuntime:
             interrupt()
 
     @property
+    def busy(self) -> bool:
+        """A sync or a reindex is running."""
+        return self._running or self._reindexing
+
+    @property
     def watcher_state(self) -> str:
         return self.watcher_source() if self.watcher_source is not None else "not watched"
 

@@ -1,0 +1,25 @@
+"""Give freed heap back to the operating system."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim  # noqa: B018 - glibc only
+        return libc
+    except (OSError, AttributeError):
+        return None  # not glibc (macOS, musl): freed memory goes back on its own terms
+
+
+def give_back() -> None:
+    """glibc keeps freed heap for reuse (llama.cpp's buffers, SQLite pages, numpy temporaries); hand it back."""
+    libc = _libc()
+    if libc is not None:
+        with contextlib.suppress(OSError):
+            libc.malloc_trim(0)
