@@ -226,3 +226,16 @@ def test_the_model_unloads_when_idle_and_comes_back_unchanged(model_file: Path) 
         assert docs.shape == (1, 384)
     finally:
         model.close()
+
+
+def test_the_indexing_context_is_released_when_idle_and_made_again(model_file: Path) -> None:
+    model = LocalEmbedder(model_file)
+    try:
+        first = model.embed_documents(["the heron dataset lives in the cold bucket"])
+        assert not model.release_idle_contexts(3600)
+        assert model.release_idle_contexts(0) and model.loaded  # the model stays; only the context goes
+        again = model.embed_documents(["the heron dataset lives in the cold bucket"])
+        assert cos(first[0], again[0]) > 0.9999
+        assert model.embed_query("heron dataset").shape == (384,)
+    finally:
+        model.close()

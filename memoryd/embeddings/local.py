@@ -76,7 +76,8 @@ class LocalEmbedder:
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
             self._params = params
             self._lane_parts = (LlamaContext, LlamaBatch)
-            self._documents = self._new_lane()
+            self._documents: _Lane | None = self._new_lane()  # made again on demand after an idle release
+            self._documents_used = time.monotonic()
             self._queries: _Lane | None = None
             self._queries_lock = threading.Lock()
         except (ValueError, RuntimeError) as exc:
@@ -108,7 +109,6 @@ class LocalEmbedder:
             if self._model is None:
                 try:
                     self._model = self._make_model()
-                    self._documents = self._new_lane()
                 except (ValueError, RuntimeError) as exc:
                     self._model = None
                     raise EmbeddingError(f"llama.cpp could not load {self.path}: {exc}") from exc
@@ -133,17 +133,24 @@ class LocalEmbedder:
             self._free()
             return True
 
+    def release_idle_contexts(self, idle_seconds: float) -> bool:
+        """Close the documents' context when no document was embedded for `idle_seconds` (about 10 MB; made
+        again in a few milliseconds by the next batch). Returns whether it did."""
+        with self._load_lock:
+            lane = self._documents
+            if lane is None or self._users or time.monotonic() - self._documents_used < idle_seconds:
+                return False
+            _close_lane(lane)
+            self._documents = None
+        heap.give_back()
+        return True
+
     def _free(self) -> None:
         """Close every context and the model (the caller holds _load_lock and no one uses them)."""
         for lane in (self._documents, self._queries):
-            if lane is None:
-                continue
-            with lane.lock:
-                for part in (lane.batch, lane.ctx):
-                    if part is not None:
-                        part.close()
-                lane.batch = lane.ctx = None
-        self._queries = None
+            if lane is not None:
+                _close_lane(lane)
+        self._documents = self._queries = None
         if self._model is not None:
             self._model.close()
         self._model = None
@@ -223,7 +230,11 @@ class LocalEmbedder:
                         self._queries = self._new_lane()
                     lane = self._queries
             else:
-                lane = self._documents
+                with self._queries_lock:
+                    if self._documents is None:
+                        self._documents = self._new_lane()
+                    lane = self._documents
+                    self._documents_used = time.monotonic()
             with lane.lock:
                 yield lane
 
@@ -238,6 +249,14 @@ class LocalEmbedder:
             if self._users:  # a batch is between inputs: it stops at the next one (interrupted) and frees nothing
                 return
             self._free()
+
+
+def _close_lane(lane: _Lane) -> None:
+    with lane.lock:
+        for part in (lane.batch, lane.ctx):
+            if part is not None:
+                part.close()
+        lane.batch = lane.ctx = None
 
 
 @dataclass

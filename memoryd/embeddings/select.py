@@ -114,6 +114,14 @@ class ProviderChain:
                 unloaded = unload(idle_seconds) or unloaded
         return unloaded
 
+    def release_idle_contexts(self, idle_seconds: float) -> bool:
+        released = False
+        for provider in self.providers:
+            release = getattr(provider, "release_idle_contexts", None)
+            if release is not None:
+                released = release(idle_seconds) or released
+        return released
+
     def interrupt(self) -> None:
         for provider in self.providers:
             interrupt = getattr(provider, "interrupt", None)

@@ -16,6 +16,7 @@ from memoryd.service.runtime import AgentRuntime
 from memoryd.service.watchers import WatchHub
 
 log = structlog.get_logger("memoryd.manager")
+CONTEXT_IDLE_SECONDS = 60.0  # the indexing context is closed after this long without a document to embed
 HEAP_TRIM_SECONDS = 60.0  # how often, when nothing is indexing, freed heap is handed back to the OS
 WATCH_CHECK_SECONDS = 3.0  # how often dead observers and deleted or replaced roots are looked for
 
@@ -162,6 +163,7 @@ class Manager:
             cfg = self.config
             due = cfg.reconcile_seconds > 0 and now - last_reconcile >= cfg.reconcile_seconds
             due = due or (cfg.sync_interval_seconds > 0 and now - last_interval >= cfg.sync_interval_seconds)
+            self._release_idle_contexts()
             if cfg.model_idle_minutes > 0:
                 self._unload_idle_models(cfg.model_idle_minutes * 60)
             if due:
@@ -172,6 +174,12 @@ class Manager:
 
     def _idle(self) -> bool:
         return not any(r.busy for r in list(self.runtimes.values()))
+
+    def _release_idle_contexts(self) -> None:
+        for runtime in list(self.runtimes.values()):
+            release = getattr(runtime.memory.embedder, "release_idle_contexts", None)
+            if release is not None:
+                release(CONTEXT_IDLE_SECONDS)
 
     def _unload_idle_models(self, idle_seconds: float) -> None:
         for runtime in list(self.runtimes.values()):
