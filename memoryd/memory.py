@@ -39,6 +39,7 @@ from memoryd.sources.discovery import (
     display_path,
     is_ignored_dir,
     is_markdown,
+    real_workspace,
     resolve_source_path,
 )
 from memoryd.sources.markdown import split_lines
@@ -278,16 +279,12 @@ class AgentMemory:
         count = min(lines or MAX_GET_LINES, MAX_GET_LINES)
         chosen = all_lines[from_line - 1 : from_line - 1 + count]
         return {
-            "path": display_path(real, self._workspace()),
+            "path": display_path(real, real_workspace(self.agent)),
             "from": from_line,
             "lines": len(chosen),
             "total_lines": len(all_lines),
             "text": "\n".join(chosen),
         }
-
-    def _workspace(self) -> Path:
-        ws = self.agent.workspace
-        return ws.resolve() if ws.exists() else ws
 
     def write(
         self, text: str, path: str | None = None, kind: str | None = None, importance: float | None = None
@@ -328,7 +325,7 @@ class AgentMemory:
             except OSError as exc:
                 raise RequestError(f"could not write {target.name}: {exc.strerror or exc}") from exc
         end_line = start_line + len(split_lines(body)) - 1
-        rel = display_path(target.resolve(), self._workspace())
+        rel = display_path(target.resolve(), real_workspace(self.agent))
         self._index_written(target.resolve(), rel)
         return {
             "path": rel,
@@ -351,7 +348,7 @@ class AgentMemory:
     def _write_target(self, path: str | None) -> Path:
         """Where a `write` goes: a Markdown file under memory/ that is not a symlink, not under an ignored
         folder and not reached through a symlinked folder. Default and explicit targets get the same checks."""
-        workspace = self._workspace()
+        workspace = real_workspace(self.agent)
         memory_dir = workspace / "memory"
         if path is None:
             relative = Path(f"{dt.date.today().isoformat()}.md")

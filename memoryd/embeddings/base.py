@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -28,6 +29,14 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
     def close(self) -> None: ...
+
+
+def embed_documents(embedder: Embedder, texts: list[str], *, urgent: bool = False) -> np.ndarray:
+    """Embed documents; `urgent` (a note a client waits for) reaches the providers that can put it ahead of
+    batch work (they take an `urgent` keyword), and the others embed it as usual."""
+    if urgent and "urgent" in inspect.signature(embedder.embed_documents).parameters:
+        return embedder.embed_documents(texts, urgent=True)  # type: ignore[call-arg]
+    return embedder.embed_documents(texts)
 
 
 def fingerprint(secret: str) -> str:

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
-from memoryd.embeddings.base import Embedder, clean_vectors
+from memoryd.embeddings.base import Embedder, clean_vectors, embed_documents
 
 
 class VectorCache(Protocol):
     def cache_get(self, provider: str, model: str, key_fp: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
 
     def cache_put(self, provider: str, model: str, key_fp: str, items: dict[str, np.ndarray]) -> None: ...
-
-
-def _takes_urgent(embedder: Embedder) -> bool:
-    return "urgent" in inspect.signature(embedder.embed_documents).parameters
 
 
 def embed_with_cache(
@@ -33,9 +28,8 @@ def embed_with_cache(
         if digest not in found and digest not in missing:
             missing[digest] = text
     if missing:
-        texts = list(missing.values())
-        vectors = embedder.embed_documents(texts, urgent=True) if urgent and _takes_urgent(embedder) else None
-        computed = clean_vectors(vectors if vectors is not None else embedder.embed_documents(texts), embedder.dims)
+        vectors = embed_documents(embedder, list(missing.values()), urgent=urgent)
+        computed = clean_vectors(vectors, embedder.dims)
         fresh = dict(zip(missing, computed, strict=True))
         cache.cache_put(provider, model, key_fp, fresh)
         found.update(fresh)

@@ -79,7 +79,7 @@ class LocalEmbedder:
             self._documents: _Lane | None = self._new_lane()  # made again on demand after an idle release
             self._documents_used = time.monotonic()
             self._queries: _Lane | None = None
-            self._queries_lock = threading.Lock()
+            self._lanes_lock = threading.Lock()  # guards making a lane
         except (ValueError, RuntimeError) as exc:
             raise EmbeddingError(f"llama.cpp could not load {path}: {exc}") from exc
         self.dims = int(self._model.n_embd())
@@ -167,12 +167,11 @@ class LocalEmbedder:
             tokens = [*tokens[: CONTEXT - 1], tokens[-1]]  # keep the closing special token
         return tokens
 
+    def _new_context(self) -> Any:
+        return self._lane_parts[0](model=self._model, params=self._params, verbose=False)
+
     def _new_lane(self) -> _Lane:
-        make_context, make_batch = self._lane_parts
-        return _Lane(
-            make_context(model=self._model, params=self._params, verbose=False),
-            make_batch(n_tokens=CONTEXT, embd=0, n_seq_max=1, verbose=False),
-        )
+        return _Lane(self._new_context(), self._lane_parts[1](n_tokens=CONTEXT, embd=0, n_seq_max=1, verbose=False))
 
     def _embed_one(self, lane: _Lane, text: str) -> np.ndarray:
         if not text.strip():
@@ -196,7 +195,7 @@ class LocalEmbedder:
         """Give back the output buffer that long inputs grew (see the class notes)."""
         if lane.longest > KEEP_BUFFER_TOKENS:
             lane.ctx.close()
-            lane.ctx = self._lane_parts[0](model=self._model, params=self._params, verbose=False)
+            lane.ctx = self._new_context()
             lane.longest = 0
 
     def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
@@ -224,16 +223,11 @@ class LocalEmbedder:
     def _lane(self, urgent: bool) -> Iterator[_Lane]:
         """The query context (made at first use) or the documents' one, held for one input."""
         with self._using():
-            if urgent:
-                with self._queries_lock:
-                    if self._queries is None:
-                        self._queries = self._new_lane()
-                    lane = self._queries
-            else:
-                with self._queries_lock:
-                    if self._documents is None:
-                        self._documents = self._new_lane()
-                    lane = self._documents
+            with self._lanes_lock:
+                if urgent:
+                    self._queries = lane = self._queries or self._new_lane()
+                else:
+                    self._documents = lane = self._documents or self._new_lane()
                     self._documents_used = time.monotonic()
             with lane.lock:
                 yield lane

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import inspect
 import time
 from pathlib import Path
 
 import numpy as np
 
 from memoryd.config import AgentConfig, EmbeddingConfig
-from memoryd.embeddings.base import Embedder, EmbeddingError
+from memoryd.embeddings.base import Embedder, EmbeddingError, embed_documents
 from memoryd.embeddings.builtin import KEY_ENV, ProviderUnavailable
 from memoryd.embeddings.registry import factory, provider_names
 from memoryd.embeddings.remote import api_key
@@ -74,11 +73,8 @@ class ProviderChain:
 
     def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
         self._maybe_return_to_primary()
-        current = self.current
         try:
-            if urgent and "urgent" in inspect.signature(current.embed_documents).parameters:
-                return current.embed_documents(texts, urgent=True)  # type: ignore[call-arg]
-            return current.embed_documents(texts)
+            return embed_documents(self.current, texts, urgent=urgent)
         except EmbeddingError as exc:
             if self.active + 1 < len(self.providers):
                 failed = self.current.provider
@@ -106,27 +102,23 @@ class ProviderChain:
     def embed_query(self, text: str) -> np.ndarray:
         return self.current.embed_query(text)
 
-    def unload_if_idle(self, idle_seconds: float) -> bool:
-        unloaded = False
+    def _each(self, method: str, *args: object) -> bool:
+        """Call an optional method on every provider that has it; True when any of them returned true."""
+        done = False
         for provider in self.providers:
-            unload = getattr(provider, "unload_if_idle", None)
-            if unload is not None:
-                unloaded = unload(idle_seconds) or unloaded
-        return unloaded
+            call = getattr(provider, method, None)
+            if call is not None:
+                done = bool(call(*args)) or done
+        return done
+
+    def unload_if_idle(self, idle_seconds: float) -> bool:
+        return self._each("unload_if_idle", idle_seconds)
 
     def release_idle_contexts(self, idle_seconds: float) -> bool:
-        released = False
-        for provider in self.providers:
-            release = getattr(provider, "release_idle_contexts", None)
-            if release is not None:
-                released = release(idle_seconds) or released
-        return released
+        return self._each("release_idle_contexts", idle_seconds)
 
     def interrupt(self) -> None:
-        for provider in self.providers:
-            interrupt = getattr(provider, "interrupt", None)
-            if interrupt is not None:
-                interrupt()
+        self._each("interrupt")
 
     def close(self) -> None:
         for provider in self.providers:

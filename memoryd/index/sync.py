@@ -16,7 +16,7 @@ from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.cache import embed_with_cache
 from memoryd.index.schema import ANALYZER_VERSION
 from memoryd.index.store import Store
-from memoryd.sources.discovery import SourceFile, discover, display_path, escape_path, source_for
+from memoryd.sources.discovery import SourceFile, discover, display_path, escape_path, real_workspace, source_for
 from memoryd.sources.markdown import Chunk, chunk_markdown
 from memoryd.sources.metadata import annotate
 from memoryd.sources.redact import Redactor
@@ -76,6 +76,11 @@ class _Pending:
     append: bool = False  # transcripts: these chunks follow the ones already stored
 
 
+def _reason(exc: BaseException) -> str:
+    """Why a file was skipped, short enough for `status`."""
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
 def _changed_since_read(item: _Pending) -> bool:
     try:
         stat = item.file.abs_path.stat()
@@ -103,6 +108,10 @@ class Syncer:
         stored = self.store.get_meta("embedding")
         return stored is None or stored == embedding_signature(self.embedder)
 
+    def _usable_embedder(self) -> Embedder | None:
+        """The embedder, when the index's vectors are its own (else a sync stores chunks without vectors)."""
+        return self.embedder if self.vectors_usable() else None
+
     def needs_reindex(self) -> str | None:
         """Why the index must be rebuilt before it can be fully used, or None."""
         chunking = self.store.get_meta("chunking")
@@ -121,9 +130,9 @@ class Syncer:
         report = SyncReport()
         if self.store.get_meta("chunking") is None:
             self.store.set_meta("chunking", chunking_signature(self.agent))
-        embedder = self.embedder if self.vectors_usable() else None
+        embedder = self._usable_embedder()
 
-        workspace = self.agent.workspace.resolve() if self.agent.workspace.exists() else self.agent.workspace
+        workspace = real_workspace(self.agent)
         sessions = discover_transcripts(self.agent.sessions_dirs, workspace) if "sessions" in self.agent.sources else []
         files = discover(self.agent) + sessions
         report.files_seen = len(files)
@@ -166,7 +175,7 @@ class Syncer:
         try:
             return reader(source_file, known, force, report)
         except Exception as exc:
-            report.skipped[source_file.path] = f"{type(exc).__name__}: {exc}"[:300]
+            report.skipped[source_file.path] = _reason(exc)
             return None
 
     def sync_paths(self, paths: Iterable[Path], progress: Progress | None = None) -> SyncReport:
@@ -174,8 +183,8 @@ class Syncer:
         longer a memory file. Renamed text is found in the embedding cache, so a move embeds nothing."""
         started = time.perf_counter()
         report = SyncReport()
-        embedder = self.embedder if self.vectors_usable() else None
-        workspace = self.agent.workspace.resolve() if self.agent.workspace.exists() else self.agent.workspace
+        embedder = self._usable_embedder()
+        workspace = real_workspace(self.agent)
         pending: list[_Pending] = []
         gone: list[str] = []
         targets = sorted(set(paths))
@@ -206,7 +215,7 @@ class Syncer:
         report = SyncReport(files_seen=1)
         row = self.store.file_row(source_file.path)
         known = {source_file.path: row} if row else {}
-        embedder = self.embedder if self.vectors_usable() else None
+        embedder = self._usable_embedder()
         item = self._read_if_changed(source_file, known, False, report)
         if item is not None:
             if embedder is not None and self._uncached(embedder, item.chunks) > URGENT_CHUNKS:
@@ -345,7 +354,7 @@ class Syncer:
             except apsw.FullError:
                 raise DiskFull(f"the disk holding {self.store.path} is full; indexing paused") from None
             except apsw.Error as exc:
-                report.skipped[item.file.path] = f"{type(exc).__name__}: {exc}"[:300]
+                report.skipped[item.file.path] = _reason(exc)
                 continue
             report.files_indexed += 1
             report.chunks_added += count

@@ -163,9 +163,7 @@ class Manager:
             cfg = self.config
             due = cfg.reconcile_seconds > 0 and now - last_reconcile >= cfg.reconcile_seconds
             due = due or (cfg.sync_interval_seconds > 0 and now - last_interval >= cfg.sync_interval_seconds)
-            self._release_idle_contexts()
-            if cfg.model_idle_minutes > 0:
-                self._unload_idle_models(cfg.model_idle_minutes * 60)
+            self._trim_idle_models(cfg.model_idle_minutes * 60)
             if due:
                 last_reconcile = last_interval = now
                 with self._lock:
@@ -175,17 +173,16 @@ class Manager:
     def _idle(self) -> bool:
         return not any(r.busy for r in list(self.runtimes.values()))
 
-    def _release_idle_contexts(self) -> None:
+    def _trim_idle_models(self, unload_after_seconds: float) -> None:
+        """Close indexing contexts idle for a minute and, when configured, unload models idle for longer."""
         for runtime in list(self.runtimes.values()):
-            release = getattr(runtime.memory.embedder, "release_idle_contexts", None)
+            embedder = runtime.memory.embedder
+            release = getattr(embedder, "release_idle_contexts", None)
             if release is not None:
                 release(CONTEXT_IDLE_SECONDS)
-
-    def _unload_idle_models(self, idle_seconds: float) -> None:
-        for runtime in list(self.runtimes.values()):
-            unload = getattr(runtime.memory.embedder, "unload_if_idle", None)
-            if unload is not None and unload(idle_seconds):
-                log.info("local model unloaded after idle time", agent=runtime.agent.id, idle_s=idle_seconds)
+            unload = getattr(embedder, "unload_if_idle", None)
+            if unload_after_seconds > 0 and unload is not None and unload(unload_after_seconds):
+                log.info("local model unloaded after idle time", agent=runtime.agent.id, idle_s=unload_after_seconds)
 
     # -- lookups -------------------------------------------------------------------------------------
 

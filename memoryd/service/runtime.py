@@ -16,7 +16,7 @@ from memoryd.config import AgentConfig, Config
 from memoryd.embeddings.base import Interrupted
 from memoryd.index.sync import DiskFull, SyncReport
 from memoryd.memory import AgentMemory
-from memoryd.sources.discovery import display_path, is_markdown, is_transcript
+from memoryd.sources.discovery import display_path, is_markdown, is_transcript, real_workspace
 
 log = structlog.get_logger("memoryd.runtime")
 
@@ -244,8 +244,7 @@ class AgentRuntime:
         try:
             real = path.resolve()
             stat = real.stat()
-            workspace = self.agent.workspace.resolve() if self.agent.workspace.exists() else self.agent.workspace
-            cursor = self.memory.cursor(display_path(real, workspace))
+            cursor = self.memory.cursor(display_path(real, real_workspace(self.agent)))
             offset = cursor[1] if cursor and cursor[0] == stat.st_ino and stat.st_size >= cursor[1] else 0
             grown = stat.st_size - offset
             if grown >= self.config.session_sync_bytes:

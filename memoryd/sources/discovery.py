@@ -79,6 +79,11 @@ def unescape_path(text: str) -> str:
     return os.fsdecode(bytes(out))
 
 
+def real_workspace(agent: AgentConfig) -> Path:
+    """The workspace with symlinks resolved (as it stands when it does not exist), the base of display paths."""
+    return agent.workspace.resolve() if agent.workspace.exists() else agent.workspace
+
+
 def display_path(path: Path, workspace: Path) -> str:
     try:
         shown = path.relative_to(workspace).as_posix()
@@ -129,7 +134,7 @@ def discover(agent: AgentConfig) -> list[SourceFile]:
     if "memory" not in agent.sources:
         return []
     found: dict[str, SourceFile] = {}
-    workspace = agent.workspace.resolve() if agent.workspace.exists() else agent.workspace
+    workspace = real_workspace(agent)
     for root in memory_roots(agent):
         if root.is_symlink() or not root.exists():
             continue
@@ -150,7 +155,7 @@ def source_for(agent: AgentConfig, path: Path) -> SourceFile | None:
     symlink, under an ignored folder, outside the memory roots, or gone)."""
     if "memory" not in agent.sources or not is_markdown(path) or path.is_symlink() or not path.is_file():
         return None
-    workspace = agent.workspace.resolve() if agent.workspace.exists() else agent.workspace
+    workspace = real_workspace(agent)
     real = path.resolve()
     for root in memory_roots(agent):
         if root.is_symlink() or not root.exists():
@@ -194,7 +199,7 @@ def resolve_source_path(agent: AgentConfig, path: str) -> Path:
 
 def _resolve_inside(agent: AgentConfig, path: str) -> Path | None:
     raw = Path(os.path.expanduser(path))
-    workspace = agent.workspace.resolve() if agent.workspace.exists() else agent.workspace
+    workspace = real_workspace(agent)
     real = (raw if raw.is_absolute() else workspace / raw).resolve()
     for root in allowed_roots(agent):
         inside = real == root or root in real.parents
