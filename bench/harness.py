@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from client.stub import ClientError, MemoryClient
+from memoryd import heap
 from memoryd.config import default_data_dir, default_model_path
 
 
@@ -28,14 +29,9 @@ def median(values: list[float]) -> float:
 
 
 def rss_mb(pid: int) -> float:
-    """Resident set size of a process, from /proc (Linux)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
+    """Resident set size of a process (NaN where it cannot be read)."""
+    value = heap.rss_mb(pid)
+    return float("nan") if value is None else value
 
 
 @dataclass

@@ -1,10 +1,11 @@
-"""Give freed heap back to the operating system."""
+"""Process memory: how much is resident, and giving freed heap back to the operating system."""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import functools
+from pathlib import Path
 
 
 @functools.lru_cache(maxsize=1)
@@ -23,3 +24,14 @@ def give_back() -> None:
     if libc is not None:
         with contextlib.suppress(OSError):
             libc.malloc_trim(0)
+
+
+def rss_mb(pid: int | str = "self") -> float | None:
+    """Resident memory of a process in MiB, from /proc (Linux); None where that cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None

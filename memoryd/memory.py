@@ -16,7 +16,7 @@ import datetime as dt
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ class IndexUnreadable(RuntimeError):
 
 
 CORRUPT = (apsw.CorruptError, apsw.NotADBError)
+REPLACED = "the index file was deleted or replaced while open"
 
 
 class SwapGate:
@@ -156,15 +157,12 @@ class AgentMemory:
         """Replace an unreadable, deleted or swapped index by a new one; the next sync fills it."""
         with self.gate.exclusive():
             self.store.close()
-            if self.agent.store.exists() and self._store_inode() == self._inode:
-                self._set_aside(why)
-            else:
-                self._set_aside("the index file was deleted or replaced while open")
+            self._set_aside(why if self._store_inode() == self._inode else REPLACED)
             self._open_index()
 
     def _check_index_file(self) -> None:
         if self._store_inode() != self._inode:
-            self.heal("the index file was deleted or replaced while open")
+            self.heal(REPLACED)
 
     def close(self) -> None:
         with self.gate.exclusive():
@@ -214,24 +212,19 @@ class AgentMemory:
 
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
         """Bring the index in line with the files. An index found corrupt, deleted or replaced is rebuilt."""
-        with self._sync_lock:
-            self._check_index_file()
-            try:
-                with self.gate.use():
-                    self.last_sync = self.syncer.sync(force=force, progress=progress)
-            except CORRUPT as exc:
-                self.heal(exc)
-                with self.gate.use():
-                    self.last_sync = self.syncer.sync(force=True, progress=progress)
-            return self.last_sync
+        return self._synced(lambda: self.syncer.sync(force=force, progress=progress), progress)
 
     def sync_paths(self, paths: Iterable[Path], progress: Progress | None = None) -> SyncReport:
         """Sync only these Markdown paths (what a watcher reported), without walking the workspace."""
+        return self._synced(lambda: self.syncer.sync_paths(paths, progress), progress)
+
+    def _synced(self, run: Callable[[], SyncReport], progress: Progress | None) -> SyncReport:
+        """Run a sync; when the index turns out corrupt, set it aside and fill a new one from every file."""
         with self._sync_lock:
             self._check_index_file()
             try:
                 with self.gate.use():
-                    self.last_sync = self.syncer.sync_paths(paths, progress)
+                    self.last_sync = run()
             except CORRUPT as exc:
                 self.heal(exc)
                 with self.gate.use():
@@ -392,11 +385,16 @@ class AgentMemory:
                 "store": str(self.agent.store),
                 "index_error": f"{type(exc).__name__}: {exc}; the next sync rebuilds it",
                 "index_healed": self.healed,
-                "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 1),
-                "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
-                "model_loaded": getattr(self.embedder, "loaded", self.embedder is not None),
+                **self._memory_use(),
                 "time": time.time(),
             }
+
+    def _memory_use(self) -> dict[str, Any]:
+        return {
+            "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 1),
+            "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
+            "model_loaded": getattr(self.embedder, "loaded", self.embedder is not None),
+        }
 
     def _status(self) -> dict[str, Any]:
         counts = self.store.counts()
@@ -425,9 +423,7 @@ class AgentMemory:
             "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
             "skipped_files": dict(self.last_sync.skipped) if self.last_sync else {},
             "index_healed": self.healed,
-            "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 1),
-            "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
-            "model_loaded": getattr(self.embedder, "loaded", self.embedder is not None),
+            **self._memory_use(),
             "skipped_lines": {path: str(errors) for path, errors in self.syncer.skipped_lines.items()},
             "time": time.time(),
         }

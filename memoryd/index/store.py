@@ -475,12 +475,15 @@ class Store:
                     stats[digest] = (stored_hits + hits, max(last, stored_last))
         return stats
 
-    def _insert_vector(self, chunk_id: int, vector: np.ndarray) -> None:
-        blob = _vector_blob(vector)
+    def _vector_table(self) -> tuple[str, str, str]:
+        """(table, id column, vector column) of the backend this index stores its vectors in."""
         if self.vector_backend == "sqlite-vec":
-            self.conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", (chunk_id, blob))
-        else:
-            self.conn.execute("INSERT INTO chunk_vectors(chunk_id, vector) VALUES (?, ?)", (chunk_id, blob))
+            return "chunks_vec", "rowid", "embedding"
+        return "chunk_vectors", "chunk_id", "vector"
+
+    def _insert_vector(self, chunk_id: int, vector: np.ndarray) -> None:
+        table, key, column = self._vector_table()
+        self.conn.execute(f"INSERT INTO {table}({key}, {column}) VALUES (?, ?)", (chunk_id, _vector_blob(vector)))
 
     def set_vectors(self, chunk_ids: Sequence[int], vectors: np.ndarray, model: str) -> None:
         """Attach vectors to chunks that had none (after a provider recovered)."""
@@ -516,10 +519,8 @@ class Store:
         dims = self.dims
         if not dims or not self._vectors_readable():
             return
-        if self.vector_backend == "sqlite-vec":
-            rows = self.reader.execute("SELECT rowid, embedding FROM chunks_vec")
-        else:
-            rows = self.reader.execute("SELECT chunk_id, vector FROM chunk_vectors")
+        table, key, column = self._vector_table()
+        rows = self.reader.execute(f"SELECT {key}, {column} FROM {table}")
         ids: list[int] = []
         blobs: list[bytes] = []
         for chunk_id, blob in rows:
@@ -543,11 +544,7 @@ class Store:
         dims = self.dims
         if not dims or not self._vectors_readable() or not ids:
             return {}
-        table, key, column = (
-            ("chunks_vec", "rowid", "embedding")
-            if self.vector_backend == "sqlite-vec"
-            else ("chunk_vectors", "chunk_id", "vector")
-        )
+        table, key, column = self._vector_table()
         out: dict[int, np.ndarray] = {}
         unique = list(dict.fromkeys(int(i) for i in ids))
         for start in range(0, len(unique), 500):

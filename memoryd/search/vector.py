@@ -83,18 +83,11 @@ class VectorIndex:
         if needed <= len(self._ids):
             return
         capacity = max(1024, needed + min(max(needed // 4, 1024), GROWTH_CAP))
-        live = self._ids[: self._count] >= 0
-        ids, codes, scales = (
-            self._ids[: self._count][live],
-            self._codes[: self._count][live],
-            self._scales[: self._count][live],
-        )
-        self._ids = np.full(capacity, -1, dtype=np.int64)
-        self._codes = np.zeros((capacity, self._codes.shape[1]), dtype=np.int8)
-        self._scales = np.zeros(capacity, dtype=np.float32)
-        self._ids[: len(ids)], self._codes[: len(ids)], self._scales[: len(ids)] = ids, codes, scales
-        self._count = len(ids)
-        self._slot = {int(cid): i for i, cid in enumerate(ids)}
+        self._compact()
+        extra = capacity - self._count
+        self._ids = np.concatenate([self._ids, np.full(extra, -1, dtype=np.int64)])
+        self._codes = np.concatenate([self._codes, np.zeros((extra, self._codes.shape[1]), dtype=np.int8)])
+        self._scales = np.concatenate([self._scales, np.zeros(extra, dtype=np.float32)])
 
     def _append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         codes, scales = quantize(vectors)

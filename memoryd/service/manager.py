@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import structlog
@@ -19,17 +18,6 @@ log = structlog.get_logger("memoryd.manager")
 CONTEXT_IDLE_SECONDS = 60.0  # the indexing context is closed after this long without a document to embed
 HEAP_TRIM_SECONDS = 60.0  # how often, when nothing is indexing, freed heap is handed back to the OS
 WATCH_CHECK_SECONDS = 3.0  # how often dead observers and deleted or replaced roots are looked for
-
-
-def _rss_mb() -> float | None:
-    """This process's resident memory (Linux /proc; None elsewhere)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return None
 
 
 class Manager:
@@ -200,5 +188,5 @@ class Manager:
             "default_agent": self.config.default_agent.id,
             "socket": str(self.config.socket),
             "reload_error": self.reload_error,
-            "rss_mb": _rss_mb(),
+            "rss_mb": round(rss, 1) if (rss := heap.rss_mb()) is not None else None,
         }

@@ -111,6 +111,10 @@ class _AgentWatches:
     watches: list[_Watch] = field(default_factory=list)
 
 
+def _schedule(observer: BaseObserver, entry: _AgentWatches, root: Path, recursive: bool) -> object:
+    return observer.schedule(entry.handler, str(root), recursive=recursive, event_filter=EVENTS)
+
+
 def _inode(path: Path) -> int | None:
     try:
         return None if path.is_symlink() else path.stat().st_ino
@@ -171,14 +175,10 @@ class WatchHub:
             return
         watch.failed = False
         try:
-            watch.handle = self._observer.schedule(
-                entry.handler, str(watch.root), recursive=watch.recursive, event_filter=EVENTS
-            )
+            watch.handle = _schedule(self._observer, entry, watch.root, watch.recursive)
         except RecursionError:  # watchdog walks the tree recursively: thousands of folders deep is too deep
             try:
-                watch.handle = self._observer.schedule(
-                    entry.handler, str(watch.root), recursive=False, event_filter=EVENTS
-                )
+                watch.handle = _schedule(self._observer, entry, watch.root, False)
             except (OSError, RecursionError):
                 self._give_up(entry, watch, "its folder tree is too deep to watch")
                 return
@@ -194,9 +194,7 @@ class WatchHub:
             if self._polling is None:
                 self._polling = PollingObserver(timeout=self._polling_interval)
                 self._polling.start()
-            watch.handle = self._polling.schedule(
-                entry.handler, str(watch.root), recursive=watch.recursive, event_filter=EVENTS
-            )
+            watch.handle = _schedule(self._polling, entry, watch.root, watch.recursive)
             self._states[agent_id] = f"polling ({exc.strerror or 'OS watch limit reached'})"
             log.warning("OS watch limit reached, polling instead", path=str(watch.root))
 
@@ -242,7 +240,7 @@ class WatchHub:
                         self._arm(entry, watch)
                         entry.notify(str(watch.root))  # what changed while nobody watched
             for agent_id, entry in self._agents.items():
-                missing = []
+                workspace_gone = False
                 for watch in entry.watches:
                     current = _inode(watch.root)
                     replaced = current != watch.inode
@@ -252,10 +250,9 @@ class WatchHub:
                         if watch.handle is not None:
                             log.info("watch re-armed", agent=agent_id, path=str(watch.root))
                             entry.notify(str(watch.root))
-                    if watch.handle is None and watch.root in (entry.agent.workspace, entry.agent.workspace / "memory"):
-                        missing.append(watch.root)
+                    workspace_gone = workspace_gone or (watch.handle is None and watch.root == entry.agent.workspace)
                 state = self._states.get(agent_id, "")
-                if missing and entry.agent.workspace in missing:
+                if workspace_gone:
                     self._states[agent_id] = f"degraded: {entry.agent.workspace} is missing; waiting for it"
                 elif state.startswith("degraded:") and "is missing" in state:
                     self._states[agent_id] = "watching"
