@@ -120,6 +120,8 @@ def search(
         if hit.extra.get("explain"):
             lines[-1] += "\n    " + _explain_line(hit.extra["explain"])
     footer = f"({len(found.results)} results, {found.mode}, {found.took_ms:.1f} ms)"
+    if found.raw.get("restored_query"):
+        footer += f"  searched by meaning as: {found.raw['restored_query']}"
     if found.raw.get("degraded"):
         footer += f"  note: {found.raw['degraded']}"
     _emit(ctx, found.raw, "\n\n".join([*lines, footer]) if lines else f"no results {footer}")

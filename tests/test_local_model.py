@@ -214,6 +214,33 @@ def test_paraphrase_query_ranks_its_note_first(
         assert memory.search("what did we decide about authentication?").results[0].score == 1.0
 
 
+def test_a_query_typed_without_tone_marks_is_embedded_with_them(
+    workspace: Path, agent_factory: Callable, model_file: Path
+) -> None:
+    notes = {
+        "memory/pay.md": "Khách hàng muốn thanh toán bằng thẻ tín dụng từ tháng sau.\n",
+        "memory/city.md": "Thành phố Hồ Chí Minh có nhiều xe máy và quán cà phê.\n",
+        "memory/school.md": "Con gái tôi bắt đầu đi học lớp một vào tháng chín.\n",
+        "memory/health.md": "Bác sĩ dặn phải uống thuốc hai lần mỗi ngày sau bữa ăn.\n",
+    }
+    for rel, text in notes.items():
+        write(workspace / rel, text)
+    embedder = LocalEmbedder(model_file)  # closing the memory stops its embedder
+    with AgentMemory(agent_factory(provider="local"), embedder) as memory:
+        memory.sync()
+        for typed, marked, path in (
+            ("khach hang thanh toan bang the tin dung khi nao", "khách hàng thanh toán bằng thẻ tín dụng", "pay"),
+            ("bac si dan uong thuoc may lan moi ngay", "bác sĩ dặn uống thuốc", "health"),
+        ):
+            response = memory.search(typed, mode="vector")
+            assert response.restored_query is not None and marked in response.restored_query
+            assert response.results[0].path == f"memory/{path}.md"
+            note = embedder.embed_documents([notes[f"memory/{path}.md"]])[0]
+            # the model reads the marked spelling as nearer its note than what was typed
+            assert embedder.embed_query(response.restored_query) @ note > embedder.embed_query(typed) @ note
+        assert memory.search("Khách hàng thanh toán bằng thẻ", mode="vector").restored_query is None
+
+
 def test_the_model_unloads_when_idle_and_comes_back_unchanged(model_file: Path) -> None:
     model = LocalEmbedder(model_file)
     try:

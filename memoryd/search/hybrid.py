@@ -14,9 +14,10 @@ import numpy as np
 from memoryd.config import FUSIONS, QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.index.store import ChunkRow, Store
+from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse
-from memoryd.search.keyword import keyword_search
+from memoryd.search.keyword import KeywordHit, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.snippets import best_snippet, word_weights
 from memoryd.search.vector import VectorIndex, VectorScan
@@ -26,6 +27,7 @@ MODES = ("hybrid", "keyword", "vector")
 MAX_QUERY_CHARS = 8192
 QUERY_CACHE_SIZE = 256
 MAX_RESULTS_CAP = 200
+RESTORE_FROM = 20  # keyword hits whose words an unmarked query's marks are taken from
 
 VectorState = Callable[[], tuple[Embedder | None, str | None]]
 
@@ -60,6 +62,7 @@ class SearchResponse:
     took_ms: float
     fusion: str
     degraded: str | None = None
+    restored_query: str | None = None  # the query as embedded, with the diacritics the notes use put back
 
     def as_dict(self) -> dict[str, object]:
         out = asdict(self)
@@ -95,6 +98,7 @@ class Gathered:
     embedder: Embedder | None
     degraded: str | None
     vector_scan: VectorScan | None = None
+    restored_query: str | None = None  # what the vector side embedded, when marks were put back
 
 
 class SearchEngine:
@@ -177,27 +181,31 @@ class SearchEngine:
             took_ms=round((time.perf_counter() - started) * 1000, 3),
             fusion=fusion,
             degraded=degraded,
+            restored_query=gathered.restored_query if has_vector else None,
         )
 
     def gather(self, query: str, mode: str, pool: int, filters: Filters) -> Gathered:
         """Keyword and vector candidates for a query, each with both scores where the chunk has a vector."""
         embedder, degraded = (None, None)
-        query_vector = None
         if mode != "keyword":
             embedder, degraded = self.vector_state()
-            if embedder is not None:
-                try:
-                    query_vector = self._embed_query(embedder, query)
-                except EmbeddingError as exc:
-                    degraded = f"query embedding failed: {exc}"
-                    embedder = None
+        # keyword hits also serve the vector side: an unmarked query is embedded with the marks they use
+        hits = keyword_search(self.store, query, pool, filters) if self.store.fts_available else []
+        query_vector = None
+        restored = None
+        if embedder is not None:
+            restored = self._restored(query, hits)
+            try:
+                query_vector = self._embed_query(embedder, restored or query)
+            except EmbeddingError as exc:
+                degraded = f"query embedding failed: {exc}"
+                embedder = None
         if mode == "vector" and query_vector is None and degraded is None:
             degraded = "no vectors available"
         use_text = (mode != "vector" or query_vector is None) and self.store.fts_available
 
         candidates: dict[int, Candidate] = {}
         if use_text:
-            hits = keyword_search(self.store, query, pool, filters)
             top = hits[0].bm25 if hits else 1.0
             for rank, hit in enumerate(hits, 1):
                 candidates[hit.chunk_id] = Candidate(hit.chunk_id, text_score=hit.bm25 / top, text_rank=rank)
@@ -211,7 +219,14 @@ class SearchEngine:
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
-        return Gathered(list(candidates.values()), scan is not None, use_text, embedder, degraded, scan)
+        return Gathered(list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored)
+
+    def _restored(self, query: str, hits: list[KeywordHit]) -> str | None:
+        """The query with the diacritics its best keyword hits use, when it was typed without them."""
+        if not hits or not restorable(query):
+            return None
+        rows = self.store.chunks_by_ids([h.chunk_id for h in hits[:RESTORE_FROM]])
+        return restore_accents(query, (row.text for row in rows.values()))
 
     def _rank(
         self, pool: list[Candidate], cfg: QueryConfig, min_score: float, max_results: int
