@@ -7,6 +7,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -126,6 +127,27 @@ class SearchEngine:
                 self._query_vectors.popitem(last=False)
         return vector
 
+    def _embed_soon(self, embedder: Embedder, query: str) -> Future[np.ndarray]:
+        """The query's vector, computed on a thread of its own while the keyword side runs (llama.cpp and
+        remote providers release the GIL while they work)."""
+        future: Future[np.ndarray] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(self._embed_query(embedder, query))
+            except BaseException as exc:  # handed to the caller, who decides
+                future.set_exception(exc)
+
+        if self._cached(embedder, query):
+            run()
+        else:
+            threading.Thread(target=run, name="query-embedding", daemon=True).start()
+        return future
+
+    def _cached(self, embedder: Embedder, query: str) -> bool:
+        with self._query_lock:
+            return (embedder.provider, embedder.model, embedder.key_fingerprint, query) in self._query_vectors
+
     def search(
         self,
         query: str,
@@ -189,14 +211,16 @@ class SearchEngine:
         embedder, degraded = (None, None)
         if mode != "keyword":
             embedder, degraded = self.vector_state()
+        embedding = self._embed_soon(embedder, query) if embedder is not None else None
         # keyword hits also serve the vector side: an unmarked query is embedded with the marks they use
         hits = keyword_search(self.store, query, pool, filters) if self.store.fts_available else []
         query_vector = None
         restored = None
-        if embedder is not None:
+        if embedder is not None and embedding is not None:
             restored = self._restored(query, hits)
             try:
-                query_vector = self._embed_query(embedder, restored or query)
+                raw = embedding.result()  # also when restored: its error is the one to report
+                query_vector = self._embed_query(embedder, restored) if restored else raw
             except EmbeddingError as exc:
                 degraded = f"query embedding failed: {exc}"
                 embedder = None
