@@ -79,6 +79,7 @@ class LocalEmbedder:
             self._documents: _Lane | None = self._new_lane()  # made again on demand after an idle release
             self._documents_used = time.monotonic()
             self._queries: _Lane | None = None
+            self._queries_used = time.monotonic()
             self._lanes_lock = threading.Lock()  # guards making a lane
         except (ValueError, RuntimeError) as exc:
             raise EmbeddingError(f"llama.cpp could not load {path}: {exc}") from exc
@@ -134,16 +135,24 @@ class LocalEmbedder:
             return True
 
     def release_idle_contexts(self, idle_seconds: float) -> bool:
-        """Close the documents' context when no document was embedded for `idle_seconds` (about 10 MB; made
-        again in a few milliseconds by the next batch). Returns whether it did."""
+        """Close each context (documents', queries') unused for `idle_seconds`: about 10 MB each, made again in a
+        few milliseconds by the next call (a query: 3.5 ms once). The model stays loaded. Returns whether any
+        was closed."""
         with self._load_lock:
-            lane = self._documents
-            if lane is None or self._users or time.monotonic() - self._documents_used < idle_seconds:
+            if self._users:
                 return False
-            _close_lane(lane)
-            self._documents = None
-        heap.give_back()
-        return True
+            now = time.monotonic()
+            idle = [
+                name
+                for name, used in (("_documents", self._documents_used), ("_queries", self._queries_used))
+                if getattr(self, name) is not None and now - used >= idle_seconds
+            ]
+            for name in idle:
+                _close_lane(getattr(self, name))
+                setattr(self, name, None)
+        if idle:
+            heap.give_back()
+        return bool(idle)
 
     def _free(self) -> None:
         """Close every context and the model (the caller holds _load_lock and no one uses them)."""
@@ -226,6 +235,7 @@ class LocalEmbedder:
             with self._lanes_lock:
                 if urgent:
                     self._queries = lane = self._queries or self._new_lane()
+                    self._queries_used = time.monotonic()
                 else:
                     self._documents = lane = self._documents or self._new_lane()
                     self._documents_used = time.monotonic()

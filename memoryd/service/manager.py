@@ -15,7 +15,7 @@ from memoryd.service.runtime import AgentRuntime
 from memoryd.service.watchers import WatchHub
 
 log = structlog.get_logger("memoryd.manager")
-CONTEXT_IDLE_SECONDS = 60.0  # the indexing context is closed after this long without a document to embed
+CONTEXT_IDLE_SECONDS = 60.0  # a model context (documents', queries') is closed after this long unused
 HEAP_TRIM_SECONDS = 60.0  # how often, when nothing is indexing, freed heap is handed back to the OS
 WATCH_CHECK_SECONDS = 3.0  # how often dead observers and deleted or replaced roots are looked for
 
@@ -162,7 +162,7 @@ class Manager:
         return not any(r.busy for r in list(self.runtimes.values()))
 
     def _trim_idle_models(self, unload_after_seconds: float) -> None:
-        """Close indexing contexts idle for a minute and, when configured, unload models idle for longer."""
+        """Close model contexts idle for a minute and, when configured, unload models idle for longer."""
         for runtime in list(self.runtimes.values()):
             embedder = runtime.memory.embedder
             release = getattr(embedder, "release_idle_contexts", None)
