@@ -97,6 +97,7 @@ class EmbeddingConfig:
     timeout: Positive = 30.0
     max_retries: Annotated[int, Field(ge=0, le=20)] = 4
     batch_api: bool = False
+    threads: Annotated[int, Field(ge=0, le=256)] = 0  # local: llama.cpp threads for indexing (0: every core)
     # Text put before queries and documents; None keeps what the model file says (E5: "query: ", "passage: ").
     query_prefix: str | None = None
     document_prefix: str | None = None
@@ -115,6 +116,8 @@ class DaemonConfig:
     sync_interval_seconds: NonNegative = 0.0
     reconcile_seconds: NonNegative = 300.0
     model_idle_minutes: NonNegative = 15.0  # unload the local model after this long unused (0: never)
+    index_nice: Annotated[int, Field(ge=0, le=19)] = 10  # priority of sync and reindex threads (Linux)
+    sqlite_memory_mb: NonNegative = 64.0  # soft cap on SQLite's memory in the whole daemon (0: none)
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,8 @@ class Config:
     sync_interval_seconds: float = DaemonConfig.sync_interval_seconds
     reconcile_seconds: float = DaemonConfig.reconcile_seconds
     model_idle_minutes: float = DaemonConfig.model_idle_minutes
+    index_nice: int = DaemonConfig.index_nice
+    sqlite_memory_mb: float = DaemonConfig.sqlite_memory_mb
     source_path: Path | None = None
 
     @property

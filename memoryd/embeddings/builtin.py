@@ -33,7 +33,12 @@ def local(cfg: EmbeddingConfig, as_fallback: bool = False) -> Embedder:
     from memoryd.embeddings.local import LocalEmbedder
 
     try:
-        return LocalEmbedder(cfg.model_path, query_prefix=cfg.query_prefix, document_prefix=cfg.document_prefix)
+        return LocalEmbedder(
+            cfg.model_path,
+            cfg.threads or None,
+            query_prefix=cfg.query_prefix,
+            document_prefix=cfg.document_prefix,
+        )
     except (EmbeddingError, OSError) as exc:
         raise ProviderUnavailable(str(exc)) from exc
 

@@ -65,16 +65,17 @@ class LocalEmbedder:
         self._make_model = lambda: LlamaModel(
             path_model=str(path), params=llama_cpp.llama_model_default_params(), verbose=False
         )
-        threads = n_threads or os.cpu_count() or 1
+        cores = os.cpu_count() or 1
         try:
             self._model = self._make_model()
             params = llama_cpp.llama_context_default_params()
             params.n_ctx = params.n_batch = params.n_ubatch = CONTEXT
             params.n_seq_max = 1
-            params.n_threads = params.n_threads_batch = threads
             params.embeddings = True
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-            self._params = params
+            # documents (indexing) may be capped to leave cores free; a query always uses every core
+            self._params = {False: _with_threads(llama_cpp, params, n_threads or cores)}
+            self._params[True] = _with_threads(llama_cpp, params, cores)
             self._lane_parts = (LlamaContext, LlamaBatch)
             self._documents: _Lane | None = self._new_lane()  # made again on demand after an idle release
             self._documents_used = time.monotonic()
@@ -176,11 +177,12 @@ class LocalEmbedder:
             tokens = [*tokens[: CONTEXT - 1], tokens[-1]]  # keep the closing special token
         return tokens
 
-    def _new_context(self) -> Any:
-        return self._lane_parts[0](model=self._model, params=self._params, verbose=False)
+    def _new_context(self, urgent: bool) -> Any:
+        return self._lane_parts[0](model=self._model, params=self._params[urgent], verbose=False)
 
-    def _new_lane(self) -> _Lane:
-        return _Lane(self._new_context(), self._lane_parts[1](n_tokens=CONTEXT, embd=0, n_seq_max=1, verbose=False))
+    def _new_lane(self, urgent: bool = False) -> _Lane:
+        batch = self._lane_parts[1](n_tokens=CONTEXT, embd=0, n_seq_max=1, verbose=False)
+        return _Lane(self._new_context(urgent), batch, urgent)
 
     def _embed_one(self, lane: _Lane, text: str) -> np.ndarray:
         if not text.strip():
@@ -204,7 +206,7 @@ class LocalEmbedder:
         """Give back the output buffer that long inputs grew (see the class notes)."""
         if lane.longest > KEEP_BUFFER_TOKENS:
             lane.ctx.close()
-            lane.ctx = self._new_context()
+            lane.ctx = self._new_context(lane.urgent)
             lane.longest = 0
 
     def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
@@ -234,7 +236,7 @@ class LocalEmbedder:
         with self._using():
             with self._lanes_lock:
                 if urgent:
-                    self._queries = lane = self._queries or self._new_lane()
+                    self._queries = lane = self._queries or self._new_lane(urgent=True)
                     self._queries_used = time.monotonic()
                 else:
                     self._documents = lane = self._documents or self._new_lane()
@@ -269,8 +271,17 @@ class _Lane:
 
     ctx: Any
     batch: Any
+    urgent: bool = False  # the queries' lane
     longest: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _with_threads(llama_cpp: Any, params: Any, threads: int) -> Any:
+    out = llama_cpp.llama_context_default_params()
+    for name, _ in type(params)._fields_:
+        setattr(out, name, getattr(params, name))
+    out.n_threads = out.n_threads_batch = threads
+    return out
 
 
 def _model_identity(path: Path) -> str:

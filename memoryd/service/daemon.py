@@ -20,6 +20,7 @@ from pathlib import Path
 import structlog
 
 from memoryd.config import Config
+from memoryd.service.budgets import limit_sqlite_memory
 from memoryd.service.manager import Manager
 from memoryd.service.methods import dispatch
 from memoryd.service.rpc import RPCServer
@@ -180,6 +181,7 @@ def _process_settings() -> None:
 def run(config: Config, *, watch: bool = True) -> None:
     """Serve until SIGTERM/SIGINT; raises AlreadyRunning when the socket is taken."""
     _process_settings()
+    limit_sqlite_memory(config.sqlite_memory_mb)
     with single_instance(config.socket):
         check_data_dir(config)
         manager = Manager(config, watch=watch)

@@ -11,6 +11,7 @@ import structlog
 
 from memoryd import __version__, heap
 from memoryd.config import AgentConfig, Config, ConfigError, load_config
+from memoryd.service.budgets import sqlite_memory_limit
 from memoryd.service.runtime import AgentRuntime
 from memoryd.service.watchers import WatchHub
 
@@ -189,4 +190,6 @@ class Manager:
             "socket": str(self.config.socket),
             "reload_error": self.reload_error,
             "rss_mb": round(rss, 1) if (rss := heap.rss_mb()) is not None else None,
+            "index_nice": self.config.index_nice,
+            "sqlite_memory_limit_mb": round(sqlite_memory_limit() / 2**20, 1),
         }

@@ -16,6 +16,7 @@ from memoryd.config import AgentConfig, Config
 from memoryd.embeddings.base import Interrupted
 from memoryd.index.sync import DiskFull, SyncReport
 from memoryd.memory import AgentMemory
+from memoryd.service.budgets import lower_this_thread
 from memoryd.sources.discovery import display_path, is_markdown, is_transcript, real_workspace
 
 log = structlog.get_logger("memoryd.runtime")
@@ -126,6 +127,7 @@ class AgentRuntime:
     def _loop(self) -> None:
         """Syncs one after another. While a reindex runs none starts: the reindex reads every file anyway, and a
         sync follows it. A sync that gave way to a reindex leaves its requests open for that following sync."""
+        lower_this_thread(self.config.index_nice)
         while True:
             with self._cond:
                 while (self._requested <= self._completed or self._reindexing) and not self._stopping:
@@ -304,6 +306,7 @@ class AgentRuntime:
     def _reindex(self) -> None:
         progress = self.reindex_progress
         assert progress is not None
+        lower_this_thread(self.config.index_nice)
         log.info("reindex started", agent=self.agent.id)
         try:
             with self._cond:
