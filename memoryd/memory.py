@@ -184,7 +184,7 @@ class AgentMemory:
         stale = self.syncer.needs_reindex()
         if stale and not self.syncer.vectors_usable():
             return None, f"reindex needed: {stale}"
-        if len(self.vectors) == 0 and self.store.chunk_count() > 0:
+        if self.vectors.empty() and self.store.chunk_count() > 0:
             error = self.last_sync.embedding_error if self.last_sync else None
             return None, error or "no chunk has a vector yet"
         return self.embedder, None
@@ -391,7 +391,7 @@ class AgentMemory:
 
     def _memory_use(self) -> dict[str, Any]:
         return {
-            "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 1),
+            "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 3),
             "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
             "model_loaded": getattr(self.embedder, "loaded", self.embedder is not None),
         }

@@ -135,14 +135,18 @@ def test_the_daemon_unloads_an_idle_model_and_a_search_brings_it_back(tmp_path: 
     from .test_faults import _local_agent
 
     write(workspace / "MEMORY.md", "# Auth\nWe decided to use JWT with 24h expiry.\n")
+    for i in range(40):
+        write(workspace / "memory" / f"n{i}.md", f"Errand {i}: buy {i} apples for the picnic.\n")
     daemon = d.start(tmp_path, workspace, extra="model_idle_minutes = 0.02\n" + _local_agent(workspace), agent=False)
     try:
         client = daemon.client()
         d.eventually(lambda: client.status()["agents"][0]["model_loaded"] is False)
         d.eventually(lambda: "local model unloaded" in daemon.logs())  # logged right after the state changes
+        assert client.status()["agents"][0]["vector_matrix_mb"] == 0  # the warm matrix went with the model
         found = client.search("what did we decide about tokens?")
         assert found.mode == "hybrid" and found.results[0].path == "MEMORY.md"
         assert client.status()["agents"][0]["model_loaded"] is True
+        assert client.status()["agents"][0]["vector_matrix_mb"] > 0
         assert client.status()["daemon"]["rss_mb"] > 0
     finally:
         d.cleanup(daemon)

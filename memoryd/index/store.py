@@ -623,6 +623,10 @@ class Store:
             known.update(fresh)
         return {t: known.get(t, 0) for t in unique}
 
+    def has_vectors(self) -> bool:
+        """Whether any chunk has a vector (cheap: the warm matrix need not be loaded to know)."""
+        return self.reader.execute("SELECT EXISTS(SELECT 1 FROM chunks WHERE model != '')").fetchone()[0] == 1
+
     def counts(self) -> dict[str, int]:
         files = self.reader.execute("SELECT count(*) FROM files").fetchone()[0]
         chunks, embedded = self.reader.execute("SELECT count(*), coalesce(sum(model != ''), 0) FROM chunks").fetchone()

@@ -43,6 +43,7 @@ class VectorIndex:
         self._store = store
         self._lock = threading.Lock()
         self._loaded = False
+        self._released = False  # dropped by `release`, not loaded since
         self._ids = np.zeros(0, dtype=np.int64)
         self._codes = np.zeros((0, 1), dtype=np.int8)
         self._scales = np.zeros(0, dtype=np.float32)
@@ -73,6 +74,7 @@ class VectorIndex:
             self._append(ids, matrix)
         self._compact()  # a fresh load (at start, after a reindex) keeps no spare room
         self._loaded = True
+        self._released = False
 
     def _ensure_loaded(self) -> None:
         if not self._loaded:
@@ -124,6 +126,20 @@ class VectorIndex:
                 return
             self._append(np.asarray(change.added, dtype=np.int64), change.vectors)
 
+    def release(self) -> bool:
+        """Drop the warm matrix (the daemon does when the model unloads after idle time); the next search loads
+        it again from the store. Returns whether anything was held."""
+        with self._lock:
+            held = self._loaded
+            self._loaded = False
+            self._released = True
+            self._ids = np.zeros(0, dtype=np.int64)
+            self._codes = np.zeros((0, 1), dtype=np.int8)
+            self._scales = np.zeros(0, dtype=np.float32)
+            self._count = 0
+            self._slot = {}
+        return held
+
     def compact(self) -> None:
         """Drop the holes removals left and give back the spare room (after a large deletion)."""
         with self._lock:
@@ -137,6 +153,15 @@ class VectorIndex:
         self._scales = self._scales[: self._count][live].copy()
         self._count = len(self._ids)
         self._slot = {int(cid): i for i, cid in enumerate(self._ids)}
+
+    def empty(self) -> bool:
+        """No vector to search. After `release` this asks the store instead of loading the matrix again (a
+        `status` call must not undo the idle release)."""
+        with self._lock:
+            if not self._loaded and self._released:
+                return not self._store.has_vectors()
+            self._ensure_loaded()
+            return not self._slot
 
     def __len__(self) -> int:
         with self._lock:

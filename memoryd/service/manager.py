@@ -163,7 +163,8 @@ class Manager:
         return not any(r.busy for r in list(self.runtimes.values()))
 
     def _trim_idle_models(self, unload_after_seconds: float) -> None:
-        """Close model contexts idle for a minute and, when configured, unload models idle for longer."""
+        """Close model contexts idle for a minute and, when configured, unload models idle for longer (with the
+        warm vector matrix: a search after that long can wait for both)."""
         for runtime in list(self.runtimes.values()):
             embedder = runtime.memory.embedder
             release = getattr(embedder, "release_idle_contexts", None)
@@ -171,6 +172,8 @@ class Manager:
                 release(CONTEXT_IDLE_SECONDS)
             unload = getattr(embedder, "unload_if_idle", None)
             if unload_after_seconds > 0 and unload is not None and unload(unload_after_seconds):
+                runtime.memory.vectors.release()  # loaded again with the model, at the next search
+                heap.give_back()
                 log.info("local model unloaded after idle time", agent=runtime.agent.id, idle_s=unload_after_seconds)
 
     # -- lookups -------------------------------------------------------------------------------------
