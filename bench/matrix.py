@@ -1,9 +1,10 @@
 """How should the warm vector matrix be stored: float32, float16 or int8 (with exact rescoring of the top)?
 
-python -m bench.matrix [--rows 10000 100000] [--dims 384]
+python -m bench.matrix [--rows 10000 100000 1000000] [--dims 384] [--blocks 512 1024 8192]
 
 Per size and format: bytes per vector, median time of one full scan for a query, and how many of float32's
-top 24 (the candidate pool of a 6-result search) the format finds.
+top 24 (the candidate pool of a 6-result search) the format finds. `--blocks` adds int8 scans that convert that
+many rows at a time (the daemon's own block size is always measured).
 """
 
 from __future__ import annotations
@@ -17,23 +18,23 @@ from typing import Any
 import numpy as np
 
 from bench.harness import median
+from memoryd.search.vector import BLOCK
 
 POOL = 24
-BLOCK = 8192  # rows converted to float32 at a time, so the conversion never doubles the matrix
 
 
-def _blockwise(stored: np.ndarray, scale: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
+def _blockwise(stored: np.ndarray, scale: np.ndarray | None, rows: int = BLOCK) -> Callable[[np.ndarray], np.ndarray]:
     def scan(query: np.ndarray) -> np.ndarray:
         out = np.empty(len(stored), dtype=np.float32)
-        for start in range(0, len(stored), BLOCK):
-            block = stored[start : start + BLOCK].astype(np.float32)
-            out[start : start + BLOCK] = block @ query
+        for start in range(0, len(stored), rows):
+            block = stored[start : start + rows].astype(np.float32)
+            out[start : start + rows] = block @ query
         return out if scale is None else out * scale
 
     return scan
 
 
-def measure(rows: int, dims: int, queries: int = 30) -> dict[str, Any]:
+def measure(rows: int, dims: int, queries: int = 30, blocks: tuple[int, ...] = ()) -> dict[str, Any]:
     rng = np.random.default_rng(7)
     matrix = rng.standard_normal((rows, dims)).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -47,6 +48,8 @@ def measure(rows: int, dims: int, queries: int = 30) -> dict[str, Any]:
         "float16": (2 * dims, _blockwise(matrix.astype(np.float16), None)),
         "int8": (dims + 4, _blockwise(int8, scale.astype(np.float32))),
     }
+    for rows_at_a_time in blocks:
+        formats[f"int8/{rows_at_a_time}"] = (dims + 4, _blockwise(int8, scale.astype(np.float32), rows_at_a_time))
     exact = [set(np.argpartition(-(matrix @ q), POOL)[:POOL]) for q in probes]
     out: dict[str, Any] = {"rows": rows, "dims": dims}
     for name, (size, scan) in formats.items():
@@ -69,8 +72,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(prog="python -m bench.matrix")
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--dims", type=int, default=384)
+    parser.add_argument("--blocks", type=int, nargs="*", default=[])
     args = parser.parse_args(argv)
-    results = [measure(rows, args.dims) for rows in args.rows]
+    results = [measure(rows, args.dims, blocks=tuple(args.blocks)) for rows in args.rows]
     print(json.dumps(results, indent=2))
     return results
 
