@@ -206,7 +206,7 @@ def test_a_repeated_query_is_embedded_once(workspace: Path, memory_factory: Call
     assert [r.score for r in first] == [r.score for r in again]
 
 
-def test_the_int8_matrix_finds_what_float32_finds_and_reports_exact_cosines(
+def test_the_int8_matrix_finds_what_float32_finds_and_scores_within_its_precision(
     workspace: Path, memory_factory: Callable[..., AgentMemory]
 ) -> None:
     import numpy as np
@@ -227,10 +227,18 @@ def test_the_int8_matrix_finds_what_float32_finds_and_reports_exact_cosines(
     query /= np.linalg.norm(query)
     exact = matrix @ query
     hits = memory.vectors.search(query, 5)
-    best = np.sort(exact)[::-1][:5]  # the same top five (ties may come in either order)
-    assert np.allclose([score for _, score in hits], best, atol=1e-6)
-    for cid, score in hits:  # the reported score is the float32 cosine, not the int8 estimate
-        assert abs(score - float(exact[list(ids).index(cid)])) < 1e-5
+    order = np.argsort(-exact)
+    assert [cid for cid, _ in hits][0] == int(ids[order[0]])  # the nearest one first
+    assert {cid for cid, _ in hits} <= {int(ids[i]) for i in order[:8]}  # the rest among the nearest
+    # the reported score is the cosine to within half an int8 step per component: |error| <= scale/2 * |q|_1
+    _, row_scales = quantize(matrix)
+    bound = row_scales / 2 * np.abs(query).sum() + 1e-6
+    everyone = memory.vectors.similarity(query, [int(i) for i in ids])
+    assert len(everyone) == len(ids)
+    for row, cid in enumerate(ids):
+        assert abs(everyone[int(cid)] - float(exact[row])) <= bound[row]
+    for cid, score in hits:
+        assert score == everyone[cid]
 
 
 def test_the_matrix_grows_in_bounded_steps_and_compacts(

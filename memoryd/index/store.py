@@ -547,6 +547,13 @@ class Store:
         table, key, column = self._vector_table()
         out: dict[int, np.ndarray] = {}
         unique = list(dict.fromkeys(int(i) for i in ids))
+        if table == "chunks_vec":
+            # vec0 answers `rowid IN (...)` by scanning every vector (23 ms at 100k), `rowid = ?` by a lookup
+            for chunk_id in unique:
+                row = self.reader.execute(f"SELECT {column} FROM {table} WHERE {key} = ?", (chunk_id,)).fetchone()
+                if row is not None:
+                    out[chunk_id] = np.frombuffer(row[0], dtype=np.float32, count=dims)
+            return out
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
