@@ -36,11 +36,11 @@ class VectorIndex:
     """Cosine search (vectors are L2-normalised) over every chunk vector of one store.
 
     The warm matrix is int8 with a scale per row: a quarter of float32's memory, for a scan 1.3x slower and 0.986
-    of the float32 top 24 (`python -m bench.matrix`). Scores come from it too: within half a step per component of
-    the exact cosine (multilingual-e5-small on SciFact: 2e-4 on average, 1.3e-3 at most). Rescoring from the stored float32 vectors was dropped: a
-    sqlite-vec row read costs 0.15 ms at 100k vectors and 3-4 ms at 1M (each reads into a 1.5 MB chunk blob), so
-    it took most of a search's time at scale (hybrid p50 at 100k chunks: 63 ms with it, 31 without, in-process).
-    MMR still compares results by their stored vectors."""
+    of the float32 top 24 (`python -m bench.matrix`). Scores come from it too: within half a step per component
+    of the exact cosine (multilingual-e5-small on SciFact: 2e-4 on average, 1.3e-3 at most). Rescoring from the
+    stored float32 vectors was dropped: a sqlite-vec row read costs 0.15 ms at 100k vectors and 3-4 ms at 1M
+    (each reads into a 1.5 MB chunk blob), so it took most of a search's time at scale (hybrid p50 at 100k
+    chunks: 63 ms with it, 25 without, in-process). MMR still compares results by their stored vectors."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
