@@ -18,6 +18,21 @@ def _libc() -> ctypes.CDLL | None:
         return None  # not glibc (macOS, musl): freed memory goes back on its own terms
 
 
+M_ARENA_MAX = -8  # mallopt parameter (glibc's malloc.h)
+
+
+def cap_arenas(count: int) -> bool:
+    """At most `count` malloc arenas. glibc gives busy threads arenas of their own (up to 8 per core), and what
+    a burst of concurrent searches freed in them stays scattered and is hard to hand back. Call before threads
+    start. Returns whether the cap was set."""
+    libc = _libc()
+    if libc is None:
+        return False
+    with contextlib.suppress(OSError, AttributeError):
+        return bool(libc.mallopt(M_ARENA_MAX, count))
+    return False
+
+
 def give_back() -> None:
     """glibc keeps freed heap for reuse (llama.cpp's buffers, SQLite pages, numpy temporaries); hand it back."""
     libc = _libc()
