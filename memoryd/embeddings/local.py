@@ -82,8 +82,7 @@ class LocalEmbedder:
             params.embeddings = True
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
             # documents (indexing) may be capped to leave cores free; a query always uses every core
-            self._params = {False: _with_threads(llama_cpp, params, n_threads or cores)}
-            self._params[True] = _with_threads(llama_cpp, params, cores)
+            self._params = {False: _with_threads(params, n_threads or cores), True: _with_threads(params, cores)}
             self._lane_parts = (LlamaContext, LlamaBatch)
             self._documents: _Lane | None = self._new_lane()  # made again on demand after an idle release
             self._documents_used = time.monotonic()
@@ -284,10 +283,9 @@ class _Lane:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _with_threads(llama_cpp: Any, params: Any, threads: int) -> Any:
-    out = llama_cpp.llama_context_default_params()
-    for name, _ in type(params)._fields_:
-        setattr(out, name, getattr(params, name))
+def _with_threads(params: Any, threads: int) -> Any:
+    """A copy of llama.cpp context parameters (a ctypes structure) with its own thread count."""
+    out = type(params).from_buffer_copy(params)
     out.n_threads = out.n_threads_batch = threads
     return out
 

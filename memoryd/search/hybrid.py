@@ -114,7 +114,7 @@ class SearchEngine:
     def _embed_query(self, embedder: Embedder, query: str) -> np.ndarray:
         """The query's vector, from a small LRU cache: agents repeat their queries, and a local model spends
         most of a hybrid search's time embedding the query."""
-        key = (embedder.provider, embedder.model, embedder.key_fingerprint, query)
+        key = _query_key(embedder, query)
         with self._query_lock:
             cached = self._query_vectors.get(key)
             if cached is not None:
@@ -138,15 +138,13 @@ class SearchEngine:
             except BaseException as exc:  # handed to the caller, who decides
                 future.set_exception(exc)
 
-        if self._cached(embedder, query):
+        with self._query_lock:
+            cached = _query_key(embedder, query) in self._query_vectors
+        if cached:
             run()
         else:
             threading.Thread(target=run, name="query-embedding", daemon=True).start()
         return future
-
-    def _cached(self, embedder: Embedder, query: str) -> bool:
-        with self._query_lock:
-            return (embedder.provider, embedder.model, embedder.key_fingerprint, query) in self._query_vectors
 
     def search(
         self,
@@ -344,6 +342,11 @@ class SearchEngine:
                 )
             )
         return results
+
+
+def _query_key(embedder: Embedder, query: str) -> tuple[str, ...]:
+    """Query vectors are kept per provider, model and account."""
+    return (embedder.provider, embedder.model, embedder.key_fingerprint, query)
 
 
 def _rounded(value: float | None) -> float | None:

@@ -45,14 +45,18 @@ class VectorIndex:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._lock = threading.Lock()
-        self._loaded = False
         self._released = False  # dropped by `release`, not loaded since
+        self._clear()
+        store.subscribe(self._apply)
+
+    def _clear(self, dims: int = 1) -> None:
+        """No matrix held: loaded again from the store at the next use."""
+        self._loaded = False
         self._ids = np.zeros(0, dtype=np.int64)
-        self._codes = np.zeros((0, 1), dtype=np.int8)
+        self._codes = np.zeros((0, dims), dtype=np.int8)
         self._scales = np.zeros(0, dtype=np.float32)
         self._count = 0  # rows in use (some may be holes, id -1)
         self._slot: dict[int, int] = {}
-        store.subscribe(self._apply)
 
     @property
     def nbytes(self) -> int:
@@ -65,12 +69,7 @@ class VectorIndex:
 
     def _load(self) -> None:
         """Read the store's vectors piece by piece, so loading never holds the float32 matrix whole."""
-        self._loaded = False
-        self._ids = np.zeros(0, dtype=np.int64)
-        self._codes = np.zeros((0, max(self._store.dims, 1)), dtype=np.int8)
-        self._scales = np.zeros(0, dtype=np.float32)
-        self._count = 0
-        self._slot = {}
+        self._clear(max(self._store.dims, 1))
         for ids, matrix in self._store.iter_vectors():
             if self._codes.shape[1] != matrix.shape[1]:
                 self._codes = np.zeros((0, matrix.shape[1]), dtype=np.int8)
@@ -134,13 +133,8 @@ class VectorIndex:
         it again from the store. Returns whether anything was held."""
         with self._lock:
             held = self._loaded
-            self._loaded = False
+            self._clear()
             self._released = True
-            self._ids = np.zeros(0, dtype=np.int64)
-            self._codes = np.zeros((0, 1), dtype=np.int8)
-            self._scales = np.zeros(0, dtype=np.float32)
-            self._count = 0
-            self._slot = {}
         return held
 
     def compact(self) -> None:
