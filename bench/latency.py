@@ -76,6 +76,38 @@ def concurrent(
     return latencies, len(qs) / elapsed, max(peak)
 
 
+def search_modes(daemon: BenchDaemon, qs: list[str], label: str = "") -> dict[str, Any]:
+    """Keyword and hybrid search, one client then CLIENTS at once: `search_keyword` and `search_hybrid`."""
+    out: dict[str, Any] = {}
+    for mode in ("keyword", "hybrid"):
+        one = _stats(sequential(daemon, qs, mode))
+        lat, qps, peak = concurrent(daemon, qs, mode)
+        out[f"search_{mode}"] = {
+            "1_client": one,
+            f"{CLIENTS}_clients": {**_stats(lat), "qps": round(qps, 1)},
+            "rss_peak_mb": round(peak, 1),
+        }
+        print(
+            f"  {label}{mode}: p50 {one['p50_ms']} ms, p99 {one['p99_ms']} ms; {CLIENTS} clients p50 "
+            f"{_stats(lat)['p50_ms']} ms, {qps:.0f} q/s; RSS peak {peak:.0f} MB",
+            flush=True,
+        )
+    return out
+
+
+def noop_sync(daemon: BenchDaemon) -> dict[str, Any]:
+    with daemon.client() as client:
+        started = time.perf_counter()
+        report = client.sync()["report"]
+    return {"files": report["files_seen"], "seconds": round(time.perf_counter() - started, 3)}
+
+
+def index_bytes(data: Path) -> int:
+    """The main agent's index on disk, WAL and shared-memory files included."""
+    index = data / "agents" / "main" / "index.sqlite"
+    return sum(p.stat().st_size for p in index.parent.glob("index.sqlite*"))
+
+
 def memctl_wall(daemon: BenchDaemon, runs: int = 15) -> float:
     exe = Path(sys.executable).with_name("memctl")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "client.memctl"]
@@ -178,27 +210,11 @@ def measure(chunks: int, work: Path, n_queries: int = 300, reindex: bool = True)
             print(f"  first index {seconds:.0f}s, {rate:.0f} chunks/s (bare model {bare:.0f}/s)", flush=True)
         out["rss_idle_mb"] = round(daemon.rss_mb(), 1)
         qs = queries(n_queries)
-        for mode in ("keyword", "hybrid"):
-            one = _stats(sequential(daemon, qs, mode))
-            lat, qps, peak = concurrent(daemon, qs, mode)
-            out[f"search_{mode}"] = {
-                "1_client": one,
-                f"{CLIENTS}_clients": {**_stats(lat), "qps": round(qps, 1)},
-                "rss_peak_mb": round(peak, 1),
-            }
-            print(
-                f"  {mode}: p50 {one['p50_ms']} ms, p99 {one['p99_ms']} ms; {CLIENTS} clients p50 "
-                f"{_stats(lat)['p50_ms']} ms, {qps:.0f} q/s",
-                flush=True,
-            )
+        out.update(search_modes(daemon, qs))
         out["memctl_search_ms"] = round(memctl_wall(daemon), 1)
-        with daemon.client() as client:
-            started = time.perf_counter()
-            report = client.sync()["report"]
-            out["noop_sync"] = {"files": report["files_seen"], "seconds": round(time.perf_counter() - started, 3)}
+        out["noop_sync"] = noop_sync(daemon)
         out["change_to_searchable"] = change_to_searchable(daemon)
-        index = data / "agents" / "main" / "index.sqlite"
-        size = sum(p.stat().st_size for p in index.parent.glob("index.sqlite*"))
+        size = index_bytes(data)
         out["index_mb"] = round(size / 2**20, 1)
         out["index_kb_per_1k_chunks"] = round(size / 1024 / max(state["chunks"], 1) * 1000, 1)
         if reindex:

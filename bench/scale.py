@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from bench.harness import BenchDaemon, median, start_daemon
-from bench.latency import CACHE, CLIENTS, _stats, change_to_searchable, concurrent, memctl_wall, sequential
+from bench.latency import CACHE, change_to_searchable, index_bytes, memctl_wall, noop_sync, search_modes
 from bench.synthetic import build, queries
 from memoryd.config import EmbeddingConfig, default_data_dir, default_model_path, quickstart_agent
 from memoryd.embeddings.local import LocalEmbedder
@@ -102,29 +102,12 @@ def measure(chunks: int, work: Path, n_queries: int, idle: bool) -> dict[str, An
         with daemon.client() as client:
             client.search(qs[0])  # loads the warm matrix
         out["rss_idle_mb"] = round(daemon.rss_mb(), 1)
-        for mode in ("keyword", "hybrid"):
-            one = _stats(sequential(daemon, qs, mode))
-            lat, qps, peak = concurrent(daemon, qs, mode)
-            out[f"search_{mode}"] = {
-                "1_client": one,
-                f"{CLIENTS}_clients": {**_stats(lat), "qps": round(qps, 1)},
-                "rss_peak_mb": round(peak, 1),
-            }
-            print(
-                f"  [{chunks}] {mode}: p50 {one['p50_ms']} ms, p99 {one['p99_ms']} ms; {CLIENTS} clients p50 "
-                f"{_stats(lat)['p50_ms']} ms, {qps:.0f} q/s; RSS peak {peak:.0f} MB",
-                flush=True,
-            )
+        out.update(search_modes(daemon, qs, f"[{chunks}] "))
         out["memctl_search_ms"] = round(memctl_wall(daemon), 1)
-        with daemon.client() as client:
-            begun = time.perf_counter()
-            report = client.sync()["report"]
-            out["noop_sync"] = {"files": report["files_seen"], "seconds": round(time.perf_counter() - begun, 3)}
+        out["noop_sync"] = noop_sync(daemon)
         out["write_ms"] = write_latency(daemon)
         out["change_to_searchable"] = change_to_searchable(daemon)
-        index = data / "agents" / "main" / "index.sqlite"
-        size = sum(p.stat().st_size for p in index.parent.glob("index.sqlite*"))
-        out["index_mb"] = round(size / 2**20, 1)
+        out["index_mb"] = round(index_bytes(data) / 2**20, 1)
         if idle:
             time.sleep(IDLE_WAIT_SECONDS)
             out["rss_idle_minute_mb"] = round(daemon.rss_mb(), 1)
