@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from memoryd.search.accents import restorable, restore_accents
 
 NOTES = [
@@ -20,6 +22,10 @@ def test_each_word_takes_the_form_its_neighbours_use() -> None:
 def test_case_punctuation_and_typed_marks_are_kept() -> None:
     assert restore_accents("Thanh pho HO CHI MINH?", NOTES) == "Thành phố HỒ CHÍ MINH?"
     assert restore_accents("thành pho", NOTES) == "thành phố"  # a word typed with its marks stays as typed
+
+
+def test_a_query_with_decomposed_marks_is_read_like_a_composed_one() -> None:
+    assert restore_accents(unicodedata.normalize("NFD", "thành pho"), NOTES) == "thành phố"
 
 
 def test_nothing_changes_without_marked_forms_in_the_notes() -> None:

@@ -80,6 +80,7 @@ def restorable(query: str) -> bool:
 
 def restore_accents(query: str, texts: Iterable[str]) -> str | None:
     """The query with the marks its matching chunks use restored, or None when no word changes."""
+    query = unicodedata.normalize("NFC", query)  # decomposed marks (as macOS may send them) are not word chars
     spans = [m for m in _WORD.finditer(query)][:MAX_WORDS]
     words = [m.group().lower() for m in spans]
     if not restorable(query):
