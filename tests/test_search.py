@@ -262,3 +262,56 @@ def test_the_matrix_grows_in_bounded_steps_and_compacts(
     assert len(memory.vectors) == 15 and memory.vectors.nbytes == 15 * row  # holes and spare room given back
     ids = set(memory.store.all_vectors()[0].tolist())
     assert {cid for cid, _ in memory.vectors.search(memory.store.all_vectors()[1][0], 3)} <= ids
+
+
+def _word_notes(workspace: Path, count: int) -> None:
+    """Notes that all share a common word and each hold a few rarer ones, so a query mixes both."""
+    words = ["heron", "delta", "orchard", "lantern", "quartz", "meadow", "copper", "harbor"]
+    for i in range(count):
+        picked = " ".join(words[(i * k) % len(words)] for k in (1, 3, 5))
+        write(workspace / "memory" / f"n{i:02d}.md", f"# Note {i}\nproject update {picked} {'harbor ' * (i % 3)}\n")
+
+
+def test_keyword_scores_of_given_chunks_match_the_search(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    from memoryd.search.keyword import keyword_scores, keyword_search
+
+    _word_notes(workspace, 24)
+    memory = memory_factory()
+    memory.sync()
+    hits = keyword_search(memory.store, "project heron harbor", 50)
+    assert len(hits) == 24 and any(h.all_terms for h in hits) and not all(h.all_terms for h in hits)
+    again = {h.chunk_id: h for h in keyword_scores(memory.store, "project heron harbor", [h.chunk_id for h in hits])}
+    assert {cid: (h.bm25, h.all_terms) for cid, h in again.items()} == {h.chunk_id: (h.bm25, h.all_terms) for h in hits}
+    assert keyword_scores(memory.store, "nothing matches this", [h.chunk_id for h in hits]) == []
+
+
+def test_common_terms_gather_by_the_rarer_ones_then_score_with_all(
+    workspace: Path, memory_factory: Callable[..., AgentMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past GATHER_POSTINGS the any-term query leaves out the commonest terms, and the chunks it gathers are
+    scored with every term: the same order and scores as the full query, less the chunks with common words only."""
+    from memoryd.search import keyword
+
+    _word_notes(workspace, 24)
+    memory = memory_factory()
+    memory.sync()
+    query = "project update heron harbor"
+    full = keyword.keyword_search(memory.store, query, 50)
+    rows = memory.store.chunks_by_ids([h.chunk_id for h in full])
+    expected = [h for h in full if "heron" in rows[h.chunk_id].text][:5]
+    assert len(expected) == 3 and len(full) == 24
+    expressions: list[str] = []
+    run = keyword._run
+
+    def spy(store, expression, limit, filters):  # type: ignore[no-untyped-def]
+        expressions.append(expression)
+        return run(store, expression, limit, filters)
+
+    monkeypatch.setattr(keyword, "_run", spy)
+    monkeypatch.setattr(keyword, "GATHER_POSTINGS", 20)  # heron's 3 postings fit, harbor's 19 more do not
+    gathered = keyword.keyword_search(memory.store, query, 5)
+    assert expressions == ['"heron"']
+    assert [(h.chunk_id, h.all_terms) for h in gathered] == [(h.chunk_id, h.all_terms) for h in expected]
+    assert [h.bm25 for h in gathered] == pytest.approx([h.bm25 for h in expected], rel=1e-9)
