@@ -18,7 +18,7 @@ from memoryd.index.store import ChunkRow, Store
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse
-from memoryd.search.keyword import KeywordHit, keyword_search
+from memoryd.search.keyword import KeywordHit, keyword_scores, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.snippets import best_snippet, word_weights
 from memoryd.search.vector import VectorIndex, VectorScan
@@ -127,23 +127,21 @@ class SearchEngine:
                 self._query_vectors.popitem(last=False)
         return vector
 
-    def _embed_soon(self, embedder: Embedder, query: str) -> Future[np.ndarray]:
-        """The query's vector, computed on a thread of its own while the keyword side runs (llama.cpp and
-        remote providers release the GIL while they work)."""
-        future: Future[np.ndarray] = Future()
+    def _vector_side(
+        self, embedder: Embedder, query: str, pool: int, allowed: set[int] | None
+    ) -> Future[tuple[np.ndarray, VectorScan]]:
+        """The query's vector and its nearest chunks, worked out on a thread of its own while the keyword side
+        runs: llama.cpp, remote providers, numpy and SQLite all release the GIL while they work."""
+        future: Future[tuple[np.ndarray, VectorScan]] = Future()
 
         def run() -> None:
             try:
-                future.set_result(self._embed_query(embedder, query))
+                vector = self._embed_query(embedder, query)
+                future.set_result((vector, self.vectors.scan(vector, pool, allowed)))
             except BaseException as exc:  # handed to the caller, who decides
                 future.set_exception(exc)
 
-        with self._query_lock:
-            cached = _query_key(embedder, query) in self._query_vectors
-        if cached:
-            run()
-        else:
-            threading.Thread(target=run, name="query-embedding", daemon=True).start()
+        threading.Thread(target=run, name="query-vector", daemon=True).start()
         return future
 
     def search(
@@ -205,23 +203,28 @@ class SearchEngine:
         )
 
     def gather(self, query: str, mode: str, pool: int, filters: Filters) -> Gathered:
-        """Keyword and vector candidates for a query, each with both scores where the chunk has a vector."""
+        """Keyword and vector candidates for a query, each with both scores (a vector one where the chunk has a
+        vector, a keyword one where the query matches it)."""
         embedder, degraded = (None, None)
         if mode != "keyword":
             embedder, degraded = self.vector_state()
-        embedding = self._embed_soon(embedder, query) if embedder is not None else None
+        allowed = self._allowed(filters) if embedder is not None else None
+        vector_side = self._vector_side(embedder, query, pool, allowed) if embedder is not None else None
         # keyword hits also serve the vector side: an unmarked query is embedded with the marks they use
         hits = keyword_search(self.store, query, pool, filters) if self.store.fts_available else []
         query_vector = None
+        scan = None
         restored = None
-        if embedder is not None and embedding is not None:
+        if embedder is not None and vector_side is not None:
             restored = self._restored(query, hits)
             try:
-                raw = embedding.result()  # also when restored: its error is the one to report
-                query_vector = self._embed_query(embedder, restored) if restored else raw
+                query_vector, scan = vector_side.result()  # also when restored: its error is the one to report
+                if restored:
+                    query_vector = self._embed_query(embedder, restored)
+                    scan = self.vectors.scan(query_vector, pool, allowed)
             except EmbeddingError as exc:
                 degraded = f"query embedding failed: {exc}"
-                embedder = None
+                embedder, query_vector, scan = None, None, None
         if mode == "vector" and query_vector is None and degraded is None:
             degraded = "no vectors available"
         use_text = (mode != "vector" or query_vector is None) and self.store.fts_available
@@ -231,16 +234,17 @@ class SearchEngine:
             top = hits[0].bm25 if hits else 1.0
             for rank, hit in enumerate(hits, 1):
                 candidates[hit.chunk_id] = Candidate(hit.chunk_id, text_score=hit.bm25 / top, text_rank=rank)
-        scan = None
-        if query_vector is not None:
-            allowed = self._allowed(filters)
-            scan = self.vectors.scan(query_vector, pool, allowed)
+        if query_vector is not None and scan is not None:
             for rank, (chunk_id, similarity) in enumerate(scan.hits, 1):
                 cand = candidates.setdefault(chunk_id, Candidate(chunk_id))
                 cand.vector_score, cand.vector_rank = similarity, rank
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
+            if use_text and hits:
+                unscored = [cid for cid, c in candidates.items() if c.text_score is None]
+                for hit in keyword_scores(self.store, query, unscored):
+                    candidates[hit.chunk_id].text_score = hit.bm25 / top
         return Gathered(list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored)
 
     def _restored(self, query: str, hits: list[KeywordHit]) -> str | None:
