@@ -176,24 +176,11 @@ def experimental(
     return rule
 
 
-def unfilled(rule: Rule) -> Rule:
-    """The rule as it was before a chunk found by meaning alone got its keyword score."""
-
-    def wrapped(cands: list[Candidate], scan: VectorScan | None) -> None:
-        for c in cands:
-            if c.text_rank is None:
-                c.text_score = None
-        rule(cands, scan)
-
-    return wrapped
-
-
 def rules() -> dict[str, Rule]:
     out: dict[str, Rule] = {
         "keyword": side_only("text"),
         "vector": side_only("vector"),
         "default": configured(),
-        "default-unfilled": unfilled(configured()),
         "weighted-0.7": configured(fusion="weighted", vector_weight=0.7, text_weight=0.3),
         "rrf-60": configured(fusion="rrf", vector_weight=0.5, text_weight=0.5, rrf_k=60),
         "rrf-20": configured(fusion="rrf", vector_weight=0.5, text_weight=0.5, rrf_k=20),

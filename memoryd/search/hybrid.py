@@ -18,7 +18,7 @@ from memoryd.index.store import ChunkRow, Store
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse
-from memoryd.search.keyword import KeywordHit, keyword_scores, keyword_search
+from memoryd.search.keyword import KeywordHit, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.snippets import best_snippet, word_weights
 from memoryd.search.vector import VectorIndex, VectorScan
@@ -203,8 +203,7 @@ class SearchEngine:
         )
 
     def gather(self, query: str, mode: str, pool: int, filters: Filters) -> Gathered:
-        """Keyword and vector candidates for a query, each with both scores (a vector one where the chunk has a
-        vector, a keyword one where the query matches it)."""
+        """Keyword and vector candidates for a query, each with both scores where the chunk has a vector."""
         embedder, degraded = (None, None)
         if mode != "keyword":
             embedder, degraded = self.vector_state()
@@ -241,10 +240,6 @@ class SearchEngine:
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
-            if use_text and hits:
-                unscored = [cid for cid, c in candidates.items() if c.text_score is None]
-                for hit in keyword_scores(self.store, query, unscored):
-                    candidates[hit.chunk_id].text_score = hit.bm25 / top
         return Gathered(list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored)
 
     def _restored(self, query: str, hits: list[KeywordHit]) -> str | None:
