@@ -21,7 +21,6 @@ from memoryd.sources.metadata import date_words
 ChangeListener = Callable[["StoreChange"], None]
 MAX_REMEMBERED_FREQUENCIES = 100_000
 MAX_PENDING_ACCESS = 100_000  # distinct chunks counted between flushes
-ROWID_BATCH = 500  # ids per `rowid IN (...)`, well under SQLite's bound on parameters
 
 
 @dataclass(frozen=True)
@@ -600,20 +599,6 @@ class Store:
             )
             args = (expression, limit)
         return [(int(r[0]), float(r[1])) for r in self.reader.execute(sql, args)]
-
-    def bm25_of(self, expression: str, weights: Sequence[float], ids: Sequence[int]) -> dict[int, float]:
-        """BM25 scores (larger is better) of the given chunks that an FTS5 expression matches: one rowid seek
-        each, so scoring a few candidates costs what reading them does."""
-        columns = ", ".join(str(float(w)) for w in weights)
-        out: dict[int, float] = {}
-        for start in range(0, len(ids), ROWID_BATCH):
-            batch = ids[start : start + ROWID_BATCH]
-            sql = (
-                f"SELECT rowid, -bm25(chunks_fts, {columns}) FROM chunks_fts"
-                f" WHERE chunks_fts MATCH ? AND rowid IN ({', '.join('?' * len(batch))})"
-            )
-            out.update((int(r[0]), float(r[1])) for r in self.reader.execute(sql, (expression, *batch)))
-        return out
 
     def chunk_ids(self, filters: ChunkFilter) -> set[int]:
         """Every chunk a filter lets through."""
