@@ -185,8 +185,8 @@ def rules() -> dict[str, Rule]:
         "rrf-60": configured(fusion="rrf", vector_weight=0.5, text_weight=0.5, rrf_k=60),
         "rrf-20": configured(fusion="rrf", vector_weight=0.5, text_weight=0.5, rrf_k=20),
     }
-    for w in (0.3, 0.5, 0.7):
-        for span in (1.0, 2.0, 4.0):
+    for w in (0.3, 0.5, 0.6, 0.7):
+        for span in (1.0, 1.5, 2.0, 4.0):
             out[f"adapt-{w}-{span}"] = configured(
                 fusion="adaptive", vector_weight=w, text_weight=1 - w, confidence_span=span
             )

@@ -56,12 +56,16 @@ class VectorIndex:
         self._codes = np.zeros((0, dims), dtype=np.int8)
         self._scales = np.zeros(0, dtype=np.float32)
         self._count = 0  # rows in use (some may be holes, id -1)
-        self._slot: dict[int, int] = {}
+        self._live = 0  # rows that hold a chunk
+        # chunk id -> row, -1 for none: 4 bytes per id up to the largest, where a dict of a million ids took
+        # about 100 MB
+        self._slot_of = np.full(0, -1, dtype=np.int32)
 
     @property
     def nbytes(self) -> int:
         """Memory held by the warm matrix, its scales and ids (0 until first used)."""
-        return int(self._codes.nbytes + self._scales.nbytes + self._ids.nbytes) if self._loaded else 0
+        held = self._codes.nbytes + self._scales.nbytes + self._ids.nbytes + self._slot_of.nbytes
+        return int(held) if self._loaded else 0
 
     @property
     def dims(self) -> int:
@@ -93,14 +97,32 @@ class VectorIndex:
         self._codes = np.concatenate([self._codes, np.zeros((extra, self._codes.shape[1]), dtype=np.int8)])
         self._scales = np.concatenate([self._scales, np.zeros(extra, dtype=np.float32)])
 
+    def _slots(self, ids: np.ndarray) -> np.ndarray:
+        """The row of each chunk id, -1 where it has none."""
+        ids = np.asarray(ids, dtype=np.int64)
+        inside = (ids >= 0) & (ids < len(self._slot_of))
+        out = np.full(len(ids), -1, dtype=np.int64)
+        out[inside] = self._slot_of[ids[inside]]
+        return out
+
+    def _index(self, ids: np.ndarray, rows: np.ndarray) -> None:
+        """Record where these chunk ids live, growing the id map in bounded steps."""
+        if not len(ids):
+            return
+        top = int(ids.max())
+        if top >= len(self._slot_of):
+            size = top + 1 + min(max((top + 1) // 4, 1024), GROWTH_CAP)
+            self._slot_of = np.concatenate([self._slot_of, np.full(size - len(self._slot_of), -1, dtype=np.int32)])
+        self._slot_of[ids] = rows
+
     def _append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        ids = np.asarray(ids, dtype=np.int64)
         codes, scales = quantize(vectors)
-        fresh = [i for i, cid in enumerate(ids) if int(cid) not in self._slot]
-        for i, cid in enumerate(ids):
-            slot = self._slot.get(int(cid))
-            if slot is not None:
-                self._codes[slot], self._scales[slot] = codes[i], scales[i]
-        if not fresh:
+        slots = self._slots(ids)
+        known = slots >= 0
+        self._codes[slots[known]], self._scales[slots[known]] = codes[known], scales[known]
+        fresh = np.flatnonzero(~known)
+        if not len(fresh):
             return
         self._reserve(self._count + len(fresh))
         start = self._count
@@ -108,19 +130,22 @@ class VectorIndex:
         self._ids[start:end] = ids[fresh]
         self._codes[start:end] = codes[fresh]
         self._scales[start:end] = scales[fresh]
-        for offset, i in enumerate(fresh):
-            self._slot[int(ids[i])] = start + offset
+        self._index(ids[fresh], np.arange(start, end))
         self._count = end
+        self._live += len(fresh)
 
     def _apply(self, change: StoreChange) -> None:
         with self._lock:
             if not self._loaded:
                 return  # loaded lazily from the store, which already has the change
-            for cid in change.removed:
-                slot = self._slot.pop(cid, None)
-                if slot is not None:
-                    self._ids[slot] = -1
-                    self._codes[slot] = 0
+            if change.removed:
+                removed = np.unique(np.asarray(list(change.removed), dtype=np.int64))
+                slots = self._slots(removed)
+                held = slots >= 0
+                self._ids[slots[held]] = -1
+                self._codes[slots[held]] = 0
+                self._slot_of[removed[held]] = -1
+                self._live -= int(held.sum())
             if change.vectors is None or not change.added:
                 return
             if self.dims != change.vectors.shape[1]:
@@ -148,8 +173,9 @@ class VectorIndex:
         self._ids = self._ids[: self._count][live].copy()
         self._codes = self._codes[: self._count][live].copy()
         self._scales = self._scales[: self._count][live].copy()
-        self._count = len(self._ids)
-        self._slot = {int(cid): i for i, cid in enumerate(self._ids)}
+        self._count = self._live = len(self._ids)
+        self._slot_of = np.full(int(self._ids.max()) + 1 if self._count else 0, -1, dtype=np.int32)
+        self._slot_of[self._ids] = np.arange(self._count)
 
     def empty(self) -> bool:
         """No vector to search. After `release` this asks the store instead of loading the matrix again (a
@@ -158,12 +184,12 @@ class VectorIndex:
             if not self._loaded and self._released:
                 return not self._store.has_vectors()
             self._ensure_loaded()
-            return not self._slot
+            return self._live == 0
 
     def __len__(self) -> int:
         with self._lock:
             self._ensure_loaded()
-            return len(self._slot)
+            return self._live
 
     def search(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         """The `limit` nearest chunks as (chunk id, cosine similarity), best first."""
@@ -182,7 +208,7 @@ class VectorIndex:
         query = query.astype(np.float32)
         with self._lock:
             self._ensure_loaded()
-            if not self._slot or query.shape[-1] != self.dims:
+            if not self._live or query.shape[-1] != self.dims:
                 return VectorScan()
             scores = self._approximate(query)
             ids = self._ids[: self._count].copy()
@@ -209,16 +235,17 @@ class VectorIndex:
             self._ensure_loaded()
             if query.shape[-1] != self.dims:
                 return {}
-            known = [(cid, slot) for cid in chunk_ids if (slot := self._slot.get(cid)) is not None]
-            if not known:
-                return {}
-            slots = np.fromiter((slot for _, slot in known), dtype=np.int64, count=len(known))
+            ids = np.asarray(chunk_ids, dtype=np.int64)
+            slots = self._slots(ids)
+            held = slots >= 0
+            ids, slots = ids[held], slots[held]
             values = (self._codes[slots].astype(np.float32) @ query.astype(np.float32)) * self._scales[slots]
-        return {cid: float(v) for (cid, _), v in zip(known, values, strict=True)}
+        return {int(cid): float(v) for cid, v in zip(ids, values, strict=True)}
 
     def vectors_of(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:
         """Stored float32 vectors of chosen chunks (MMR compares results with each other)."""
         with self._lock:
             self._ensure_loaded()
-            known = [cid for cid in chunk_ids if cid in self._slot]
+            ids = np.asarray(chunk_ids, dtype=np.int64)
+            known = [int(cid) for cid in ids[self._slots(ids) >= 0]]
         return self._store.vectors_by_ids(known)
