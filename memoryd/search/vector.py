@@ -195,13 +195,6 @@ class VectorIndex:
         """The `limit` nearest chunks as (chunk id, cosine similarity), best first."""
         return self.scan(query, limit, allowed).hits
 
-    def _approximate(self, query: np.ndarray) -> np.ndarray:
-        out = np.empty(self._count, dtype=np.float32)
-        for start in range(0, self._count, BLOCK):
-            end = min(start + BLOCK, self._count)
-            out[start:end] = (self._codes[start:end].astype(np.float32) @ query) * self._scales[start:end]
-        return out
-
     def scan(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> VectorScan:
         """The nearest chunks, and how the query's similarity is spread over all of them (fusion uses it to
         tell a model that recognises the query from one that scores everything alike)."""
@@ -210,17 +203,21 @@ class VectorIndex:
             self._ensure_loaded()
             if not self._live or query.shape[-1] != self.dims:
                 return VectorScan()
-            scores = self._approximate(query)
-            ids = self._ids[: self._count].copy()
-        scores = np.where(ids >= 0, scores, -np.inf)
+            codes, scales, ids, count = self._codes, self._scales, self._ids, self._count
+        # Scanned outside the lock, so concurrent searches scan side by side: rows are only rewritten in place
+        # or appended past `count`, and a compaction builds new arrays, so a change made meanwhile costs at
+        # most a stale score for that row (a removed chunk reads as id -1 and is left out).
+        scores = _approximate(codes, scales, count, query)
+        ids = ids[:count]
+        scores[ids < 0] = -np.inf
         if allowed is not None:
-            mask = np.isin(ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-            scores = np.where(mask, scores, -np.inf)
+            scores[~np.isin(ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))] = -np.inf
         finite = scores[np.isfinite(scores)]
         k = min(limit, len(scores))
         top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         hits = sorted(
-            ((int(ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])), key=lambda h: (-h[1], h[0])
+            ((int(ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i]) and ids[i] >= 0),
+            key=lambda h: (-h[1], h[0]),
         )
         return VectorScan(
             hits,
@@ -249,3 +246,12 @@ class VectorIndex:
             ids = np.asarray(chunk_ids, dtype=np.int64)
             known = [int(cid) for cid in ids[self._slots(ids) >= 0]]
         return self._store.vectors_by_ids(known)
+
+
+def _approximate(codes: np.ndarray, scales: np.ndarray, count: int, query: np.ndarray) -> np.ndarray:
+    """Cosine of the query with the first `count` rows, turned back into float32 a cache-sized block at a time."""
+    out = np.empty(count, dtype=np.float32)
+    for start in range(0, count, BLOCK):
+        end = min(start + BLOCK, count)
+        out[start:end] = (codes[start:end].astype(np.float32) @ query) * scales[start:end]
+    return out
