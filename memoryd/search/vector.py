@@ -209,12 +209,16 @@ class VectorIndex:
         # most a stale score for that row (a removed chunk reads as id -1 and is left out).
         scores = _approximate(codes, scales, count, query)
         ids = ids[:count]
-        scores[ids < 0] = -np.inf
+        left_out = ids < 0
         if allowed is not None:
-            scores[~np.isin(ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))] = -np.inf
-        finite = scores[np.isfinite(scores)]
+            left_out |= ~np.isin(ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+        if left_out.any():  # a copy only then: eight concurrent scans of a million rows add up
+            scores[left_out] = -np.inf
+            finite = scores[~left_out]
+        else:
+            finite = scores
         k = min(limit, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        top = np.argpartition(scores, len(scores) - k)[len(scores) - k :] if k < len(scores) else np.arange(k)
         hits = sorted(
             ((int(ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i]) and ids[i] >= 0),
             key=lambda h: (-h[1], h[0]),
