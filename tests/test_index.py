@@ -245,3 +245,39 @@ def test_a_targeted_sync_touches_only_the_reported_paths(
     assert {r.path for r in memory.search("okapi", mode="keyword").results} == {"memory/n3.md"}
     assert memory.store.counts()["files"] == 19
     assert memory.sync().files_indexed == 0  # a full walk agrees with what the targeted sync did
+
+
+def test_readers_of_finished_threads_are_closed_and_idle_caches_given_back(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    """Each thread reads through its own connection; one whose thread has ended is closed when the next is
+    opened (a search's query-vector thread is short-lived), and release_memory empties the page caches."""
+    import threading
+
+    for i in range(40):
+        write(workspace / "memory" / f"n{i}.md", f"# N{i}\n" + f"note {i} about herons and lanterns\n" * 20)
+    memory = memory_factory()
+    memory.sync()
+    store = memory.store
+
+    def read() -> None:
+        store.reader.execute("SELECT count(*), sum(length(text)) FROM chunks").fetchall()
+        memory.search("herons lanterns", mode="keyword")
+
+    read()
+    before = {id(conn) for _, conn in store._readers}  # this thread's, and any other that still runs
+    for _ in range(5):
+        thread = threading.Thread(target=read)
+        thread.start()
+        thread.join()
+    extra = [conn for _, conn in store._readers if id(conn) not in before]
+    assert len(extra) == 1  # each new reader closed the one before it, whose thread had ended
+    thread = threading.Thread(target=read)
+    thread.start()
+    thread.join()
+    with pytest.raises(apsw.ConnectionClosedError):
+        extra[0].execute("SELECT 1")
+    assert store.cache_bytes() > 0
+    store.release_memory()
+    assert store.cache_bytes() < 64 * 1024  # what shrink_memory cannot drop: a few pinned pages at most
+    assert memory.search("herons lanterns", mode="keyword").results  # readers still work after it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -159,7 +160,7 @@ class Store:
         migrate(self.conn)
         self.fts_error = self._ensure_fts()
         self._local = threading.local()
-        self._readers: list[apsw.Connection] = []
+        self._readers: list[tuple[threading.Thread, apsw.Connection]] = []
         self._readers_lock = threading.Lock()
 
     def _connect(self) -> apsw.Connection:
@@ -190,13 +191,36 @@ class Store:
                 _load_sqlite_vec(conn)
             self._local.conn = conn
             with self._readers_lock:
-                self._readers.append(conn)
+                self._readers = [*self._live_readers(), (threading.current_thread(), conn)]
         return conn
+
+    def _live_readers(self) -> list[tuple[threading.Thread, apsw.Connection]]:
+        """The readers whose threads still run; the others are closed (no thread can reach them again, and each
+        holds a page cache). Short-lived threads, such as a search's query-vector thread, read too."""
+        live = []
+        for thread, conn in self._readers:
+            if thread.is_alive():
+                live.append((thread, conn))
+            else:
+                conn.close()
+        return live
+
+    def release_memory(self) -> None:
+        """Close the readers of finished threads and hand back what every connection's page cache holds
+        (`PRAGMA shrink_memory`); the daemon calls it when an agent has been idle long enough to unload its
+        model. A connection its thread is using just then keeps its cache."""
+        with self._readers_lock:
+            self._readers = self._live_readers()
+            connections = [self.conn, *(conn for _, conn in self._readers)]
+        self._frequencies = {}
+        for conn in connections:
+            with contextlib.suppress(apsw.ThreadingViolationError):
+                conn.execute("PRAGMA shrink_memory")
 
     def cache_bytes(self) -> int:
         """Page cache held by this index's connections."""
         with self._readers_lock:
-            connections = [self.conn, *self._readers]
+            connections = [self.conn, *(conn for _, conn in self._readers)]
         total = 0
         for conn in connections:
             try:
@@ -210,7 +234,7 @@ class Store:
             self.flush_access()
         with self._readers_lock:
             readers, self._readers = self._readers, []
-        for conn in [*readers, getattr(self, "conn", None)]:
+        for conn in [*(conn for _, conn in readers), getattr(self, "conn", None)]:
             if conn is not None:
                 conn.close()
 

@@ -173,6 +173,7 @@ class Manager:
             unload = getattr(embedder, "unload_if_idle", None)
             if unload_after_seconds > 0 and unload is not None and unload(unload_after_seconds):
                 runtime.memory.vectors.release()  # loaded again with the model, at the next search
+                runtime.memory.store.release_memory()
                 heap.give_back()
                 log.info("local model unloaded after idle time", agent=runtime.agent.id, idle_s=unload_after_seconds)
 
