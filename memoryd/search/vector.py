@@ -20,7 +20,7 @@ class VectorScan:
 
 BLOCK = 2048  # rows turned back into float32 at a time: small enough to stay in cache (bench.matrix: 2048 or
 # 4096 rows scan 1M int8 vectors in 43 ms, 8192 rows in 62 ms, 512 rows in 52 ms)
-GROWTH_CAP = 65_536  # rows added at most when the matrix grows
+GROWTH_CAP = 65_536  # rows (and id-map entries) added at most when the matrix grows
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +90,7 @@ class VectorIndex:
         """Room for `needed` rows, grown in bounded steps; holes left by removals are dropped on the way."""
         if needed <= len(self._ids):
             return
-        capacity = max(1024, needed + min(max(needed // 4, 1024), GROWTH_CAP))
+        capacity = _grown(needed)
         self._compact()
         extra = capacity - self._count
         self._ids = np.concatenate([self._ids, np.full(extra, -1, dtype=np.int64)])
@@ -111,8 +111,8 @@ class VectorIndex:
             return
         top = int(ids.max())
         if top >= len(self._slot_of):
-            size = top + 1 + min(max((top + 1) // 4, 1024), GROWTH_CAP)
-            self._slot_of = np.concatenate([self._slot_of, np.full(size - len(self._slot_of), -1, dtype=np.int32)])
+            extra = _grown(top + 1) - len(self._slot_of)
+            self._slot_of = np.concatenate([self._slot_of, np.full(extra, -1, dtype=np.int32)])
         self._slot_of[ids] = rows
 
     def _append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
@@ -250,6 +250,11 @@ class VectorIndex:
             ids = np.asarray(chunk_ids, dtype=np.int64)
             known = [int(cid) for cid in ids[self._slots(ids) >= 0]]
         return self._store.vectors_by_ids(known)
+
+
+def _grown(needed: int) -> int:
+    """Room for `needed` entries and a bounded step more (a quarter, at least 1,024, at most GROWTH_CAP)."""
+    return needed + min(max(needed // 4, 1024), GROWTH_CAP)
 
 
 def _approximate(codes: np.ndarray, scales: np.ndarray, count: int, query: np.ndarray) -> np.ndarray:
