@@ -50,3 +50,31 @@ def rss_mb(pid: int | str = "self") -> float | None:
     except OSError:
         pass
     return None
+
+
+MADV_DONTNEED = 4  # Linux
+
+
+def drop_file_pages(path: Path) -> int:
+    """Unmap the resident pages of read-only mappings of `path` from this process (Linux); they stay in the
+    page cache and come back by a minor fault on the next touch. llama.cpp maps a model with MAP_POPULATE, so the
+    whole file is resident at load, though a query reads only the layers and a few rows of the token table.
+    Returns the bytes of mappings advised."""
+    libc = _libc()
+    target = str(path.resolve())
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return 0
+    if libc is None:
+        return 0
+    advised = 0
+    for line in maps.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or fields[5] != target or "w" in fields[1]:
+            continue  # only read-only mappings: they hold nothing that is not in the file
+        start, end = (int(part, 16) for part in fields[0].split("-"))
+        with contextlib.suppress(OSError, AttributeError):
+            if libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), MADV_DONTNEED) == 0:
+                advised += end - start
+    return advised

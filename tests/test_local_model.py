@@ -123,6 +123,77 @@ def test_e5_tokenizer_matches_the_reference(embedder: LocalEmbedder, e5_source: 
         assert embedder.tokenize(prepared) == reference.encode(prepared), text
 
 
+@pytest.fixture(scope="session")
+def e5_with_llama_tokenizer(tmp_path_factory: pytest.TempPathFactory, e5_source: Path) -> Path:
+    """The same model written the way llama.cpp's own converter writes XLM-R: llama.cpp tokenizes (UGM)."""
+    from memoryd.embeddings.convert_e5 import convert_e5
+
+    out = tmp_path_factory.mktemp("e5-ugm") / "e5-ugm.gguf"
+    convert_e5(read_e5(e5_source / "e5-small-q4.bin"), out, "q4_0", E5, llama_tokenizer=True)
+    return out
+
+
+def _mixed_texts(pieces: list[str], count: int, seed: int) -> list[str]:
+    """Random text from the vocabulary's own pieces, stray characters of many scripts and odd spacing."""
+    import random
+
+    rng = random.Random(seed)
+    strays = [
+        *"  \t\n\u00a0\u3000.,;:!?'\"()[]{}<>/\\_-",
+        *"aáàảãạăắđêếôơưữ",
+        *"กขคงจฉชซญดตถทนบปผพฟมยรลวศสหอะาำิีึืุูเแโใไ็่้๊๋์",
+        *"的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可她里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长知民样现分将外但身些与高意进把法此实回二理美点月明其种声全工己话儿者向情部正名定女问力机给等几很业最间新什打便位因重被走电四第门相次东政海口使教西再平真听世气信北少关并内加化由却代军产入先山五太水万市眼体别处总才场师书比住员九笑性通目华报立马命张活难神数件安表原车白应路期叫死常提感金何更反合放做系计或司利受光王果亲界及今京务制解各任至清物台象记边共风战干接它许八特觉望直服毛林题建南度统色字请交爱让认算论百吃义科怎元社术结六功指思非流每青管夫连远资队跟带花快条院变联言权往展该领传近留红治决周保达办运武半候七必城父强步完革深区即求品士转量空甚众技轻程告江语英基派满式李息写呢识极令黑断线",
+        *"مرحبابالعالمنحنختبر",
+        *"Привет мир Ёжик",
+        *"😀🚀\u200b\u200d\ufeff\U000f0000\u0301\u00ad①ＦＵＬＬ",
+    ]
+    words = [p.replace("\u2581", " ") for p in pieces if p and not p.startswith("<")]
+    out = []
+    for _ in range(count):
+        parts = [rng.choice(words) if rng.random() < 0.7 else rng.choice(strays) for _ in range(rng.randint(1, 60))]
+        out.append("".join(parts))
+    return out
+
+
+def test_memoryd_tokenizes_exactly_as_llama_cpp_would(
+    embedder: LocalEmbedder, e5_with_llama_tokenizer: Path, e5_source: Path
+) -> None:
+    """The default GGUF leaves tokenization to memoryd (no 127 MB trie in llama.cpp); its ids must be the ones
+    llama.cpp's UGM tokenizer gives for the same vocabulary, on every script and on random text."""
+    import llama_cpp
+    from llama_cpp._internals import LlamaModel
+
+    from memoryd.embeddings.unigram import UnigramTokenizer
+
+    assert embedder._unigram is not None, "the default model is tokenized by memoryd"
+    params = llama_cpp.llama_model_default_params()
+    params.vocab_only = True
+    ugm = LlamaModel(path_model=str(e5_with_llama_tokenizer), params=params, verbose=False)
+    ours = UnigramTokenizer.from_gguf(embedder.path)
+    texts = [*SAMPLES, "", " ", "   leading and trailing   ", "<s> </s> <unk> <mask> literal", "a\u0301\u0301"]
+    texts += _mixed_texts(read_e5(e5_source / "e5-small-q4.bin").pieces, 400, seed=7)
+    try:
+        for text in texts:
+            prepared = embedder.text.document(text)
+            expected = ugm.tokenize(prepared.encode("utf-8"), add_bos=True, special=False)
+            assert ours.encode(prepared, 10_000) == expected, repr(text)
+            cut = expected if len(expected) <= 512 else [*expected[:511], expected[-1]]
+            assert embedder.tokenize(prepared) == cut, repr(text)
+    finally:
+        ugm.close()
+
+
+def test_both_tokenizers_give_the_same_vectors(embedder: LocalEmbedder, e5_with_llama_tokenizer: Path) -> None:
+    other = LocalEmbedder(e5_with_llama_tokenizer)
+    try:
+        assert other._unigram is None  # llama.cpp tokenizes this one
+        ours, theirs = embedder.embed_documents(SAMPLES), other.embed_documents(SAMPLES)
+        assert np.allclose(ours, theirs, atol=1e-5)
+        assert cos(embedder.embed_query(SAMPLES[2]), other.embed_query(SAMPLES[2])) > 0.99999
+    finally:
+        other.close()
+
+
 def test_e5_gguf_matches_an_independent_implementation(embedder: LocalEmbedder, e5_source: Path) -> None:
     from .reference_e5 import ReferenceE5
 
@@ -247,8 +318,9 @@ def test_the_model_unloads_when_idle_and_comes_back_unchanged(model_file: Path) 
         before = model.embed_query("where did we park the heron dataset?")
         assert not model.unload_if_idle(3600) and model.loaded  # used just now
         assert model.unload_if_idle(0) and not model.loaded
+        assert model._unigram is None  # memoryd's tokenizer goes with the model
         after = model.embed_query("where did we park the heron dataset?")
-        assert model.loaded and cos(before, after) > 0.9999
+        assert model.loaded and model._unigram is not None and cos(before, after) > 0.9999
         docs = model.embed_documents(["the heron dataset lives in the cold bucket"])
         assert docs.shape == (1, 384)
     finally:

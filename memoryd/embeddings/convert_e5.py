@@ -2,8 +2,12 @@
 
 llama.cpp runs XLM-RoBERTa encoders as its BERT architecture with the UGM (SentencePiece unigram) tokenizer.
 The packed file has a per-codepoint normalisation table instead of SentencePiece's precompiled charsmap, so the
-GGUF carries no charsmap: the table goes into memoryd's own metadata and `LocalEmbedder` applies it before text
-reaches llama.cpp (which then only folds whitespace and adds the word-start marker).
+GGUF carries no charsmap: the table goes into memoryd's own metadata and `LocalEmbedder` applies it first.
+
+By default memoryd tokenizes itself (`unigram.py`): the GGUF keeps the vocabulary in the standard keys but tells
+llama.cpp `tokenizer.ggml.model = "none"`, which spares the ~127 MB trie llama.cpp would build for 250k pieces.
+`llama_tokenizer=True` writes the UGM (`t5`) model llama.cpp tokenizes itself, as its own converter does for
+XLM-RoBERTa; the tests check both tokenizers agree.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numpy as np
 
 from memoryd.embeddings.e5_source import DTYPE_Q4_0, E5Source
 from memoryd.embeddings.gguf_meta import write_memoryd_metadata, write_out
+from memoryd.embeddings.unigram import Vocabulary
 
 E5_QUANTS = ("q4_0", "q8_0", "f16")
 QUERY_PREFIX = "query: "
@@ -94,7 +99,13 @@ def _vocab(src: E5Source) -> tuple[list[str], list[float], list[int]]:
 
 
 def convert_e5(
-    src: E5Source, out: Path, quant: str, name: str, progress: Callable[[str, int, int], None] | None = None
+    src: E5Source,
+    out: Path,
+    quant: str,
+    name: str,
+    progress: Callable[[str, int, int], None] | None = None,
+    *,
+    llama_tokenizer: bool = False,
 ) -> None:
     import gguf
 
@@ -119,7 +130,10 @@ def convert_e5(
     )
 
     pieces, scores, types = _vocab(src)
-    writer.add_tokenizer_model("t5")
+    if not llama_tokenizer:  # before the standard keys, so that reading it stops short of the 250k pieces
+        Vocabulary.build(pieces, scores, types, bos=src.bos, eos=src.eos, unk=src.unk).write(writer)
+    writer.add_tokenizer_model("t5" if llama_tokenizer else "none")
+    writer.add_vocab_size(src.vocab_rows)
     writer.add_tokenizer_pre("default")
     writer.add_token_list(pieces)
     writer.add_token_scores(scores)
@@ -141,6 +155,7 @@ def convert_e5(
         query_prefix=QUERY_PREFIX,
         document_prefix=DOCUMENT_PREFIX,
         normalizer=json.dumps({str(cp): rep for cp, rep in sorted(src.normalizer.items())}, ensure_ascii=False),
+        tokenizer="" if llama_tokenizer else "unigram",
     )
 
     items = list(src.tensors.items())

@@ -16,7 +16,8 @@ import numpy as np
 
 from memoryd import heap
 from memoryd.embeddings.base import EmbeddingError, Interrupted, clean_vectors, fingerprint
-from memoryd.embeddings.gguf_meta import read_preparation
+from memoryd.embeddings.gguf_meta import TOKENIZER_KEY, GGUFFormatError, read_preparation
+from memoryd.embeddings.unigram import UnigramTokenizer
 
 # llama.cpp's CPU threads are OpenMP's, which by default spin for about 300,000 rounds at every step before they
 # sleep. When the cores are busy (another program, or the daemon's own indexing beside a search) a spinning thread
@@ -42,7 +43,10 @@ class LocalEmbedder:
     after a batch of long documents the context is made anew (a few milliseconds) and the memory goes back.
 
     Queries have a context of their own beside the documents' (made at the first query): a search never waits
-    for a document being embedded, only shares the cores with it."""
+    for a document being embedded, only shares the cores with it.
+
+    A GGUF that says `memoryd.tokenizer = "unigram"` is tokenized here (`unigram.py`), not by llama.cpp, and the
+    tokenizer is loaded and dropped with the model."""
 
     provider = "local"
 
@@ -57,6 +61,7 @@ class LocalEmbedder:
         path = Path(model_path)
         if not path.is_file():
             raise FileNotFoundError(f"no GGUF model at {path} (run: memoryd model prepare)")
+        self.path = path
         try:
             import llama_cpp
             from llama_cpp._internals import LlamaBatch, LlamaContext, LlamaModel
@@ -70,12 +75,14 @@ class LocalEmbedder:
         self._load_lock = threading.Lock()  # guards loading, unloading and the count of users
         self._users = 0
         self._last_used = time.monotonic()
-        self._make_model = lambda: LlamaModel(
-            path_model=str(path), params=llama_cpp.llama_model_default_params(), verbose=False
-        )
+        self._llama_model = LlamaModel
+        self._unigram: UnigramTokenizer | None = None
         cores = os.cpu_count() or 1
         try:
             self._model = self._make_model()
+            metadata = self._model.metadata()
+            self._own_tokenizer = _own_tokenizer(metadata, path)
+            self._load_tokenizer()
             params = llama_cpp.llama_context_default_params()
             params.n_ctx = params.n_batch = params.n_ubatch = CONTEXT
             params.n_seq_max = 1
@@ -89,10 +96,10 @@ class LocalEmbedder:
             self._queries: _Lane | None = None
             self._queries_used = time.monotonic()
             self._lanes_lock = threading.Lock()  # guards making a lane
-        except (ValueError, RuntimeError) as exc:
-            raise EmbeddingError(f"llama.cpp could not load {path}: {exc}") from exc
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise EmbeddingError(f"could not load the model {path}: {exc}") from exc
         self.dims = int(self._model.n_embd())
-        own = read_preparation(self._model.metadata())
+        own = read_preparation(metadata)
         self.text = replace(
             own,
             query_prefix=own.query_prefix if query_prefix is None else query_prefix,
@@ -103,7 +110,6 @@ class LocalEmbedder:
             # other prefixes make other vectors: a distinct model name keeps them apart (and triggers a reindex)
             self.model += "+prefix-" + fingerprint(self.text.query_prefix + "\0" + self.text.document_prefix)[:8]
         self.key_fingerprint = fingerprint(_model_identity(path))
-        self.path = path
 
     @property
     def loaded(self) -> bool:
@@ -118,9 +124,10 @@ class LocalEmbedder:
             if self._model is None:
                 try:
                     self._model = self._make_model()
-                except (ValueError, RuntimeError) as exc:
-                    self._model = None
-                    raise EmbeddingError(f"llama.cpp could not load {self.path}: {exc}") from exc
+                    self._load_tokenizer()
+                except (ValueError, RuntimeError, OSError) as exc:
+                    self._free()
+                    raise EmbeddingError(f"could not load the model {self.path}: {exc}") from exc
             self._users += 1
             self._last_used = time.monotonic()
         try:
@@ -160,6 +167,7 @@ class LocalEmbedder:
                 setattr(self, name, None)
         if idle:
             heap.give_back()
+            heap.drop_file_pages(self.path)
         return bool(idle)
 
     def _free(self) -> None:
@@ -170,8 +178,19 @@ class LocalEmbedder:
         self._documents = self._queries = None
         if self._model is not None:
             self._model.close()
-        self._model = None
+        self._model = self._unigram = None
         heap.give_back()
+
+    def _make_model(self) -> Any:
+        model = self._llama_model(
+            path_model=str(self.path), params=self._llama_cpp.llama_model_default_params(), verbose=False
+        )
+        heap.drop_file_pages(self.path)  # llama.cpp read the whole file in; queries fault back what they use
+        return model
+
+    def _load_tokenizer(self) -> None:
+        if self._own_tokenizer:
+            self._unigram = UnigramTokenizer.from_gguf(self.path)
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids as the model sees them (special tokens added), at most one context long."""
@@ -179,6 +198,8 @@ class LocalEmbedder:
             return self._tokenize(text)
 
     def _tokenize(self, text: str) -> list[int]:
+        if self._unigram is not None:
+            return self._unigram.encode(text, CONTEXT)
         tokens = self._model.tokenize(text.encode("utf-8"), add_bos=True, special=False)
         if len(tokens) > CONTEXT:
             tokens = [*tokens[: CONTEXT - 1], tokens[-1]]  # keep the closing special token
@@ -288,6 +309,14 @@ def _with_threads(params: Any, threads: int) -> Any:
     out = type(params).from_buffer_copy(params)
     out.n_threads = out.n_threads_batch = threads
     return out
+
+
+def _own_tokenizer(metadata: dict[str, str], path: Path) -> bool:
+    """Whether memoryd tokenizes for this model (see gguf_meta) rather than llama.cpp."""
+    kind = metadata.get(TOKENIZER_KEY, "")
+    if kind not in ("", "unigram"):
+        raise GGUFFormatError(f"{path}: unknown {TOKENIZER_KEY} {kind!r} (this memoryd knows 'unigram')")
+    return kind == "unigram"
 
 
 def _model_identity(path: Path) -> str:

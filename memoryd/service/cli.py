@@ -182,13 +182,18 @@ def model_status(data_dir: Path | None) -> None:
     from memoryd.embeddings.prepare import DEFAULT_MODEL, RECIPES, model_path, verify
 
     base = data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
-    paths = [model_path(base, name, quant) for name, spec in RECIPES.items() for quant in spec.quants]
-    for path in paths:
+    paths = [(model_path(base, name, quant), spec) for name, spec in RECIPES.items() for quant in spec.quants]
+    for path, spec in paths:
         if path.exists():
-            state = "ok" if verify(path) else "CHECKSUM MISMATCH (run: memoryd model prepare --force)"
+            if verify(path, spec.file_format):
+                state = "ok"
+            elif verify(path):
+                state = "ok, an older build (run: memoryd model prepare, to rebuild it)"
+            else:
+                state = "CHECKSUM MISMATCH (run: memoryd model prepare --force)"
             default = " (default)" if path == model_path(base, DEFAULT_MODEL) else ""
             click.echo(f"{path}: {state}{default}")
-    if not any(p.exists() for p in paths):
+    if not any(p.exists() for p, _ in paths):
         click.echo(f"no model in {base / 'models'} (run: memoryd model prepare)")
 
 
