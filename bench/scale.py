@@ -7,10 +7,12 @@ daemon then serves that index with the real model: every query is embedded by ll
 as many vectors as a real index holds, so latency and memory are real; retrieval quality is not measured here
 (see bench.quality). Reported per scale: keyword and hybrid p50/p99 (1 client and 8), RSS idle, under load, a
 minute later (contexts released, heap handed back) and with the model unloaded, index size on disk, a no-op
-sync, `write` at that many files, and a saved file -> searchable through the watcher.
+sync, `write` at that many files, a saved file -> searchable through the watcher, and with `--reindex` RSS after
+a full reindex and a minute later.
 
 python -m bench.scale                              # 10k, 100k, 1M chunks
 python -m bench.scale --scales 100000 --no-idle    # one scale, without the two idle waits (2 min)
+python -m bench.scale --scales 100000 --reindex    # ... ending with a full reindex (from the embedding cache)
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from typing import Any
 import numpy as np
 
 from bench.harness import BenchDaemon, median, start_daemon
-from bench.latency import CACHE, change_to_searchable, index_bytes, memctl_wall, noop_sync, search_modes
+from bench.latency import (
+    CACHE,
+    change_to_searchable,
+    index_bytes,
+    memctl_wall,
+    noop_sync,
+    reindex_under_load,
+    search_modes,
+)
 from bench.synthetic import build, queries
 from memoryd.config import EmbeddingConfig, default_data_dir, default_model_path, quickstart_agent
 from memoryd.embeddings.local import LocalEmbedder
@@ -84,7 +94,7 @@ def write_latency(daemon: BenchDaemon, runs: int = 15) -> float:
     return round(median(times) * 1000, 1)
 
 
-def measure(chunks: int, work: Path, n_queries: int, idle: bool) -> dict[str, Any]:
+def measure(chunks: int, work: Path, n_queries: int, idle: bool, reindex: bool = False) -> dict[str, Any]:
     root = work / f"scale-fill-{chunks}"
     workspace = build(root / "workspace", chunks)
     data = root / "data"
@@ -115,11 +125,20 @@ def measure(chunks: int, work: Path, n_queries: int, idle: bool) -> dict[str, An
             time.sleep(MODEL_IDLE_MINUTES * 60 - IDLE_WAIT_SECONDS + 5)
             model_loaded = daemon.status().get("model_loaded")
             out["rss_model_unloaded_mb"] = round(daemon.rss_mb(), 1) if model_loaded is False else None
+        if reindex:
+            out["reindex"] = reindex_under_load(daemon, qs)  # vectors come from the embedding cache
+            with daemon.client() as client:
+                client.search(qs[1])
+            out["rss_after_reindex_mb"] = round(daemon.rss_mb(), 1)
+            if idle:
+                time.sleep(IDLE_WAIT_SECONDS)
+                out["rss_after_reindex_minute_mb"] = round(daemon.rss_mb(), 1)
         print(
             f"  [{chunks}] memctl {out['memctl_search_ms']} ms; no-op sync {out['noop_sync']}; write "
             f"{out['write_ms']} ms; change {out['change_to_searchable']}; index {out['index_mb']} MB; RSS idle "
             f"{out['rss_idle_mb']} MB, a minute on {out.get('rss_idle_minute_mb')}, unloaded "
-            f"{out.get('rss_model_unloaded_mb')}",
+            f"{out.get('rss_model_unloaded_mb')}; after a full reindex {out.get('rss_after_reindex_mb')}, a minute "
+            f"on {out.get('rss_after_reindex_minute_mb')}",
             flush=True,
         )
     finally:
@@ -132,10 +151,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--scales", default="10000,100000,1000000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--no-idle", action="store_true", help="skip the idle and unloaded RSS waits")
+    parser.add_argument("--reindex", action="store_true", help="end with a full reindex and RSS after it")
     parser.add_argument("--workdir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    results = {n: measure(int(n), args.workdir, args.queries, not args.no_idle) for n in args.scales.split(",")}
+    results = {
+        n: measure(int(n), args.workdir, args.queries, not args.no_idle, args.reindex) for n in args.scales.split(",")
+    }
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return results

@@ -114,6 +114,8 @@ class AgentMemory:
         self._write_lock = threading.Lock()
         self.last_sync: SyncReport | None = None
         self.healed: str | None = None  # why the index was last rebuilt from the sources, for `status`
+        self._last_active = time.monotonic()  # the last search or sync
+        self._caches_released = False
         cleanup_interrupted(agent.store)
         try:
             self._open_index()
@@ -229,6 +231,7 @@ class AgentMemory:
                 self.heal(exc)
                 with self.gate.use():
                     self.last_sync = self.syncer.sync(force=True, progress=progress)
+            self._active()
             return self.last_sync
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
@@ -248,11 +251,25 @@ class AgentMemory:
 
     def search(self, query: str, **options: Any) -> SearchResponse:
         """Hybrid search; options are those of SearchEngine.search (limits, mode, filters, explain, ...)."""
+        self._active()
         try:
             with self.gate.use():
                 return self.engine.search(query, **options)
         except CORRUPT as exc:
             raise IndexUnreadable(f"the index is corrupt ({exc}); it is being rebuilt from the sources") from exc
+
+    def _active(self) -> None:
+        self._last_active = time.monotonic()
+        self._caches_released = False
+
+    def release_idle_caches(self, idle_seconds: float) -> bool:
+        """Hand back SQLite's page caches once no search or sync has run for `idle_seconds` (once per idle
+        spell; the next search reads its pages from the OS's file cache). Returns whether it did."""
+        if self._caches_released or time.monotonic() - self._last_active < idle_seconds:
+            return False
+        self._caches_released = True
+        self.store.release_memory()
+        return True
 
     def get(self, path: str, from_line: int = 1, lines: int | None = None) -> dict[str, Any]:
         """Lines from..from+lines-1 (1-based) of a file inside the agent's sources."""

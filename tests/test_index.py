@@ -281,3 +281,23 @@ def test_readers_of_finished_threads_are_closed_and_idle_caches_given_back(
     store.release_memory()
     assert store.cache_bytes() < 64 * 1024  # what shrink_memory cannot drop: a few pinned pages at most
     assert memory.search("herons lanterns", mode="keyword").results  # readers still work after it
+
+
+def test_page_caches_go_back_once_per_idle_spell(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> None:
+    """The daemon calls release_idle_caches every second: it shrinks the caches once no search or sync has run
+    for the idle time, once per spell, and a search starts a new spell."""
+    for i in range(40):
+        write(workspace / "memory" / f"n{i}.md", f"# N{i}\n" + f"note {i} about herons and lanterns\n" * 20)
+    memory = memory_factory()
+    memory.sync()
+    memory.search("herons lanterns", mode="keyword")
+    assert memory.store.cache_bytes() > 64 * 1024
+    assert not memory.release_idle_caches(3600)  # searched just now
+    assert memory.store.cache_bytes() > 64 * 1024
+    time.sleep(0.05)
+    assert memory.release_idle_caches(0.01)
+    assert memory.store.cache_bytes() < 64 * 1024
+    assert not memory.release_idle_caches(0.01)  # once per idle spell
+    assert memory.search("herons lanterns", mode="keyword").results
+    time.sleep(0.05)
+    assert memory.release_idle_caches(0.01)  # the search began a new spell

@@ -342,3 +342,35 @@ def test_idle_contexts_are_released_and_made_again(model_file: Path) -> None:
         assert cos(query, model.embed_query("heron dataset")) > 0.9999
     finally:
         model.close()
+
+
+def _file_mappings(path: Path) -> dict[str, int]:
+    """Resident KiB of each mapping of `path` in this process, by address range (Linux)."""
+    out: dict[str, int] = {}
+    current = None
+    target = str(path.resolve())
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            current = fields[0] if len(fields) >= 6 and fields[5] == target else None
+        elif current and fields[0] == "Rss:":
+            out[current] = int(fields[1])
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads Linux's /proc/self/smaps")
+def test_the_model_file_stays_mostly_out_of_memory(model_file: Path) -> None:
+    """llama.cpp reads the whole GGUF in at load (MAP_POPULATE); memoryd unmaps it again, and a query faults
+    back only the layers and the token rows it reads."""
+    before = set(_file_mappings(model_file))
+    model = LocalEmbedder(model_file)
+    try:
+        mine = {k: v for k, v in _file_mappings(model_file).items() if k not in before}
+        assert mine, "llama.cpp maps the model file"
+        size_kib = model_file.stat().st_size / 1024
+        assert sum(mine.values()) < 0.05 * size_kib
+        model.embed_query("what did we decide about auth?")
+        resident = sum(v for k, v in _file_mappings(model_file).items() if k in mine)
+        assert resident < 0.5 * size_kib  # the token table is most of the file, and a query reads a few rows
+    finally:
+        model.close()

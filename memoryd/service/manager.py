@@ -163,13 +163,15 @@ class Manager:
         return not any(r.busy for r in list(self.runtimes.values()))
 
     def _trim_idle_models(self, unload_after_seconds: float) -> None:
-        """Close model contexts idle for a minute and, when configured, unload models idle for longer (with the
-        warm vector matrix: a search after that long can wait for both)."""
+        """Close model contexts and hand back SQLite's page caches after a minute unused and, when configured,
+        unload models idle for longer (with the warm vector matrix: a search after that long can wait for both)."""
         for runtime in list(self.runtimes.values()):
             embedder = runtime.memory.embedder
             release = getattr(embedder, "release_idle_contexts", None)
             if release is not None:
                 release(CONTEXT_IDLE_SECONDS)
+            if not runtime.busy:
+                runtime.memory.release_idle_caches(CONTEXT_IDLE_SECONDS)
             unload = getattr(embedder, "unload_if_idle", None)
             if unload_after_seconds > 0 and unload is not None and unload(unload_after_seconds):
                 runtime.memory.vectors.release()  # loaded again with the model, at the next search
