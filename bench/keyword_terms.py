@@ -1,0 +1,103 @@
+"""Which query terms keyword search keeps: keyword-only quality at each common-term share, on every data set.
+
+python -m bench.keyword_terms [--shares 0.2,0.1,0.05,0.02] [--datasets scifact,xquad-en,...,locomo]
+
+Keyword search drops terms found in more than a share of the chunks when rarer ones remain
+(`memoryd.search.keyword.COMMON_TERM_SHARE`); at a million chunks those terms' posting lists are most of the
+query time. Here, in-process and without embeddings: SciFact nDCG@10 and MRR@10, XQuAD MRR@10 and Recall@10,
+LoCoMo (dated notes) session and turn Recall@5 and turn MRR@5, each at every share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.beir import CACHE, RESULTS_PER_QUERY, load, open_memory
+from bench.conversations import K, judge, load_locomo, write_notes
+from bench.metrics import dedupe_docs, evaluate
+from memoryd.config import EmbeddingConfig, quickstart_agent
+from memoryd.memory import AgentMemory
+from memoryd.search import keyword
+
+DATASETS = "scifact,xquad-en,xquad-vi,xquad-vi-notone,xquad-zh,xquad-th,locomo"
+
+
+def _retrieval(name: str, work: Path, shares: list[float]) -> dict[str, dict[str, float]]:
+    dataset = load(name)
+    memory, mapping = open_memory(dataset, "none", work)
+    out = {}
+    with memory:
+        memory.sync()
+        for share in shares:
+            keyword.COMMON_TERM_SHARE = share
+            runs = {
+                qid: dedupe_docs(
+                    [r.path for r in memory.search(text, max_results=RESULTS_PER_QUERY, mode="keyword").results],
+                    mapping,
+                )
+                for qid, text in dataset.queries.items()
+            }
+            out[str(share)] = evaluate(runs, dataset.qrels)
+    return out
+
+
+def _locomo(work: Path, shares: list[float]) -> dict[str, dict[str, float]]:
+    conversations = load_locomo()
+    memories = []
+    for conv in conversations:
+        workspace = work / "locomo" / "keyword-terms" / conv.id
+        write_notes(conv, workspace)
+        agent = quickstart_agent(
+            workspace, work / "locomo" / "keyword-terms" / f"data-{conv.id}", embedding=EmbeddingConfig(provider="none")
+        )
+        memory = AgentMemory(agent)
+        memory.sync()
+        memories.append(memory)
+    out = {}
+    for share in shares:
+        keyword.COMMON_TERM_SHARE = share
+        rows = []
+        for conv, memory in zip(conversations, memories, strict=True):
+            for question, evidence in conv.questions:
+                found = memory.search(question, max_results=K, mode="keyword").results
+                rows.append(judge(conv, [(r.path, r.chunk_start_line, r.chunk_end_line) for r in found], evidence))
+        n = len(rows)
+        out[str(share)] = {
+            "session_r@5": sum(r[0] for r in rows) / n,
+            "turn_r@5": sum(r[1] for r in rows) / n,
+            "turn_mrr@5": sum(r[2] for r in rows) / n,
+        }
+    for memory in memories:
+        memory.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shares", default="0.2,0.1,0.05,0.02")
+    parser.add_argument("--datasets", default=DATASETS)
+    parser.add_argument("--workdir", type=Path, default=CACHE)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    shares = [float(s) for s in args.shares.split(",")]
+    default = keyword.COMMON_TERM_SHARE
+    results: dict[str, Any] = {}
+    try:
+        for name in args.datasets.split(","):
+            measure = _locomo if name == "locomo" else lambda work, shares, name=name: _retrieval(name, work, shares)
+            results[name] = measure(args.workdir, shares)
+            for share, figures in results[name].items():
+                shown = ", ".join(f"{k} {v:.4f}" for k, v in figures.items())
+                print(f"{name:16} share {share:5}: {shown}", flush=True)
+    finally:
+        keyword.COMMON_TERM_SHARE = default
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()
