@@ -150,3 +150,29 @@ def test_the_daemon_unloads_an_idle_model_and_a_search_brings_it_back(tmp_path: 
         assert client.status()["daemon"]["rss_mb"] > 0
     finally:
         d.cleanup(daemon)
+
+
+def test_a_sync_asked_for_but_not_begun_shows_as_pending(tmp_path: Path, workspace: Path) -> None:
+    """Sync threads run at index_nice, so on a busy machine a requested sync may wait for its thread: status must
+    not call the agent settled meanwhile (a client waiting for `dirty` and `syncing` to clear would read a
+    half-built index)."""
+    from memoryd.config import Config, EmbeddingConfig, quickstart_agent
+    from memoryd.service.runtime import AgentRuntime
+
+    write(workspace / "MEMORY.md", "# One\nThe agent knows about ibex.\n")
+    agent = quickstart_agent(workspace, tmp_path / "data", embedding=EmbeddingConfig(provider="none"))
+    runtime = AgentRuntime(agent, Config(data_dir=tmp_path / "data", socket=tmp_path / "s", agents=(agent,)))
+    try:
+        with runtime._cond:
+            runtime._reindexing = True  # holds the sync thread back, as a starved thread would be
+        ticket = runtime.request_sync()
+        state = runtime.status()
+        assert state["dirty"] and not state["syncing"] and state["files"] == 0
+        with runtime._cond:
+            runtime._reindexing = False
+            runtime._cond.notify_all()
+        assert runtime.wait_for(ticket, 30)
+        state = runtime.status()
+        assert not state["dirty"] and not state["syncing"] and state["files"] == 1
+    finally:
+        runtime.close()

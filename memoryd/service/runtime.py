@@ -340,9 +340,11 @@ class AgentRuntime:
 
     def status(self) -> dict[str, Any]:
         status = self.memory.status()
+        with self._cond:  # a sync asked for but not yet begun (its thread runs at index_nice) is pending work too
+            pending = self._requested > self._completed and not self._running
         status.update(
             {
-                "dirty": self.dirty,
+                "dirty": self.dirty or pending,
                 "syncing": self._running,
                 "sync_runs": self.sync_runs,
                 "sync_progress": self.sync_progress.as_dict() if self.sync_progress else None,
