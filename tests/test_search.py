@@ -93,6 +93,26 @@ def test_only_terms_in_most_chunks_are_dropped_from_a_long_query(
     assert hits[0].path == "memory/n0.md"  # heron and quartz: the only note with both
 
 
+def test_low_weight_terms_go_once_their_postings_are_costly(
+    workspace: Path, memory_factory: Callable[..., AgentMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a large index a term in a fifth of the chunks (little BM25 weight, a long posting list) is dropped too;
+    COSTLY_POSTINGS stands in here for a posting list of 50,000 chunks."""
+    from memoryd.search import keyword
+    from memoryd.sources.analyzer import query_terms
+
+    rare = ["quartz", "mango", "violet", "copper", "saffron"]
+    for i in range(10):
+        words = ["heron"] * (i < 3) + rare[i : i + 1] + [f"filler{i}"]
+        write(workspace / "memory" / f"n{i}.md", f"# Note {i}\n{' '.join(words)} here\n")
+    memory = memory_factory()
+    memory.sync()
+    query = query_terms("heron " + " ".join(rare))
+    assert "heron" in {t.phrase[0] for t in keyword.informative_terms(memory.store, query)}
+    monkeypatch.setattr(keyword, "COSTLY_POSTINGS", 2)
+    assert {t.phrase[0] for t in keyword.informative_terms(memory.store, query)} == set(rare)
+
+
 @pytest.mark.parametrize(
     "query", ['"JWT', "JWT*", "auth: JWT", "-JWT", "(JWT", "NEAR(JWT expiry)", "JWT OR", "AND", "^JWT", "{body}: x"]
 )
