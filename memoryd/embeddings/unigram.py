@@ -155,6 +155,12 @@ class UnigramTokenizer:
         return out
 
     def encode(self, text: str, max_tokens: int) -> list[int]:
-        """`[bos, pieces..., eos]`, cut to `max_tokens` with the end token kept."""
+        """`[bos, pieces..., eos]`, cut to `max_tokens` with the end token kept. Only the start of a long text is
+        segmented (a query may be megabytes): a piece never spans a space, so cut at a space the words before it
+        segment as they would in the whole text, and the start is long enough to fill `max_tokens`."""
+        limit = 2 * max_tokens * self.vocabulary.longest
+        if len(text) > limit:
+            space = text.rfind(" ", limit // 2, limit)
+            text = text[: space if space > 0 else limit]
         body = self.pieces(text)[: max(0, max_tokens - 2)]
         return [self.vocabulary.bos, *body, self.vocabulary.eos]
