@@ -26,14 +26,13 @@ from bench.harness import median
 _LOAD = """
 import json, sys, time
 from memoryd.embeddings.local import LocalEmbedder
-def rss():
-    return next(int(l.split()[1]) / 1024 for l in open('/proc/self/status') if l.startswith('VmRSS'))
-before = rss()
+from memoryd.heap import rss_mb
+before = rss_mb()
 start = time.perf_counter()
 model = LocalEmbedder(sys.argv[1])
 loaded = time.perf_counter() - start
 model.embed_query('what did we decide about auth?')
-print(json.dumps({'load_s': loaded, 'rss_before_mb': before, 'rss_loaded_mb': rss()}))
+print(json.dumps({'load_s': loaded, 'rss_before_mb': before, 'rss_loaded_mb': rss_mb()}))
 """
 
 
@@ -44,8 +43,9 @@ def corpus(limit: int) -> dict[str, list[str]]:
     for lang in ("en", "vi", "zh", "th"):
         xquad = load_xquad(lang)
         sets[f"xquad-{lang}"] = [text for _, text in xquad.docs.values()] + list(xquad.queries.values())
-    turns = [t.text for c in load_locomo() for s in c.sessions for t in s.turns]
-    sets["locomo"] = turns + [q for c in load_locomo() for q, _ in c.questions]
+    conversations = load_locomo()
+    turns = [t.text for c in conversations for s in c.sessions for t in s.turns]
+    sets["locomo"] = turns + [q for c in conversations for q, _ in c.questions]
     return {name: texts[:limit] if limit else texts for name, texts in sets.items()}
 
 

@@ -61,13 +61,13 @@ def drop_file_pages(path: Path) -> int:
     whole file is resident at load, though a query reads only the layers and a few rows of the token table.
     Returns the bytes of mappings advised."""
     libc = _libc()
-    target = str(path.resolve())
+    if libc is None:
+        return 0
     try:
         maps = Path("/proc/self/maps").read_text()
     except OSError:
         return 0
-    if libc is None:
-        return 0
+    target = str(path.resolve())
     advised = 0
     for line in maps.splitlines():
         fields = line.split(maxsplit=5)

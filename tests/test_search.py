@@ -71,6 +71,19 @@ def test_keyword_search_in_every_script(memory: AgentMemory, query: str, expecte
     assert top_path(memory, query) == expected
 
 
+RARE = ["quartz", "mango", "violet", "copper", "saffron"]
+
+
+def _term_notes(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> AgentMemory:
+    """Ten notes: "lantern" in six, "heron" in three, each RARE word in one."""
+    for i in range(10):
+        words = ["lantern"] * (i < 6) + ["heron"] * (i < 3) + RARE[i : i + 1] + [f"filler{i}"]
+        write(workspace / "memory" / f"n{i}.md", f"# Note {i}\n{' '.join(words)} here\n")
+    memory = memory_factory()
+    memory.sync()
+    return memory
+
+
 def test_only_terms_in_most_chunks_are_dropped_from_a_long_query(
     workspace: Path, memory_factory: Callable[..., AgentMemory]
 ) -> None:
@@ -80,14 +93,9 @@ def test_only_terms_in_most_chunks_are_dropped_from_a_long_query(
     from memoryd.search.keyword import informative_terms
     from memoryd.sources.analyzer import query_terms
 
-    rare = ["quartz", "mango", "violet", "copper", "saffron"]
-    for i in range(10):
-        words = ["lantern"] * (i < 6) + ["heron"] * (i < 3) + rare[i : i + 1] + [f"filler{i}"]
-        write(workspace / "memory" / f"n{i}.md", f"# Note {i}\n{' '.join(words)} here\n")
-    memory = memory_factory()
-    memory.sync()
-    kept = {t.phrase[0] for t in informative_terms(memory.store, query_terms("lantern heron " + " ".join(rare)))}
-    assert "lantern" not in kept and "heron" in kept and set(rare) <= kept
+    memory = _term_notes(workspace, memory_factory)
+    kept = {t.phrase[0] for t in informative_terms(memory.store, query_terms("lantern heron " + " ".join(RARE)))}
+    assert "lantern" not in kept and "heron" in kept and set(RARE) <= kept
     assert {t.phrase[0] for t in informative_terms(memory.store, query_terms("lantern heron"))} == {"lantern", "heron"}
     hits = memory.search("heron quartz mango violet copper saffron", mode="keyword").results
     assert hits[0].path == "memory/n0.md"  # heron and quartz: the only note with both
@@ -101,16 +109,11 @@ def test_low_weight_terms_go_once_their_postings_are_costly(
     from memoryd.search import keyword
     from memoryd.sources.analyzer import query_terms
 
-    rare = ["quartz", "mango", "violet", "copper", "saffron"]
-    for i in range(10):
-        words = ["heron"] * (i < 3) + rare[i : i + 1] + [f"filler{i}"]
-        write(workspace / "memory" / f"n{i}.md", f"# Note {i}\n{' '.join(words)} here\n")
-    memory = memory_factory()
-    memory.sync()
-    query = query_terms("heron " + " ".join(rare))
+    memory = _term_notes(workspace, memory_factory)
+    query = query_terms("heron " + " ".join(RARE))
     assert "heron" in {t.phrase[0] for t in keyword.informative_terms(memory.store, query)}
     monkeypatch.setattr(keyword, "COSTLY_POSTINGS", 2)
-    assert {t.phrase[0] for t in keyword.informative_terms(memory.store, query)} == set(rare)
+    assert {t.phrase[0] for t in keyword.informative_terms(memory.store, query)} == set(RARE)
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,7 @@ class Vocabulary:
         writer.add_key_value(KEY_PREFIX + "scores", self.scores.tolist(), kind.ARRAY, kind.FLOAT32)
         writer.add_float32(KEY_PREFIX + "unknown_score", self.unknown_score)
         for name in ("longest", "bos", "eos", "unk"):
-            writer.add_key_value(KEY_PREFIX + name, getattr(self, name), gguf.GGUFValueType.INT32)
+            writer.add_key_value(KEY_PREFIX + name, getattr(self, name), kind.INT32)
 
     @classmethod
     def read(cls, path: str | Path) -> Vocabulary:
