@@ -20,6 +20,7 @@ from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse
 from memoryd.search.keyword import KeywordHit, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
+from memoryd.search.regions import Region, group_regions
 from memoryd.search.snippets import best_snippet, word_weights
 from memoryd.search.vector import VectorIndex, VectorScan
 from memoryd.sources.analyzer import analyze, snippet_words
@@ -49,7 +50,7 @@ class SearchResult:
     source: str
     citation: str
     chunk_id: int
-    chunk_start_line: int  # the whole chunk that matched; the citation is the part of it that matched best
+    chunk_start_line: int  # the whole chunk that matched (overlapping matches joined); the citation is its best part
     chunk_end_line: int
     explain: dict[str, object] | None = None
 
@@ -182,15 +183,15 @@ class SearchEngine:
         pool_list = gathered.candidates
         has_vector, has_text, embedder = gathered.has_vector, gathered.has_text, gathered.embedder
         fuse(pool_list, fusion, cfg, has_vector=has_vector, has_text=has_text, scan=gathered.vector_scan)
-        chosen, rows, explained = self._rank(pool_list, cfg, min_score, max_results)
+        regions, explained = self._rank(pool_list, cfg, min_score, max_results)
 
         actual = "hybrid" if has_vector and has_text else ("vector" if has_vector else "keyword")
         degraded = gathered.degraded
         if mode == "hybrid" and actual == "keyword" and degraded is None:
             degraded = "vector search unavailable"
-        results = self._materialise(chosen, rows, explained, explain, query)
+        results = self._materialise(regions, explained, explain, query)
         if record_access and results and cfg.access_weight:
-            self.store.record_access([rows[r.chunk_id].hash for r in results])
+            self.store.record_access([row.hash for region in regions for row in region.rows])
         return SearchResponse(
             results=results,
             mode=actual,
@@ -251,8 +252,9 @@ class SearchEngine:
 
     def _rank(
         self, pool: list[Candidate], cfg: QueryConfig, min_score: float, max_results: int
-    ) -> tuple[list[int], dict[int, ChunkRow], dict[int, Explained]]:
-        """Fused score x time decay x importance x access, threshold, then MMR or plain order."""
+    ) -> tuple[list[Region], dict[int, Explained]]:
+        """Fused score x time decay x importance x access, threshold, then MMR or plain order, grouped into
+        regions (overlapping chunks of one file become one result)."""
         rows = self.store.chunks_by_ids([c.chunk_id for c in pool])
         access = self.store.access_stats([r.hash for r in rows.values()]) if cfg.access_weight else {}
         moment = time.time()
@@ -279,7 +281,7 @@ class SearchEngine:
             (cid for cid, e in explained.items() if e.final >= min_score), key=lambda cid: (-explained[cid].final, cid)
         )
         if not cfg.mmr:
-            return ranked[:max_results], rows, explained
+            return group_regions(ranked, rows, max_results), explained
         picked = mmr(
             np.array([explained[cid].final for cid in ranked]),
             self._similarities(ranked, rows),
@@ -289,7 +291,7 @@ class SearchEngine:
         for step, (index, penalty) in enumerate(picked, 1):
             info = explained[ranked[index]]
             info.mmr_step, info.mmr_penalty = step, round(penalty, 6)
-        return [ranked[index] for index, _ in picked], rows, explained
+        return group_regions([ranked[index] for index, _ in picked], rows, max_results), explained
 
     def _similarities(self, ranked: list[int], rows: dict[int, ChunkRow]) -> np.ndarray:
         """Pairwise cosine of the candidates' vectors; word overlap (Jaccard) for any without a vector."""
@@ -316,28 +318,34 @@ class SearchEngine:
         return self.store.chunk_ids(filters)
 
     def _materialise(
-        self, chosen: list[int], rows: dict[int, ChunkRow], explained: dict[int, Explained], include: bool, query: str
+        self, regions: list[Region], explained: dict[int, Explained], include: bool, query: str
     ) -> list[SearchResult]:
         words = word_weights(snippet_words(query), self.store.document_frequencies, self.store.chunk_count())
         results = []
-        for chunk_id in chosen:
-            row, info = rows[chunk_id], explained[chunk_id]
-            snip = best_snippet(row.text, row.file_line, words, self.settings.snippet_chars)
+        for region in regions:
+            lead, info = region.rows[0], explained[region.lead]
+            text, line_of = region.text()
+            # a joined result shows as much as its chunks would have shown as separate results
+            snip = best_snippet(text, line_of, words, self.settings.snippet_chars * len(region.rows))
+            details = None
+            if include:
+                details = _explain_dict(info, lead)
+                details["chunks"] = [f"L{row.start_line}-L{row.end_line}" for row in region.rows]
             results.append(
                 SearchResult(
-                    path=row.path,
+                    path=lead.path,
                     start_line=snip.start_line,
                     end_line=snip.end_line,
                     score=round(info.final, 6),
                     vector_score=_rounded(info.vector_score),
                     text_score=_rounded(info.text_score),
                     snippet=snip.text,
-                    source=row.source,
-                    citation=f"{row.path}#L{snip.start_line}-L{snip.end_line}",
-                    chunk_id=chunk_id,
-                    chunk_start_line=row.start_line,
-                    chunk_end_line=row.end_line,
-                    explain=_explain_dict(info, row) if include else None,
+                    source=lead.source,
+                    citation=f"{lead.path}#L{snip.start_line}-L{snip.end_line}",
+                    chunk_id=region.lead,
+                    chunk_start_line=region.start_line,
+                    chunk_end_line=region.end_line,
+                    explain=details,
                 )
             )
         return results
