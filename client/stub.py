@@ -1,4 +1,7 @@
-"""A small, dependency-light MessagePack-RPC client for the memoryd daemon."""
+"""A small, dependency-light MessagePack-RPC client for the memoryd daemon.
+
+It imports neither typing nor pathlib nor dataclasses at run time: on a slow machine they were a third of a
+`memctl search` (python -X importtime)."""
 
 from __future__ import annotations
 
@@ -8,13 +11,17 @@ import os
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypedDict
+from collections import namedtuple
 
 import msgpack
 
 from client.paths import default_socket_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any, TypedDict
+
 
 REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
 
@@ -26,7 +33,7 @@ class ClientError(Exception):
 class DaemonNotRunning(ClientError):
     """Nothing answers on the socket."""
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: str, reason: str) -> None:
         super().__init__(f"memoryd is not running (no daemon at {path}: {reason}). Start it with: memoryd run")
         self.path = path
 
@@ -62,49 +69,67 @@ IDEMPOTENT = frozenset({"ping", "search", "get", "status", "agents"})  # safe to
 CONNECT_BUSY_SECONDS = 3.0  # how long a full listen queue (EAGAIN) is retried before giving up
 
 
-@dataclass(frozen=True)
-class SearchHit:
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    vector_score: float | None
-    text_score: float | None
-    snippet: str
-    source: str
-    citation: str
-    chunk_start_line: int = 0  # the whole chunk that matched (0 from a daemon that does not say)
-    chunk_end_line: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+class SearchHit(
+    namedtuple(
+        "SearchHit",
+        "path start_line end_line score vector_score text_score snippet source citation chunk_start_line "
+        "chunk_end_line extra",
+        defaults=(0, 0, None),
+    )
+):
+    """One result: `path`, `start_line`/`end_line` and `citation` (`path#Lstart-Lend`) of its `snippet`, `score`
+    (with `vector_score` and `text_score`, None for a side that did not see it), `source` (memory or sessions),
+    `chunk_start_line`/`chunk_end_line` (the whole matching region; 0 from a daemon that does not say), and
+    `extra`: what else the daemon said of it (`explain`, fields added later)."""
+
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
 class SearchResults:
-    results: list[SearchHit]
-    mode: str
-    provider: str | None
-    model: str | None
-    took_ms: float
-    raw: dict[str, Any]
+    """The hits (iterate it, or `results`), and how the search ran; `raw` is the daemon's whole answer."""
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    __slots__ = ("mode", "model", "provider", "raw", "results", "took_ms")
+
+    def __init__(
+        self,
+        results: list[SearchHit],
+        mode: str,
+        provider: str | None,
+        model: str | None,
+        took_ms: float,
+        raw: dict[str, Any],
+    ) -> None:
+        self.results = results
+        self.mode = mode
+        self.provider = provider
+        self.model = model
+        self.took_ms = took_ms
+        self.raw = raw
+
+    def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.results)
 
     def __len__(self) -> int:
         return len(self.results)
 
-
-GetResult = TypedDict("GetResult", {"path": str, "from": int, "text": str, "lines": int, "total_lines": int})
-
-
-class WriteResult(TypedDict):
-    path: str
-    start_line: int
-    end_line: int
-    citation: str
+    def __repr__(self) -> str:
+        return f"SearchResults(mode={self.mode!r}, took_ms={self.took_ms}, results={self.results!r})"
 
 
-_HIT_FIELDS = {f for f in SearchHit.__dataclass_fields__ if f != "extra"}
+if TYPE_CHECKING:
+    GetResult = TypedDict("GetResult", {"path": str, "from": int, "text": str, "lines": int, "total_lines": int})
+
+    class WriteResult(TypedDict):
+        path: str
+        start_line: int
+        end_line: int
+        citation: str
+
+else:  # what the daemon answers; the TypedDicts above only describe them
+    GetResult = WriteResult = dict
+
+
+_HIT_FIELDS = frozenset(SearchHit._fields) - {"extra"}
 
 
 def _remote_error(error: Any) -> RemoteError:
@@ -129,7 +154,7 @@ class MemoryClient:
     """One connection to the daemon; thread-safe (one request at a time); reconnects once if the daemon restarted."""
 
     def __init__(self, socket_path: str | os.PathLike[str] | None = None, timeout: float = 30.0) -> None:
-        self.socket_path = Path(socket_path) if socket_path else default_socket_path()
+        self.socket_path = os.fspath(socket_path) if socket_path else default_socket_path()
         self.timeout = timeout
         self._sock: socket.socket | None = None
         self._unpacker: msgpack.Unpacker | None = None
@@ -154,7 +179,7 @@ class MemoryClient:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(self.timeout)
             try:
-                sock.connect(str(self.socket_path))
+                sock.connect(self.socket_path)
                 return sock
             except (FileNotFoundError, ConnectionRefusedError) as exc:
                 sock.close()

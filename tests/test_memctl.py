@@ -84,6 +84,64 @@ def test_memctl_stays_thin() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_plain_search_runs_without_click_and_prints_what_the_full_cli_prints(running: d.Daemon) -> None:
+    argv = ["--socket", str(running.socket), "search", "JWT", "expiry", "-n", "3", "--mode", "keyword"]
+    code = f"import sys; from client.memctl import main; code = main({argv!r}); print('click' in sys.modules, code)"
+    quick = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert quick.stdout.splitlines()[-1] == "False 0"
+    full = memctl(running, "search", "JWT", "expiry", "-n", "3", "--mode=keyword")  # `=`: the full command line
+    assert full.returncode == 0, full.stderr
+
+    def without_timing(text: str) -> list[str]:
+        return [line.split(" ms)")[-1] if "results," in line else line for line in text.splitlines()]
+
+    assert without_timing(quick.stdout)[:-1] == without_timing(full.stdout)
+    as_json = [
+        json.loads(memctl(running, *args).stdout)
+        for args in (("search", "--json", "Stripe"), ("--json", "search", "Stripe", "--mode=hybrid"))
+    ]
+    assert as_json[0]["results"] == as_json[1]["results"]
+    # what the quick path does not take goes to click, which says what is wrong
+    bad = memctl(running, "search", "-n", "many", "JWT")
+    assert bad.returncode == 2 and "'many' is not a valid integer" in bad.stderr
+    assert "Search memory" in memctl(running, "search", "--help").stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "taken"),
+    [
+        (["search", "a", "b"], {"words": ["a", "b"]}),
+        (
+            ["--socket", "/s", "-a", "x", "--json", "search", "q", "-n", "3"],
+            {"socket": "/s", "agent": "x", "max_results": 3},
+        ),
+        (
+            ["search", "q", "--mode", "vector", "--min-score", "0.5", "--agent", "y"],
+            {"mode": "vector", "min_score": 0.5},
+        ),
+        (["--timeout", "5", "search", "-", "q"], {"timeout": 5.0, "words": ["-", "q"]}),
+        (["search", "q", "--mode", "fuzzy"], None),
+        (["search", "q", "-n"], None),
+        (["search", "q", "-n5"], None),
+        (["search", "q", "--explain"], None),
+        (["search", "--", "-q"], None),
+        (["search"], None),
+        (["search", "q", "--timeout", "5"], None),
+        (["get", "MEMORY.md"], None),
+        (["--help"], None),
+        ([], None),
+    ],
+)
+def test_the_quick_path_takes_only_plain_searches(argv: list[str], taken: dict[str, object] | None) -> None:
+    from client.memctl import quick_search_args
+
+    got = quick_search_args(argv)
+    if taken is None:
+        assert got is None
+    else:
+        assert got is not None and {k: got[k] for k in taken} == taken
+
+
 def test_search_filters_explain_and_typed_write(running: d.Daemon) -> None:
     wrote = memctl(
         running,

@@ -1,0 +1,342 @@
+"""memctl's commands (click). memctl never opens an index itself; its entry point is client.memctl."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from typing import Any
+
+import click
+
+from client.render import failure, search_text
+from client.stub import ClientError, MemoryClient
+
+MEMORY_TYPES = ["episodic", "semantic", "procedural", "lore"]
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Ctx:
+    def __init__(self, socket: str | None, agent: str | None, as_json: bool, timeout: float) -> None:
+        self.socket, self.agent, self.as_json, self.timeout = socket, agent, as_json, timeout
+
+    def client(self) -> MemoryClient:
+        return MemoryClient(self.socket, timeout=self.timeout)
+
+
+def _common(func):  # type: ignore[no-untyped-def]
+    """--agent, --socket and --json on every command (also accepted before the command name)."""
+    func = click.option("--json", "as_json", is_flag=True, default=None, help="Print the raw JSON result.")(func)
+    func = click.option("--socket", default=None, envvar="MEMORYD_SOCKET", help="Daemon socket path.")(func)
+    func = click.option("--agent", "-a", default=None, help="Agent id (default: the daemon's default agent).")(func)
+    return func
+
+
+def _ctx(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None) -> Ctx:
+    return Ctx(socket or obj.socket, agent or obj.agent, obj.as_json if as_json is None else as_json, obj.timeout)
+
+
+def _emit(ctx: Ctx, data: Any, human: str) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2) if ctx.as_json else human)
+
+
+def _fail(exc: ClientError) -> None:
+    message, code = failure(exc)
+    click.echo(message, err=True)
+    sys.exit(code)
+
+
+@click.group(context_settings=CONTEXT)
+@click.option("--socket", default=None, envvar="MEMORYD_SOCKET", help="Daemon socket path.")
+@click.option("--agent", "-a", default=None, help="Agent id.")
+@click.option("--json", "as_json", is_flag=True, help="Print raw JSON.")
+@click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait for an answer.")
+@click.pass_context
+def main(ctx: click.Context, socket: str | None, agent: str | None, as_json: bool, timeout: float) -> None:
+    """Search, read and write an agent's memory through the memoryd daemon."""
+    ctx.obj = Ctx(socket, agent, as_json, timeout)
+
+
+@main.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--max-results", type=int, default=None, help="How many results.")
+@click.option("--min-score", type=float, default=None, help="Drop results scoring below this.")
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default=None)
+@click.option("--source", "sources", multiple=True, type=click.Choice(["memory", "sessions"]))
+@click.option("--path", default=None, help="Only files under this prefix, or matching this glob (memory/2026-*).")
+@click.option("--after", default=None, help="Only memories from this date on (YYYY-MM-DD or ISO time).")
+@click.option("--before", default=None, help="Only memories up to the end of this date.")
+@click.option("--type", "kinds", multiple=True, type=click.Choice(MEMORY_TYPES))
+@click.option("--mmr/--no-mmr", default=None, help="Diversify near-duplicate results (default: the agent's setting).")
+@click.option("--decay/--no-decay", default=None, help="Favour recent memories (default: the agent's setting).")
+@click.option("--explain", is_flag=True, help="Show how each score was made.")
+@_common
+@click.pass_obj
+def search(
+    obj: Ctx,
+    query: tuple[str, ...],
+    max_results: int | None,
+    min_score: float | None,
+    mode: str | None,
+    sources: tuple[str, ...],
+    path: str | None,
+    after: str | None,
+    before: str | None,
+    kinds: tuple[str, ...],
+    mmr: bool | None,
+    decay: bool | None,
+    explain: bool,
+    agent: str | None,
+    socket: str | None,
+    as_json: bool | None,
+) -> None:
+    """Search memory: score, citation and snippet per hit."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            found = client.search(
+                " ".join(query),
+                agent=ctx.agent,
+                max_results=max_results,
+                min_score=min_score,
+                mode=mode,
+                sources=list(sources) or None,
+                path=path,
+                after=after,
+                before=before,
+                type=list(kinds) or None,
+                mmr=mmr,
+                decay=decay,
+                explain=explain or None,
+            )
+    except ClientError as exc:
+        _fail(exc)
+        return
+    _emit(ctx, found.raw, search_text(found))
+
+
+_LOCATION = re.compile(
+    r"^(?P<path>.+?)(?:#L(?P<cite_from>\d+)(?:-L(?P<cite_to>\d+))?|:(?P<from>\d+)(?:-(?P<to>\d+))?)$"
+)
+
+
+def _parse_location(spec: str) -> tuple[str, int | None, int | None]:
+    """PATH, PATH:FROM or PATH:FROM-TO, or a citation PATH#LFROM-LTO as search prints it. Only the end of the
+    spec is read as a line range, so a path holding "-L" or ":" keeps its name."""
+    match = _LOCATION.match(spec)
+    if match is None:
+        return spec, None, None
+    start = match.group("cite_from") or match.group("from")
+    end = match.group("cite_to") or match.group("to")
+    first = int(start)
+    if match.group("cite_from") and not end:
+        end = start  # a citation of one line
+    count = int(end) - first + 1 if end else None
+    if count is not None and count < 1:
+        raise click.BadParameter(f"range {start}-{end} ends before it starts")
+    return match.group("path"), first, count
+
+
+@main.command()
+@click.argument("location")
+@_common
+@click.pass_obj
+def get(obj: Ctx, location: str, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    path, first, count = _parse_location(location)
+    try:
+        with ctx.client() as client:
+            got = client.get(path, first, count, agent=ctx.agent)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    _emit(ctx, got, got["text"])
+
+
+@main.command()
+@click.argument("text")
+@click.option("--path", default=None, help="Note under memory/ (default: memory/YYYY-MM-DD.md).")
+@click.option("--type", "kind", default=None, type=click.Choice(MEMORY_TYPES), help="Memory type of the entry.")
+@click.option("--importance", type=click.FloatRange(0, 1), default=None, help="0 (trivia) .. 1 (critical).")
+@_common
+@click.pass_obj
+def write(
+    obj: Ctx,
+    text: str,
+    path: str | None,
+    kind: str | None,
+    importance: float | None,
+    agent: str | None,
+    socket: str | None,
+    as_json: bool | None,
+) -> None:
+    """Append TEXT (or '-' for stdin) to a Markdown note and index it."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    body = sys.stdin.read() if text == "-" else text
+    try:
+        with ctx.client() as client:
+            done = client.write(body, path, agent=ctx.agent, type=kind, importance=importance)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    _emit(ctx, done, f"wrote {done['citation']}")
+
+
+def _status_line(agent: dict[str, Any]) -> str:
+    vec = (
+        f"{agent.get('provider')}/{agent.get('model')} ({agent.get('dims')}d)"
+        if agent.get("vector_available")
+        else f"keyword-only: {agent.get('fallback_reason')}"
+    )
+    lines = [
+        f"{agent['agent']}: {agent['files']} files, {agent['chunks']} chunks, {agent['embedded_chunks']} embedded",
+        f"  workspace {agent['workspace']}",
+        f"  vectors   {vec}",
+        f"  fts       {'yes' if agent.get('fts_available') else 'no'}   watcher {agent.get('watcher')}",
+    ]
+    for key in ("sync_progress", "reindex"):
+        job = agent.get(key)
+        if job and job.get("state") == "running":
+            eta = f", eta {job['eta_s']}s" if job.get("eta_s") is not None else ""
+            lines.append(f"  {job['kind']}: {job['done']}/{job['total']}{eta}")
+    if agent.get("needs_reindex"):
+        lines.append(f"  needs reindex: {agent['needs_reindex']}")
+    if agent.get("sync_error"):
+        lines.append(f"  last sync failed: {agent['sync_error']}")
+    return "\n".join(lines)
+
+
+@main.command()
+@_common
+@click.pass_obj
+def status(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """Daemon and index state per agent."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            state = client.status(ctx.agent)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    daemon = state["daemon"]
+    head = f"memoryd {daemon['version']} pid {daemon['pid']} up {daemon['uptime_s']}s on {daemon['socket']}"
+    _emit(ctx, state, "\n".join([head, *(_status_line(a) for a in state["agents"])]))
+
+
+@main.command()
+@click.option("--force", is_flag=True, help="Re-read every file, not only changed ones.")
+@_common
+@click.pass_obj
+def sync(obj: Ctx, force: bool, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """Bring the index up to date now."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            done = client.sync(ctx.agent, force=force)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    if not done.get("done", True):
+        job = done.get("progress") or {}
+        click.echo(f"memctl: still syncing after the wait ({job.get('done', 0)}/{job.get('total', 0)} files)", err=True)
+        sys.exit(1)
+    report = done.get("report") or {}
+    _emit(
+        ctx,
+        done,
+        f"{done['agent']}: {report.get('files_indexed', 0)} indexed, "
+        f"{report.get('files_deleted', 0)} deleted, {report.get('files_unchanged', 0)} unchanged "
+        f"in {report.get('seconds', 0):.2f}s" + (f"; error: {done['error']}" if done.get("error") else ""),
+    )
+
+
+@main.command()
+@click.option("--no-wait", is_flag=True, help="Start it and return.")
+@_common
+@click.pass_obj
+def reindex(obj: Ctx, no_wait: bool, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """Rebuild the index atomically (searches keep working meanwhile), with a progress bar."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            started = client.reindex(ctx.agent)
+            if no_wait:
+                _emit(ctx, started, f"reindex {'started' if started['started'] else 'already running'}")
+                return
+            job = _follow(client, started["agent"], sys.stderr.isatty() and not ctx.as_json)
+    except ClientError as exc:
+        _fail(exc)
+        return
+    if job.get("state") != "done":
+        click.echo(f"memctl: reindex {job.get('state')}: {job.get('error')}", err=True)
+        sys.exit(1)
+    _emit(ctx, job, f"reindexed {started['agent']}: {job['total']} files in {job['elapsed_s']}s")
+
+
+def _follow(client: MemoryClient, agent: str, show: bool) -> dict[str, Any]:
+    """Poll status until the reindex ends, drawing a progress bar on a terminal."""
+    bar = click.progressbar(length=1, label="reindexing", file=sys.stderr, show_eta=True) if show else None
+    try:
+        while True:
+            job = client.status(agent)["agents"][0].get("reindex") or {}
+            if bar is not None and job.get("total"):
+                bar.length = job["total"]
+                bar.update(job["done"] - bar.pos)
+            if job.get("state") != "running":
+                return job
+            time.sleep(0.3)
+    finally:
+        if bar is not None:
+            bar.render_finish()
+
+
+@main.command()
+@_common
+@click.pass_obj
+def agents(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None) -> None:
+    """The daemon's agents."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    try:
+        with ctx.client() as client:
+            listed = client.agents()
+    except ClientError as exc:
+        _fail(exc)
+        return
+    _emit(ctx, listed, "\n".join(f"{'*' if a['default'] else ' '} {a['id']:12s} {a['workspace']}" for a in listed))
+
+
+@main.command()
+@click.option("--budget", default=4000, show_default=True, help="Characters of snippets per search answer.")
+@click.option("--autostart", is_flag=True, help="Start the daemon when it is not running.")
+@click.option("--http", "http_port", type=int, default=None, help="Serve streamable HTTP on 127.0.0.1:PORT.")
+@_common
+@click.pass_obj
+def mcp(
+    obj: Ctx,
+    budget: int,
+    autostart: bool,
+    http_port: int | None,
+    agent: str | None,
+    socket: str | None,
+    as_json: bool | None,
+) -> None:
+    """Run an MCP server (stdio) with memory_search, memory_get, memory_write and memory_status."""
+    try:
+        from client.mcp_bridge import serve
+    except ImportError as exc:
+        raise click.ClickException(f"the MCP SDK is not installed ({exc}); pip install 'memoryd[mcp]'") from None
+    serve(socket or obj.socket, agent or obj.agent, budget, autostart, http_port)
+
+
+@main.command()
+def prompt() -> None:
+    """Print the "Memory recall" section for an agent's system prompt."""
+    from client.prompt import RECALL_PROMPT
+
+    click.echo(RECALL_PROMPT, nl=False)
+
+
+if __name__ == "__main__":
+    main()

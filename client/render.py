@@ -1,0 +1,51 @@
+"""What memctl prints, shared by its full command line (client.cli) and its quick search path (client.memctl)."""
+
+from __future__ import annotations
+
+from client.stub import ClientError, DaemonNotRunning, RemoteError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from client.stub import SearchResults
+
+
+def failure(exc: ClientError) -> tuple[str, int]:
+    """The line for stderr, and the exit code: 3 when no daemon runs, 1 for any other failure."""
+    message = str(exc) if not isinstance(exc, RemoteError) else f"{exc.message} ({exc.code})"
+    return f"memctl: {message}", 3 if isinstance(exc, DaemonNotRunning) else 1
+
+
+def search_text(found: SearchResults) -> str:
+    """Score, citation and the first lines of the snippet per hit, then how the search ran."""
+    lines = []
+    for hit in found.results:
+        snippet = "\n".join("    " + ln for ln in hit.snippet.strip().splitlines()[:6])
+        lines.append(f"{hit.score:.3f}  {hit.citation}\n{snippet}")
+        explain = (hit.extra or {}).get("explain")
+        if explain:
+            lines[-1] += "\n    " + explain_line(explain)
+    footer = f"({len(found.results)} results, {found.mode}, {found.took_ms:.1f} ms)"
+    if found.raw.get("restored_query"):
+        footer += f"  searched by meaning as: {found.raw['restored_query']}"
+    if found.raw.get("degraded"):
+        footer += f"  note: {found.raw['degraded']}"
+    return "\n\n".join([*lines, footer]) if lines else f"no results {footer}"
+
+
+def explain_line(e: dict[str, Any]) -> str:
+    def num(value: Any) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    parts = [
+        f"vector {num(e.get('vector_score'))}",
+        f"text {num(e.get('text_score'))}",
+        f"fused {num(e.get('fused'))}",
+        f"decay {num(e.get('decay'))}",
+        f"importance {num(e.get('importance'))}",
+        f"access {e.get('access_hits', 0)}x{num(e.get('access_factor'))}",
+    ]
+    if e.get("mmr_step") is not None:
+        parts.append(f"mmr #{e['mmr_step']} (penalty {num(e.get('mmr_penalty'))})")
+    return "[" + ", ".join(parts) + f" -> {num(e.get('final'))}]"
