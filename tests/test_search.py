@@ -116,6 +116,47 @@ def test_low_weight_terms_go_once_their_postings_are_costly(
     assert {t.phrase[0] for t in keyword.informative_terms(memory.store, query)} == set(RARE)
 
 
+def test_common_terms_only_score_what_rarer_terms_found_unless_that_is_too_little(
+    workspace: Path, memory_factory: Callable[..., AgentMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RECRUIT_POSTINGS stands in here for a posting list of 20,000 chunks: "heron" (in three notes) then scores
+    the chunks "quartz" and "mango" found, with the same scores as when every term recruits, and the notes holding
+    only "heron" come back when the rare terms find fewer chunks than asked for."""
+    from memoryd.search import keyword
+
+    memory = _term_notes(workspace, memory_factory)
+    store = memory.store
+
+    def ranked(query: str, limit: int) -> list[tuple[int, float]]:
+        return [(h.chunk_id, round(h.bm25, 9)) for h in keyword.keyword_search(store, query, limit)]
+
+    full = {(q, n): ranked(q, n) for q, n in (("heron quartz mango", 2), ("heron quartz", 3))}
+    calls: list[list[str]] = []
+    real = store.bm25_many
+
+    def spy(expressions, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(list(expressions))
+        return real(expressions, *args, **kwargs)
+
+    monkeypatch.setattr(store, "bm25_many", spy)
+    monkeypatch.setattr(keyword, "RECRUIT_POSTINGS", 2)
+    assert ranked("heron quartz mango", 2) == full["heron quartz mango", 2]
+    assert calls[-1][0] == '("quartz" OR "mango") AND ("heron")'  # heron recruited nothing
+    # "quartz" finds one note of the three asked for: the notes holding only "heron" are ranked too
+    split = ranked("heron quartz", 3)
+    assert split == full["heron quartz", 3] and len(split) == 3
+
+
+def test_side_by_side_fts_queries_answer_as_one_by_one(memory: AgentMemory) -> None:
+    from memoryd.search.filters import Filters
+
+    expressions = ['"jwt"', '"payment_processor" OR "jwt"', '"groceri"', '"nothing_matches_this"']
+    for filters in (None, Filters.parse(None, "memory/", None, None, None)):
+        alone = [memory.store.bm25(e, (1.0, 0.25, 1.0, 0.5), 5, filters) for e in expressions]
+        assert memory.store.bm25_many(expressions, (1.0, 0.25, 1.0, 0.5), 5, filters) == alone
+    assert any(alone)
+
+
 @pytest.mark.parametrize(
     "query", ['"JWT', "JWT*", "auth: JWT", "-JWT", "(JWT", "NEAR(JWT expiry)", "JWT OR", "AND", "^JWT", "{body}: x"]
 )

@@ -6,6 +6,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -22,6 +23,7 @@ from memoryd.sources.metadata import date_words
 ChangeListener = Callable[["StoreChange"], None]
 MAX_REMEMBERED_FREQUENCIES = 100_000
 MAX_PENDING_ACCESS = 100_000  # distinct chunks counted between flushes
+FTS_THREADS = 2  # threads for a keyword search's side queries (bm25_many), beside the caller's own
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,8 @@ class Store:
         migrate(self.conn)
         self.fts_error = self._ensure_fts()
         self._local = threading.local()
+        self._fts_pool: ThreadPoolExecutor | None = None
+        self._fts_pool_lock = threading.Lock()
         self._readers: list[tuple[threading.Thread, apsw.Connection]] = []
         self._readers_lock = threading.Lock()
 
@@ -232,6 +236,9 @@ class Store:
     def close(self) -> None:
         if getattr(self, "conn", None) is not None:
             self.flush_access()
+        pool = getattr(self, "_fts_pool", None)
+        if pool is not None:
+            pool.shutdown(wait=True)
         with self._readers_lock:
             readers, self._readers = self._readers, []
         for conn in [*(conn for _, conn in readers), getattr(self, "conn", None)]:
@@ -623,6 +630,21 @@ class Store:
             )
             args = (expression, limit)
         return [(int(r[0]), float(r[1])) for r in self.reader.execute(sql, args)]
+
+    def bm25_many(
+        self, expressions: Sequence[str], weights: Sequence[float], limit: int, filters: ChunkFilter | None = None
+    ) -> list[list[tuple[int, float]]]:
+        """`bm25` of several expressions side by side: the first on this thread, the others on the store's FTS
+        threads (each with its own read connection; SQLite runs them in parallel, outside the GIL)."""
+        if len(expressions) <= 1:
+            return [self.bm25(e, weights, limit, filters) for e in expressions]
+        with self._fts_pool_lock:
+            if self._fts_pool is None:
+                self._fts_pool = ThreadPoolExecutor(max_workers=FTS_THREADS, thread_name_prefix="fts")
+            pool = self._fts_pool
+        others = [pool.submit(self.bm25, e, weights, limit, filters) for e in expressions[1:]]
+        first = self.bm25(expressions[0], weights, limit, filters)
+        return [first, *(future.result() for future in others)]
 
     def chunk_ids(self, filters: ChunkFilter) -> set[int]:
         """Every chunk a filter lets through."""
