@@ -327,6 +327,25 @@ def test_the_int8_matrix_finds_what_float32_finds_and_scores_within_its_precisio
         assert score == everyone[cid]
 
 
+def test_a_large_scan_in_two_halves_scores_every_row_as_one_thread_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from memoryd.search import vector
+
+    rng = np.random.default_rng(5)
+    codes = rng.integers(-127, 128, size=(10_000, 48), dtype=np.int8)
+    scales = rng.random(10_000, dtype=np.float32)
+    query = rng.standard_normal(48).astype(np.float32)
+    alone = vector._approximate(codes, scales, 9_999, query)  # below PARALLEL_ROWS: one thread
+    monkeypatch.setattr(vector, "PARALLEL_ROWS", 1_000)
+    halves = vector._approximate(codes, scales, 9_999, query)
+    assert np.array_equal(halves, alone) and len(halves) == 9_999
+    with vector._SCAN_HELPER_FREE:  # another search holds the helper: this one scans alone, without waiting
+        assert np.array_equal(vector._approximate(codes, scales, 9_999, query), alone)
+    expected = (codes[:9_999].astype(np.float32) @ query) * scales[:9_999]
+    assert np.allclose(alone, expected, rtol=1e-6, atol=1e-4)
+
+
 def test_the_matrix_grows_in_bounded_steps_and_compacts(
     workspace: Path, memory_factory: Callable[..., AgentMemory]
 ) -> None:
