@@ -147,14 +147,17 @@ def test_common_terms_only_score_what_rarer_terms_found_unless_that_is_too_littl
     assert split == full["heron quartz", 3] and len(split) == 3
 
 
-def test_side_by_side_fts_queries_answer_as_one_by_one(memory: AgentMemory) -> None:
+def test_side_by_side_fts_queries_answer_as_one_by_one(memory: AgentMemory, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memoryd.index import store
     from memoryd.search.filters import Filters
+
+    monkeypatch.setattr(store, "PARALLEL_FTS_CHUNKS", 1)
 
     expressions = ['"jwt"', '"payment_processor" OR "jwt"', '"groceri"', '"nothing_matches_this"']
     for filters in (None, Filters.parse(None, "memory/", None, None, None)):
         alone = [memory.store.bm25(e, (1.0, 0.25, 1.0, 0.5), 5, filters) for e in expressions]
         assert memory.store.bm25_many(expressions, (1.0, 0.25, 1.0, 0.5), 5, filters) == alone
-    assert any(alone)
+    assert any(alone) and memory.store._fts_pool is not None  # the side queries ran on the FTS threads
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ MIN_KEPT_TERMS = 4
 MAX_SCORED_TERMS = 12
 # In a large index a term in more than RECRUIT_POSTINGS chunks only scores the chunks that rarer terms found, as in
 # MaxScore: ranking every chunk that holds only common terms was most of a keyword search at a million chunks
-# (`python -m bench.keyword_scale`: p50 122 -> 38 ms with the three queries side by side, the same top 10 by score on
+# (`python -m bench.keyword_scale`: p50 114 -> 41 ms with the three queries side by side, the same top 10 by score on
 # 200 of 200 queries). When that finds too little (fewer than `limit` chunks, or a last one scoring below what one
 # occurrence of each common term would give), the chunks holding only common terms are ranked as well.
 RECRUIT_POSTINGS = 20_000
@@ -50,11 +50,11 @@ def keyword_search(store: Store, query: str, limit: int, filters: Filters | None
         return []
     terms = [t for _, t in weighed]
     recruits = [t for df, t in weighed if df <= RECRUIT_POSTINGS]
-    scorers = [df for df, _ in weighed if df > RECRUIT_POSTINGS]
+    scorers = [(df, t) for df, t in weighed if df > RECRUIT_POSTINGS]
     split = bool(recruits and scorers)
     if split:
         rare = match_expression(recruits, "OR")
-        common = match_expression([t for df, t in weighed if df > RECRUIT_POSTINGS], "OR")
+        common = match_expression([t for _, t in scorers], "OR")
         expressions = [f"({rare}) AND ({common})", rare]
     else:
         expressions = [match_expression(terms, "OR")]
@@ -63,7 +63,7 @@ def keyword_search(store: Store, query: str, limit: int, filters: Filters | None
     found = store.bm25_many(expressions, BM25_WEIGHTS, limit, filters)
     scores = dict(found[1]) if split else {}
     scores.update(found[0])  # with both: a chunk holding rare and common terms takes its whole score
-    if split and _too_little(scores, limit, scorers, store.chunk_count()):
+    if split and _too_little(scores, limit, [df for df, _ in scorers], store.chunk_count()):
         scores = dict(store.bm25(match_expression(terms, "OR"), BM25_WEIGHTS, limit, filters))
     complete: set[int] = set()
     if len(terms) > 1:
