@@ -301,3 +301,26 @@ def test_page_caches_go_back_once_per_idle_spell(workspace: Path, memory_factory
     assert memory.search("herons lanterns", mode="keyword").results
     time.sleep(0.05)
     assert memory.release_idle_caches(0.01)  # the search began a new spell
+
+
+def test_a_reindex_frees_the_index_it_replaced_at_once(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    """The warm matrix listens to its store, and the store held the listener: until a garbage collection came,
+    every reindex kept the old matrix (38 MB at 100k chunks) alive beside the new one."""
+    import gc
+    import weakref
+
+    for i in range(20):
+        write(workspace / "memory" / f"n{i}.md", f"# N{i}\nnote {i} about herons\n")
+    memory = memory_factory()
+    memory.sync()
+    assert memory.search("herons").results
+    old_store, old_vectors = weakref.ref(memory.store), weakref.ref(memory.vectors)
+    gc.disable()
+    try:
+        memory.reindex()
+        assert old_store() is None and old_vectors() is None
+    finally:
+        gc.enable()
+    assert memory.search("herons").results

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -170,8 +171,10 @@ class Manager:
             release = getattr(embedder, "release_idle_contexts", None)
             if release is not None:
                 release(CONTEXT_IDLE_SECONDS)
-            if not runtime.busy:
-                runtime.memory.release_idle_caches(CONTEXT_IDLE_SECONDS)
+            if not runtime.busy and runtime.memory.release_idle_caches(CONTEXT_IDLE_SECONDS):
+                # once per idle spell: what a burst of searches left in reference cycles, then the heap behind it
+                gc.collect()
+                heap.give_back()
             unload = getattr(embedder, "unload_if_idle", None)
             if unload_after_seconds > 0 and unload is not None and unload(unload_after_seconds):
                 runtime.memory.vectors.release()  # loaded again with the model, at the next search
