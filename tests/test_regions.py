@@ -25,21 +25,29 @@ def test_overlapping_and_touching_chunks_join_and_a_bridge_joins_two_regions() -
     rows = {
         1: row(1, "a.md", 10, 20),
         2: row(2, "b.md", 1, 5),
-        3: row(3, "a.md", 18, 30),  # overlaps 1
         4: row(4, "a.md", 40, 50),
         5: row(5, "b.md", 6, 9),  # touches 2
-        6: row(6, "a.md", 29, 41),  # bridges 1+3 and 4
+        6: row(6, "a.md", 19, 41),  # overlaps 1 and 4: bridges them
         7: row(7, "c.md", 1, 3),
+        8: row(8, "d.md", 1, 3),
     }
-    regions = group_regions([1, 2, 3, 4, 5, 6, 7], rows, max_results=3)
+    regions = group_regions([1, 2, 4, 5, 6, 7, 8], rows, max_results=3)
     assert [(r.path, r.start_line, r.end_line, r.chunk_ids) for r in regions] == [
-        ("a.md", 10, 50, [1, 3, 6, 4]),
+        ("a.md", 10, 50, [1, 6, 4]),
         ("b.md", 1, 9, [2, 5]),
         ("c.md", 1, 3, [7]),
     ]
     text, line_of = regions[1].text()
     assert text.split("\n") == [f"b.md line {n}" for n in range(1, 10)]
     assert [line_of(i) for i in range(9)] == list(range(1, 10))
+
+
+def test_a_region_joins_at_most_three_chunks() -> None:
+    """A long note whose every chunk matches still comes back as several results of bounded length."""
+    rows = {i: row(i, "long.md", 10 * i, 10 * i + 12) for i in range(1, 8)}
+    regions = group_regions(list(range(1, 8)), rows, max_results=5)
+    assert [r.chunk_ids for r in regions] == [[1, 2, 3], [4, 5, 6], [7]]
+    assert len(group_regions([1, 3, 2], {i: rows[i] for i in (1, 2, 3)}, 5)) == 1  # 2 bridges 1 and 3
 
 
 def test_the_walk_stops_at_the_first_chunk_that_would_start_one_region_too_many() -> None:
