@@ -12,6 +12,7 @@ from client.stub import (
     RPCTimeout,
     SearchHit,
     SearchResults,
+    UnencodableRequest,
     WriteResult,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "RequestTooLarge",
     "SearchHit",
     "SearchResults",
+    "UnencodableRequest",
     "WriteResult",
 ]

@@ -60,6 +60,11 @@ class RequestTooLarge(ClientError):
     """The request is larger than the daemon accepts; it was not sent."""
 
 
+class UnencodableRequest(ClientError):
+    """The request holds something MessagePack cannot carry (text that is not valid UTF-8, such as a command-line
+    argument in another encoding, or an object of no MessagePack type); it was not sent."""
+
+
 class ConnectError(ClientError):
     """The socket exists but cannot be connected to (permissions, not a socket, ...)."""
 
@@ -216,7 +221,14 @@ class MemoryClient:
         args = [params] if isinstance(params, dict) else list(params or [])
         with self._lock:
             msgid = next(self._ids) & 0xFFFFFFFF
-            payload = msgpack.packb([REQUEST, msgid, method, args], use_bin_type=True)
+            try:
+                payload = msgpack.packb([REQUEST, msgid, method, args], use_bin_type=True)
+            except UnicodeEncodeError as exc:
+                raise UnencodableRequest(
+                    f"the {method} request holds text that is not valid UTF-8 ({exc.reason})"
+                ) from None
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise UnencodableRequest(f"the {method} request cannot be sent: {exc}") from None
             if len(payload) > MAX_REQUEST_BYTES:
                 raise RequestTooLarge(f"the request is {len(payload)} bytes; memoryd accepts {MAX_REQUEST_BYTES}")
             for attempt in (1, 2):

@@ -73,6 +73,10 @@ def test_errors_are_one_clear_line(running: d.Daemon) -> None:
     assert bad.returncode == 1 and "not a file inside" in bad.stderr and "Traceback" not in bad.stderr
     ghost = memctl(running, "search", "--agent", "ghost", "x")
     assert ghost.returncode == 1 and "unknown agent" in ghost.stderr
+    latin1 = os.fsdecode(b"caf\xe9")  # an argument typed in another encoding than UTF-8
+    for args in (("search", latin1), ("search", latin1, "--explain"), ("write", latin1)):  # quick path, click
+        out = memctl(running, *args)
+        assert out.returncode == 1 and "not valid UTF-8" in out.stderr and "Traceback" not in out.stderr, args
 
 
 def test_memctl_stays_thin() -> None:
