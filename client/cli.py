@@ -51,7 +51,13 @@ def _fail(exc: ClientError) -> None:
 @click.option("--socket", default=None, envvar="MEMORYD_SOCKET", help="Daemon socket path.")
 @click.option("--agent", "-a", default=None, help="Agent id.")
 @click.option("--json", "as_json", is_flag=True, help="Print raw JSON.")
-@click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait for an answer.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for an answer.",
+)
 @click.pass_context
 def main(ctx: click.Context, socket: str | None, agent: str | None, as_json: bool, timeout: float) -> None:
     """Search, read and write an agent's memory through the memoryd daemon."""

@@ -29,11 +29,18 @@ def _mode(value: str) -> str:
     return value
 
 
+def _seconds(value: str) -> float:
+    seconds = float(value)
+    if not seconds > 0:
+        raise ValueError(value)
+    return seconds
+
+
 GLOBAL_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--socket": ("socket", str),
     "--agent": ("agent", str),
     "-a": ("agent", str),
-    "--timeout": ("timeout", float),
+    "--timeout": ("timeout", _seconds),
 }
 SEARCH_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--socket": ("socket", str),

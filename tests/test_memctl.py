@@ -109,6 +109,8 @@ def test_plain_search_runs_without_click_and_prints_what_the_full_cli_prints(run
     bad = memctl(running, "search", "-n", "many", "JWT")
     assert bad.returncode == 2 and "'many' is not a valid integer" in bad.stderr
     assert "Search memory" in memctl(running, "search", "--help").stdout
+    negative = memctl(running, "--timeout", "-1", "search", "JWT")
+    assert negative.returncode == 2 and "--timeout" in negative.stderr and "Traceback" not in negative.stderr
 
 
 @pytest.mark.parametrize(
@@ -131,6 +133,8 @@ def test_plain_search_runs_without_click_and_prints_what_the_full_cli_prints(run
         (["search", "--", "-q"], None),
         (["search"], None),
         (["search", "q", "--timeout", "5"], None),
+        (["--timeout", "0", "search", "q"], None),
+        (["--timeout", "nan", "search", "q"], None),
         (["get", "MEMORY.md"], None),
         (["--help"], None),
         ([], None),
