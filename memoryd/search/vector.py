@@ -26,8 +26,7 @@ GROWTH_CAP = 65_536  # rows (and id-map entries) added at most when the matrix g
 # 80 ms on one thread and 41 ms on two on this 2-core machine (OPENBLAS_NUM_THREADS=1, as the daemon runs).
 PARALLEL_ROWS = 200_000
 _SCAN_HELPER: ThreadPoolExecutor | None = None
-_SCAN_HELPER_LOCK = threading.Lock()
-_SCAN_HELPER_FREE = threading.Lock()
+_SCAN_HELPER_FREE = threading.Lock()  # held by the one scan using the helper (and guards making it)
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -288,10 +287,10 @@ def _scan_rows(codes: np.ndarray, scales: np.ndarray, query: np.ndarray, out: np
 
 
 def _scan_helper() -> ThreadPoolExecutor:
-    """One helper thread for the whole process, taken by one scan at a time (`_SCAN_HELPER_FREE`): with several
-    searches at once each scans on its own thread, which already keeps the cores busy."""
+    """One helper thread for the whole process, taken by one scan at a time (the caller holds
+    `_SCAN_HELPER_FREE`): with several searches at once each scans on its own thread, which already keeps the
+    cores busy."""
     global _SCAN_HELPER
-    with _SCAN_HELPER_LOCK:
-        if _SCAN_HELPER is None:
-            _SCAN_HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-scan")
-        return _SCAN_HELPER
+    if _SCAN_HELPER is None:
+        _SCAN_HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-scan")
+    return _SCAN_HELPER
