@@ -1,10 +1,12 @@
-"""How should the warm vector matrix be stored: float32, float16 or int8 (with exact rescoring of the top)?
+"""How should the warm vector matrix be stored and scanned: float32, float16 or int8?
 
 python -m bench.matrix [--rows 10000 100000 1000000] [--dims 384] [--blocks 512 1024 8192]
 
 Per size and format: bytes per vector, median time of one full scan for a query, and how many of float32's
-top 24 (the candidate pool of a 6-result search) the format finds. `--blocks` adds int8 scans that convert that
-many rows at a time (the daemon's own block size is always measured).
+top 24 (the candidate pool of a 6-result search) the format finds. `int8` is the daemon's scan (SimSIMD int8
+products with the query quantized too, its top rescored against the float32 query, in two halves from
+PARALLEL_ROWS); `int8/numpy` turns BLOCK rows at a time back into float32 for a BLAS product, as the daemon did
+before. `--blocks` adds numpy scans that convert that many rows at a time.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from bench.harness import median
-from memoryd.search.vector import BLOCK
+from memoryd.search.vector import RESCORE_FACTOR, _approximate, _best
 
 POOL = 24
+BLOCK = 2048
 
 
 def _blockwise(stored: np.ndarray, scale: np.ndarray | None, rows: int = BLOCK) -> Callable[[np.ndarray], np.ndarray]:
@@ -43,13 +46,22 @@ def measure(rows: int, dims: int, queries: int = 30, blocks: tuple[int, ...] = (
     )
     scale = np.abs(matrix).max(axis=1) / 127.0
     int8 = np.round(matrix / scale[:, None]).astype(np.int8)
+    scale = scale.astype(np.float32)
+
+    def daemon(query: np.ndarray) -> np.ndarray:
+        scores = _approximate(int8, scale, rows, query)
+        top = _best(scores, POOL * RESCORE_FACTOR)
+        scores[top] = (int8[top].astype(np.float32) @ query) * scale[top]
+        return scores
+
     formats: dict[str, tuple[int, Callable[[np.ndarray], np.ndarray]]] = {
         "float32": (4 * dims, lambda q: matrix @ q),
         "float16": (2 * dims, _blockwise(matrix.astype(np.float16), None)),
-        "int8": (dims + 4, _blockwise(int8, scale.astype(np.float32))),
+        "int8": (dims + 4, daemon),
+        "int8/numpy": (dims + 4, _blockwise(int8, scale)),
     }
     for rows_at_a_time in blocks:
-        formats[f"int8/{rows_at_a_time}"] = (dims + 4, _blockwise(int8, scale.astype(np.float32), rows_at_a_time))
+        formats[f"int8/numpy/{rows_at_a_time}"] = (dims + 4, _blockwise(int8, scale.astype(np.float32), rows_at_a_time))
     exact = [set(np.argpartition(-(matrix @ q), POOL)[:POOL]) for q in probes]
     out: dict[str, Any] = {"rows": rows, "dims": dims}
     for name, (size, scan) in formats.items():

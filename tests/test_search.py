@@ -345,8 +345,12 @@ def test_a_large_scan_in_two_halves_scores_every_row_as_one_thread_does(monkeypa
     assert np.array_equal(halves, alone) and len(halves) == 9_999
     with vector._SCAN_HELPER_FREE:  # another search holds the helper: this one scans alone, without waiting
         assert np.array_equal(vector._approximate(codes, scales, 9_999, query), alone)
-    expected = (codes[:9_999].astype(np.float32) @ query) * scales[:9_999]
-    assert np.allclose(alone, expected, rtol=1e-6, atol=1e-4)
+    query_codes, query_scale = vector.quantize(query[None, :])
+    products = codes[:9_999].astype(np.int64) @ query_codes[0].astype(np.int64)  # exact integer products
+    assert np.allclose(alone, products * scales[:9_999] * query_scale[0], rtol=1e-5)
+    # against the float32 query: within half a query step per component
+    bound = scales[:9_999] * (np.abs(codes[:9_999]).astype(np.float32).sum(axis=1) * query_scale[0] / 2) + 1e-3
+    assert np.all(np.abs(alone - (codes[:9_999].astype(np.float32) @ query) * scales[:9_999]) <= bound)
 
 
 def test_the_matrix_grows_in_bounded_steps_and_compacts(

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+import simsimd
 
 from memoryd.index.store import Store, StoreChange
 
@@ -19,12 +20,13 @@ class VectorScan:
     count: int = 0
 
 
-BLOCK = 2048  # rows turned back into float32 at a time: small enough to stay in cache (bench.matrix: 2048 or
-# 4096 rows scan 1M int8 vectors in 43 ms, 8192 rows in 62 ms, 512 rows in 52 ms)
 GROWTH_CAP = 65_536  # rows (and id-map entries) added at most when the matrix grows
-# From this many rows a scan runs in two halves side by side (numpy and BLAS let go of the GIL): 1M rows took
-# 80 ms on one thread and 41 ms on two on this 2-core machine (OPENBLAS_NUM_THREADS=1, as the daemon runs).
+# From this many rows a scan runs in two halves side by side (SimSIMD lets go of the GIL). See bench.matrix.
 PARALLEL_ROWS = 200_000
+# The int8 scan quantizes the query too, so the top of its ranking is scored again against the float32 query:
+# this many candidates per result asked for, and at least RESCORE_MIN.
+RESCORE_FACTOR = 4
+RESCORE_MIN = 64
 _SCAN_HELPER: ThreadPoolExecutor | None = None
 _SCAN_HELPER_FREE = threading.Lock()  # held by the one scan using the helper (and guards making it)
 
@@ -41,12 +43,14 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class VectorIndex:
     """Cosine search (vectors are L2-normalised) over every chunk vector of one store.
 
-    The warm matrix is int8 with a scale per row: a quarter of float32's memory, for a scan 1.3x slower and 0.986
-    of the float32 top 24 (`python -m bench.matrix`). Scores come from it too: within half a step per component
-    of the exact cosine (multilingual-e5-small on SciFact: 2e-4 on average, 1.3e-3 at most). Rescoring from the
-    stored float32 vectors was dropped: a sqlite-vec row read costs 0.15 ms at 100k vectors and 3-4 ms at 1M
-    (each reads into a 1.5 MB chunk blob), so it took most of a search's time at scale (hybrid p50 at 100k
-    chunks: 63 ms with it, 25 without, in-process). MMR still compares results by their stored vectors."""
+    The warm matrix is int8 with a scale per row: a quarter of float32's memory, scanned with SimSIMD's int8
+    products (1M rows in 25 ms against 146 ms for float32 and 84 ms for numpy turning int8 back into float32),
+    finding 0.986 of the float32 top 24 (`python -m bench.matrix`). Reported scores are the int8 rows against
+    the float32 query: within half a step per component of the exact cosine (multilingual-e5-small on SciFact:
+    2e-4 on average, 1.3e-3 at most). Rescoring from the stored float32 vectors was dropped: a sqlite-vec row
+    read costs 0.15 ms at 100k vectors and 3-4 ms at 1M (each reads into a 1.5 MB chunk blob), so it took most
+    of a search's time at scale (hybrid p50 at 100k chunks: 63 ms with it, 25 without, in-process). MMR still
+    compares results by their stored vectors."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -223,12 +227,12 @@ class VectorIndex:
             finite = scores[~left_out]
         else:
             finite = scores
-        k = min(limit, len(scores))
-        top = np.argpartition(scores, len(scores) - k)[len(scores) - k :] if k < len(scores) else np.arange(k)
-        hits = sorted(
-            ((int(ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i]) and ids[i] >= 0),
-            key=lambda h: (-h[1], h[0]),
-        )
+        top = _best(scores, max(limit * RESCORE_FACTOR, RESCORE_MIN))
+        top = top[np.isfinite(scores[top])]
+        exact = (codes[top].astype(np.float32) @ query) * scales[top]
+        best = top[_best(exact, limit)]
+        exact_of = dict(zip(top.tolist(), exact.tolist(), strict=True))
+        hits = sorted(((int(ids[i]), exact_of[int(i)]) for i in best), key=lambda h: (-h[1], h[0]))
         return VectorScan(
             hits,
             float(finite.mean()) if len(finite) else 0.0,
@@ -263,27 +267,40 @@ def _grown(needed: int) -> int:
     return needed + min(max(needed // 4, 1024), GROWTH_CAP)
 
 
+def _best(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the `k` highest scores, in no order."""
+    if k >= len(scores):
+        return np.arange(len(scores))
+    return np.argpartition(scores, len(scores) - k)[len(scores) - k :]
+
+
 def _approximate(codes: np.ndarray, scales: np.ndarray, count: int, query: np.ndarray) -> np.ndarray:
-    """Cosine of the query with the first `count` rows, turned back into float32 a cache-sized block at a time;
-    a large matrix in two halves side by side when the helper thread is free."""
+    """Cosine of the query with the first `count` rows, from int8 products of the rows and the query (quantized
+    like a row): a large matrix in two halves side by side when the helper thread is free."""
+    query_codes, query_scale = quantize(query[None, :])
     out = np.empty(count, dtype=np.float32)
     if count < PARALLEL_ROWS or not _SCAN_HELPER_FREE.acquire(blocking=False):
-        _scan_rows(codes, scales, query, out, 0, count)
-        return out
-    try:
-        middle = count // 2 // BLOCK * BLOCK
-        second = _scan_helper().submit(_scan_rows, codes, scales, query, out, middle, count)
-        _scan_rows(codes, scales, query, out, 0, middle)
-        second.result()
-    finally:
-        _SCAN_HELPER_FREE.release()
+        _scan_rows(codes, scales, query_codes, out, 0, count)
+    else:
+        try:
+            middle = count // 2
+            second = _scan_helper().submit(_scan_rows, codes, scales, query_codes, out, middle, count)
+            _scan_rows(codes, scales, query_codes, out, 0, middle)
+            second.result()
+        finally:
+            _SCAN_HELPER_FREE.release()
+    out *= query_scale[0]
     return out
 
 
-def _scan_rows(codes: np.ndarray, scales: np.ndarray, query: np.ndarray, out: np.ndarray, start: int, end: int) -> None:
-    for first in range(start, end, BLOCK):
-        last = min(first + BLOCK, end)
-        out[first:last] = (codes[first:last].astype(np.float32) @ query) * scales[first:last]
+def _scan_rows(
+    codes: np.ndarray, scales: np.ndarray, query_codes: np.ndarray, out: np.ndarray, start: int, end: int
+) -> None:
+    if end > start:
+        simsimd.cdist(
+            query_codes, codes[start:end], metric="dot", dtype="int8", out_dtype="float32", out=out[None, start:end]
+        )
+        out[start:end] *= scales[start:end]
 
 
 def _scan_helper() -> ThreadPoolExecutor:
