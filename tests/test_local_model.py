@@ -352,6 +352,42 @@ def test_idle_contexts_are_released_and_made_again(model_file: Path) -> None:
         model.close()
 
 
+def test_a_query_arriving_while_the_query_context_is_busy_takes_the_spare(model_file: Path) -> None:
+    import threading
+
+    import llama_cpp
+
+    model = LocalEmbedder(model_file)
+    try:
+        alone = model.embed_query("heron dataset")
+        assert model._spare is None  # one search at a time never needs it
+        with model._using():
+            held = model._take_query_lane()  # another search holds the queries' context
+        assert held is model._queries
+        beside = model.embed_query("heron dataset")  # does not wait: the spare, on the one core left
+        assert model._spare is not None and cos(alone, beside) > 0.9999
+        assert llama_cpp.llama_n_threads(model._spare.ctx.ctx) == max(1, (os.cpu_count() or 1) - 1)
+        with model._using():
+            spare = model._take_query_lane()  # both busy: a third query waits for the first to come free
+        done: list[np.ndarray] = []
+        waiting = threading.Thread(target=lambda: done.append(model.embed_query("heron dataset")))
+        waiting.start()
+        waiting.join(0.3)
+        assert waiting.is_alive() and not done
+        with model._query_lane_free:
+            spare.taken = False
+            model._query_lane_free.notify()
+        waiting.join(60)
+        assert not waiting.is_alive() and cos(alone, done[0]) > 0.9999
+        with model._query_lane_free:
+            held.taken = False
+        assert model.release_idle_contexts(0) and model._spare is None and model._queries is None
+        assert cos(alone, model.embed_query("heron dataset")) > 0.9999  # made again, alone: every core
+        assert llama_cpp.llama_n_threads(model._queries.ctx.ctx) == (os.cpu_count() or 1)
+    finally:
+        model.close()
+
+
 def _file_mappings(path: Path) -> dict[str, int]:
     """Resident KiB of each mapping of `path` in this process, by address range (Linux)."""
     out: dict[str, int] = {}

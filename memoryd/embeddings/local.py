@@ -43,7 +43,10 @@ class LocalEmbedder:
     after a batch of long documents the context is made anew (a few milliseconds) and the memory goes back.
 
     Queries have a context of their own beside the documents' (made at the first query): a search never waits
-    for a document being embedded, only shares the cores with it.
+    for a document being embedded, only shares the cores with it. A query that arrives while that context is
+    busy takes a spare one: llama.cpp spreads one short input poorly over threads, so two single-thread contexts
+    answer more queries than one with two threads (`python -m bench.query_lanes`). Each query context runs on
+    the cores the other leaves: a search alone has them all.
 
     A GGUF that says `memoryd.tokenizer = "unigram"` is tokenized here (`unigram.py`), not by llama.cpp, and the
     tokenizer is loaded and dropped with the model."""
@@ -77,7 +80,7 @@ class LocalEmbedder:
         self._last_used = time.monotonic()
         self._llama_model = LlamaModel
         self._unigram: UnigramTokenizer | None = None
-        cores = os.cpu_count() or 1
+        cores = self._cores = os.cpu_count() or 1
         try:
             self._model = self._make_model()
             metadata = self._model.metadata()
@@ -89,13 +92,20 @@ class LocalEmbedder:
             params.embeddings = True
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
             # documents (indexing) may be capped to leave cores free; a query always uses every core
-            self._params = {False: _with_threads(params, n_threads or cores), True: _with_threads(params, cores)}
+            self._params = {
+                "documents": _with_threads(params, n_threads or cores),
+                "queries": _with_threads(params, cores),
+                "spare": _with_threads(params, cores),
+            }
             self._lane_parts = (LlamaContext, LlamaBatch)
-            self._documents: _Lane | None = self._new_lane()  # made again on demand after an idle release
+            self._documents: _Lane | None = self._new_lane("documents")  # made again after an idle release
             self._documents_used = time.monotonic()
             self._queries: _Lane | None = None
             self._queries_used = time.monotonic()
+            self._spare: _Lane | None = None
+            self._spare_used = time.monotonic()
             self._lanes_lock = threading.Lock()  # guards making a lane
+            self._query_lane_free = threading.Condition(self._lanes_lock)
         except (ValueError, RuntimeError, OSError) as exc:
             raise EmbeddingError(f"could not load the model {path}: {exc}") from exc
         self.dims = int(self._model.n_embd())
@@ -150,7 +160,7 @@ class LocalEmbedder:
             return True
 
     def release_idle_contexts(self, idle_seconds: float) -> bool:
-        """Close each context (documents', queries') unused for `idle_seconds`: about 10 MB each, made again in a
+        """Close each context (documents', queries', spare) unused for `idle_seconds`: about 10 MB each, made again in a
         few milliseconds by the next call (a query: 3.5 ms once). The model stays loaded. Returns whether any
         was closed."""
         with self._load_lock:
@@ -159,7 +169,11 @@ class LocalEmbedder:
             now = time.monotonic()
             idle = [
                 name
-                for name, used in (("_documents", self._documents_used), ("_queries", self._queries_used))
+                for name, used in (
+                    ("_documents", self._documents_used),
+                    ("_queries", self._queries_used),
+                    ("_spare", self._spare_used),
+                )
                 if getattr(self, name) is not None and now - used >= idle_seconds
             ]
             for name in idle:
@@ -172,10 +186,10 @@ class LocalEmbedder:
 
     def _free(self) -> None:
         """Close every context and the model (the caller holds _load_lock and no one uses them)."""
-        for lane in (self._documents, self._queries):
+        for lane in (self._documents, self._queries, self._spare):
             if lane is not None:
                 _close_lane(lane)
-        self._documents = self._queries = None
+        self._documents = self._queries = self._spare = None
         if self._model is not None:
             self._model.close()
         self._model = self._unigram = None
@@ -205,12 +219,12 @@ class LocalEmbedder:
             tokens = [*tokens[: CONTEXT - 1], tokens[-1]]  # keep the closing special token
         return tokens
 
-    def _new_context(self, urgent: bool) -> Any:
-        return self._lane_parts[0](model=self._model, params=self._params[urgent], verbose=False)
+    def _new_context(self, role: str) -> Any:
+        return self._lane_parts[0](model=self._model, params=self._params[role], verbose=False)
 
-    def _new_lane(self, urgent: bool = False) -> _Lane:
+    def _new_lane(self, role: str) -> _Lane:
         batch = self._lane_parts[1](n_tokens=CONTEXT, embd=0, n_seq_max=1, verbose=False)
-        return _Lane(self._new_context(urgent), batch, urgent)
+        return _Lane(self._new_context(role), batch, role, int(self._params[role].n_threads))
 
     def _embed_one(self, lane: _Lane, text: str) -> np.ndarray:
         if not text.strip():
@@ -234,7 +248,8 @@ class LocalEmbedder:
         """Give back the output buffer that long inputs grew (see the class notes)."""
         if lane.longest > KEEP_BUFFER_TOKENS:
             lane.ctx.close()
-            lane.ctx = self._new_context(lane.urgent)
+            lane.ctx = self._new_context(lane.role)
+            lane.threads = int(self._params[lane.role].n_threads)
             lane.longest = 0
 
     def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
@@ -260,17 +275,47 @@ class LocalEmbedder:
 
     @contextmanager
     def _lane(self, urgent: bool) -> Iterator[_Lane]:
-        """The query context (made at first use) or the documents' one, held for one input."""
+        """A query context (see the class notes) or the documents' one, held for one input."""
         with self._using():
+            if urgent:
+                lane = self._take_query_lane()
+                try:
+                    with lane.lock:
+                        yield lane
+                finally:
+                    with self._query_lane_free:
+                        lane.taken = False
+                        self._query_lane_free.notify()
+                return
             with self._lanes_lock:
-                if urgent:
-                    self._queries = lane = self._queries or self._new_lane(urgent=True)
-                    self._queries_used = time.monotonic()
-                else:
-                    self._documents = lane = self._documents or self._new_lane()
-                    self._documents_used = time.monotonic()
+                self._documents = lane = self._documents or self._new_lane("documents")
+                self._documents_used = time.monotonic()
             with lane.lock:
                 yield lane
+
+    def _take_query_lane(self) -> _Lane:
+        """The queries' context if it is free, else the spare (made at first need), else the first to come free."""
+        with self._query_lane_free:
+            while True:
+                now = time.monotonic()
+                self._queries = first = self._queries or self._new_lane("queries")
+                if not first.taken:
+                    self._queries_used = now
+                    return self._hand_out(first, self._spare)
+                self._spare = spare = self._spare or self._new_lane("spare")
+                if not spare.taken:
+                    self._spare_used = now
+                    return self._hand_out(spare, first)
+                self._query_lane_free.wait()
+
+    def _hand_out(self, lane: _Lane, other: _Lane | None) -> _Lane:
+        """Mark a query lane taken, with the threads the other query lane leaves (the caller holds the lock)."""
+        threads = max(1, self._cores - 1) if other is not None and other.taken else self._cores
+        if lane.threads != threads:
+            self._llama_cpp.llama_set_n_threads(lane.ctx.ctx, threads, threads)
+            lane.threads = threads
+        lane.taken = True
+        return lane
 
     def interrupt(self) -> None:
         """Stop document work at the next input (daemon shutdown); queries still run until close."""
@@ -299,8 +344,10 @@ class _Lane:
 
     ctx: Any
     batch: Any
-    urgent: bool = False  # the queries' lane
+    role: str  # "documents", "queries" or "spare" (a key of LocalEmbedder._params)
+    threads: int
     longest: int = 0
+    taken: bool = False  # a query lane handed to a caller (guarded by LocalEmbedder._lanes_lock)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
