@@ -91,7 +91,7 @@ class LocalEmbedder:
             params.n_seq_max = 1
             params.embeddings = True
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-            # documents (indexing) may be capped to leave cores free; a query always uses every core
+            # documents (indexing) may be capped to leave cores free; a query alone uses every core (`_hand_out`)
             self._params = {
                 "documents": _with_threads(params, n_threads or cores),
                 "queries": _with_threads(params, cores),
