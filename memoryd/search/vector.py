@@ -188,10 +188,11 @@ class VectorIndex:
         self._slot_of[self._ids] = np.arange(self._count)
 
     def empty(self) -> bool:
-        """No vector to search. After `release` this asks the store instead of loading the matrix again (a
-        `status` call must not undo the idle release)."""
+        """No vector to search. Without the matrix in memory (not loaded yet, or released when idle) this asks the
+        store instead of loading it: a `status` call must neither undo the idle release nor wait for a million rows
+        to load (17 s)."""
         with self._lock:
-            if not self._loaded and self._released:
+            if not self._loaded:
                 return not self._store.has_vectors()
             self._ensure_loaded()
             return self._live == 0
