@@ -353,3 +353,7 @@ def test_status_counts_follow_every_write_without_loading_the_matrix(
     status = memory.status()
     assert (status["files"], status["chunks"], status["embedded_chunks"]) == (files - 1, 5, 5)
     assert status["cached_embeddings"] == cached + 1  # the cache keeps a deleted note's vector
+    write(workspace / "memory" / "c5.md", "# C1\ncounted note 1\n")  # a text the cache holds: no new row
+    memory.sync_paths([workspace / "memory" / "c5.md"])
+    counted = memory.store.reader.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+    assert memory.status()["cached_embeddings"] == counted == cached + 1
