@@ -708,23 +708,22 @@ class Store:
             waiting = self.reader.execute("SELECT count(*) FROM chunks WHERE model = ''").fetchone()[0]
             counts = {"files": files, "chunks": chunks, "embedded_chunks": chunks - waiting}
         if cached is None:
-            cached = self.reader.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+            with self._write_lock:  # cache writes move the count under this lock: none can land between
+                cached = self.reader.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+                with self._count_lock:
+                    self._cached_count = cached
         with self._count_lock:
             if epoch == self._count_epoch:
                 self._counts = counts
-                if cache:
-                    self._cached_count = cached
         return {**counts, "cached_embeddings": cached} if cache else dict(counts)
 
-    def _counts_changed(self, cache_rows: int | None) -> None:
-        """A write changed the counts: files and chunks are counted again; the embedding cache's count moves by
-        `cache_rows` (None: counted again too; counting it takes 54 ms at a million rows)."""
+    def _counts_changed(self, cache_rows: int) -> None:
+        """A write changed the counts: files and chunks are counted again, and the embedding cache's count (54 ms
+        to count at a million rows) moves by `cache_rows`; the caller holds the write lock."""
         with self._count_lock:
             self._count_epoch += 1
             self._counts = None
-            if cache_rows is None or self._cached_count is None:
-                self._cached_count = None
-            else:
+            if self._cached_count is not None:
                 self._cached_count += cache_rows
 
     # -- embedding cache ----------------------------------------------------------------------------
@@ -748,14 +747,15 @@ class Store:
         if not items:
             return
         now = time.time()
-        with self._write_lock, self.conn:
-            known = len(self._cached_hashes(provider, model, key_fp, list(items), self.conn))
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO embedding_cache(provider, model, key_fp, hash, dims, vector, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(provider, model, key_fp, h, len(v), _cache_blob(v), now) for h, v in items.items()],
-            )
-        self._counts_changed(cache_rows=len(items) - known)
+        with self._write_lock:
+            with self.conn:
+                known = len(self._cached_hashes(provider, model, key_fp, list(items), self.conn))
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO embedding_cache(provider, model, key_fp, hash, dims, vector, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(provider, model, key_fp, h, len(v), _cache_blob(v), now) for h, v in items.items()],
+                )
+            self._counts_changed(cache_rows=len(items) - known)
 
     def _cached_hashes(
         self, provider: str, model: str, key_fp: str, hashes: list[str], conn: apsw.Connection
