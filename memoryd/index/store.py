@@ -101,6 +101,21 @@ def _as_matrix(ids: list[int], blobs: list[bytes], dims: int) -> tuple[np.ndarra
     return np.asarray(ids, dtype=np.int64), matrix
 
 
+def _cache_rows(
+    conn: apsw.Connection, columns: str, provider: str, model: str, key_fp: str, hashes: Iterable[str]
+) -> Iterator[tuple]:
+    """The embedding cache's rows (those `columns`) for these text hashes under one model, 500 keys a query."""
+    unique = list(dict.fromkeys(hashes))
+    for start in range(0, len(unique), 500):
+        part = unique[start : start + 500]
+        marks = ",".join("?" * len(part))
+        yield from conn.execute(
+            f"SELECT {columns} FROM embedding_cache WHERE provider = ? AND model = ? AND key_fp = ?"
+            f" AND hash IN ({marks})",
+            (provider, model, key_fp, *part),
+        )
+
+
 def _cached_vector(blob: bytes, dims: int) -> np.ndarray:
     dtype = np.float16 if len(blob) == 2 * dims else np.float32  # float32 rows come from older indexes
     vector = np.frombuffer(blob, dtype=dtype).astype(np.float32)
@@ -155,7 +170,6 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_lock = threading.RLock()
         self._listeners: list[ChangeListener] = []
-        self._chunk_count: int | None = None
         self._counts: dict[str, int] | None = None  # files, chunks, embedded chunks: until the next write
         self._cached_count: int | None = None  # embedding cache rows: until the next cache write
         self._count_epoch = 0  # moved by every write that changes a count (a count read across one is not kept)
@@ -263,7 +277,6 @@ class Store:
 
     def _notify(self, change: StoreChange) -> None:
         self._counts_changed(cache_rows=0)
-        self._chunk_count = None
         self._frequencies = {}
         for listener in self._listeners:
             listener(change)
@@ -360,9 +373,10 @@ class Store:
                     self._delete_chunks(ids)
                     self.conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
                     removed.extend(ids)
-            self._counts_changed(cache_rows=0)  # a file without chunks goes without a change to notify
             if removed:
                 self._notify(StoreChange(tuple(removed), (), None))
+            else:  # files without chunks: nothing for the listeners, but the file count moved
+                self._counts_changed(cache_rows=0)
         return len(removed)
 
     def replace_file(
@@ -666,10 +680,8 @@ class Store:
         return {r[0] for r in rows}
 
     def chunk_count(self) -> int:
-        """Number of chunks, cached between writes (it sizes keyword query pruning)."""
-        if self._chunk_count is None:
-            self._chunk_count = self.reader.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        return self._chunk_count
+        """Number of chunks, remembered between writes (it sizes keyword query pruning)."""
+        return self._row_counts()["chunks"]
 
     def document_frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
         """How many chunks hold each token, from the FTS5 vocabulary (remembered until the next write: a search
@@ -691,31 +703,35 @@ class Store:
 
     def has_vectors(self) -> bool:
         """Whether any chunk has a vector, from two index counts (the warm matrix need not be loaded to know)."""
-        return self.counts(cache=False)["embedded_chunks"] > 0
+        return self._row_counts()["embedded_chunks"] > 0
 
-    def counts(self, cache: bool = True) -> dict[str, int]:
-        """Files, chunks, embedded chunks and (with `cache`) cached embeddings, counted on indexes only and
-        remembered until the next write: `status` is polled, and counting embedded chunks by reading every chunk row
-        took 0.18 s with the pages cached and over 30 s without them at a million chunks (now 8 ms; the embedding
-        cache's 54 ms once, then kept up to date by each cache write)."""
+    def counts(self) -> dict[str, int]:
+        """Files, chunks, embedded chunks and cached embeddings, counted on indexes only: `status` is polled, and
+        counting embedded chunks by reading every chunk row took 0.18 s with the pages cached and over 30 s without
+        them at a million chunks (now 8 ms; the embedding cache's 54 ms once, then kept up to date by each cache
+        write)."""
         with self._count_lock:
-            epoch, counts, cached = self._count_epoch, self._counts, self._cached_count
-        if not cache:
-            cached = -1
-        if counts is None:
-            files = self.reader.execute("SELECT count(*) FROM files").fetchone()[0]
-            chunks = self.reader.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            waiting = self.reader.execute("SELECT count(*) FROM chunks WHERE model = ''").fetchone()[0]
-            counts = {"files": files, "chunks": chunks, "embedded_chunks": chunks - waiting}
+            cached = self._cached_count
         if cached is None:
             with self._write_lock:  # cache writes move the count under this lock: none can land between
                 cached = self.reader.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
                 with self._count_lock:
                     self._cached_count = cached
+        return {**self._row_counts(), "cached_embeddings": cached}
+
+    def _row_counts(self) -> dict[str, int]:
+        """Files, chunks and embedded chunks, remembered until the next write changes them."""
         with self._count_lock:
-            if epoch == self._count_epoch:
-                self._counts = counts
-        return {**counts, "cached_embeddings": cached} if cache else dict(counts)
+            epoch, counts = self._count_epoch, self._counts
+        if counts is None:
+            files = self.reader.execute("SELECT count(*) FROM files").fetchone()[0]
+            chunks = self.reader.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            waiting = self.reader.execute("SELECT count(*) FROM chunks WHERE model = ''").fetchone()[0]
+            counts = {"files": files, "chunks": chunks, "embedded_chunks": chunks - waiting}
+            with self._count_lock:
+                if epoch == self._count_epoch:  # a count read across a write is not kept
+                    self._counts = counts
+        return dict(counts)
 
     def _counts_changed(self, cache_rows: int) -> None:
         """A write changed the counts: files and chunks are counted again, and the embedding cache's count (54 ms
@@ -729,19 +745,8 @@ class Store:
     # -- embedding cache ----------------------------------------------------------------------------
 
     def cache_get(self, provider: str, model: str, key_fp: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(hashes))
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self.reader.execute(
-                "SELECT hash, dims, vector FROM embedding_cache WHERE provider = ? AND model = ? AND key_fp = ?"
-                f" AND hash IN ({marks})",
-                (provider, model, key_fp, *part),
-            )
-            for digest, dims, blob in rows:
-                found[digest] = _cached_vector(blob, dims)
-        return found
+        rows = _cache_rows(self.reader, "hash, dims, vector", provider, model, key_fp, hashes)
+        return {digest: _cached_vector(blob, dims) for digest, dims, blob in rows}
 
     def cache_put(self, provider: str, model: str, key_fp: str, items: dict[str, np.ndarray]) -> None:
         if not items:
@@ -749,29 +754,13 @@ class Store:
         now = time.time()
         with self._write_lock:
             with self.conn:
-                known = len(self._cached_hashes(provider, model, key_fp, list(items), self.conn))
+                known = sum(1 for _ in _cache_rows(self.conn, "hash", provider, model, key_fp, items))
                 self.conn.executemany(
                     "INSERT OR REPLACE INTO embedding_cache(provider, model, key_fp, hash, dims, vector, created_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [(provider, model, key_fp, h, len(v), _cache_blob(v), now) for h, v in items.items()],
                 )
             self._counts_changed(cache_rows=len(items) - known)
-
-    def _cached_hashes(
-        self, provider: str, model: str, key_fp: str, hashes: list[str], conn: apsw.Connection
-    ) -> set[str]:
-        """Which of `hashes` the embedding cache already holds for this model."""
-        found: set[str] = set()
-        for start in range(0, len(hashes), 500):
-            part = hashes[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = conn.execute(
-                "SELECT hash FROM embedding_cache WHERE provider = ? AND model = ? AND key_fp = ?"
-                f" AND hash IN ({marks})",
-                (provider, model, key_fp, *part),
-            )
-            found.update(row[0] for row in rows)
-        return found
 
     def copy_cache_from(self, other: Path) -> int:
         """Seed this index's embedding cache from another index file (used by the atomic reindex)."""
