@@ -231,9 +231,7 @@ class VectorIndex:
         top = _best(scores, max(limit * RESCORE_FACTOR, RESCORE_MIN))
         top = top[np.isfinite(scores[top])]
         exact = (codes[top].astype(np.float32) @ query) * scales[top]
-        best = top[_best(exact, limit)]
-        exact_of = dict(zip(top.tolist(), exact.tolist(), strict=True))
-        hits = sorted(((int(ids[i]), exact_of[int(i)]) for i in best), key=lambda h: (-h[1], h[0]))
+        hits = sorted(((int(ids[top[j]]), float(exact[j])) for j in _best(exact, limit)), key=lambda h: (-h[1], h[0]))
         return VectorScan(
             hits,
             float(finite.mean()) if len(finite) else 0.0,
