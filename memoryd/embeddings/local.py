@@ -95,7 +95,6 @@ class LocalEmbedder:
             self._params = {
                 "documents": _with_threads(params, n_threads or cores),
                 "queries": _with_threads(params, cores),
-                "spare": _with_threads(params, cores),
             }
             self._lane_parts = (LlamaContext, LlamaBatch)
             self._documents: _Lane | None = self._new_lane("documents")  # made again after an idle release
@@ -302,7 +301,7 @@ class LocalEmbedder:
                 if not first.taken:
                     self._queries_used = now
                     return self._hand_out(first, self._spare)
-                self._spare = spare = self._spare or self._new_lane("spare")
+                self._spare = spare = self._spare or self._new_lane("queries")
                 if not spare.taken:
                     self._spare_used = now
                     return self._hand_out(spare, first)
@@ -344,7 +343,7 @@ class _Lane:
 
     ctx: Any
     batch: Any
-    role: str  # "documents", "queries" or "spare" (a key of LocalEmbedder._params)
+    role: str  # "documents" or "queries" (a key of LocalEmbedder._params; the spare is a query lane too)
     threads: int
     longest: int = 0
     taken: bool = False  # a query lane handed to a caller (guarded by LocalEmbedder._lanes_lock)
