@@ -10,7 +10,7 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 
 # editable_mode=compat puts the checkout on sys.path with a plain .pth line: setuptools' default editable finder
 # is imported by every Python start-up in the venv (about 15 ms of each `memctl search` here)
-$(BIN)/.installed: pyproject.toml Makefile
+$(BIN)/.installed: pyproject.toml Makefile memoryd/index/fts5_topk.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat

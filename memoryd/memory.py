@@ -428,6 +428,8 @@ class AgentMemory:
             "vector_available": embedder is not None,
             "vector_backend": self.store.vector_backend or None,
             "fts_available": self.store.fts_available,
+            "keyword_ranking": "bm25_topk" if self.store.ranking_error is None else "bm25",
+            "keyword_ranking_reason": self.store.ranking_error,
             "fallback_reason": "; ".join(
                 dict.fromkeys(
                     r for r in (getattr(self.embedder, "fallback_reason", None), reason, self.embedder_reason) if r

@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import QueryConfig
+from memoryd.index.store import Store
 from memoryd.memory import AgentMemory
 from memoryd.search.hybrid import SearchError
+from memoryd.sources.analyzer import match_expression, query_terms
 
 from .conftest import write
 
@@ -134,9 +136,9 @@ def test_common_terms_only_score_what_rarer_terms_found_unless_that_is_too_littl
     calls: list[list[str]] = []
     real = store.bm25_many
 
-    def spy(expressions, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append(list(expressions))
-        return real(expressions, *args, **kwargs)
+    def spy(queries, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append([q.expression for q in queries])
+        return real(queries, *args, **kwargs)
 
     monkeypatch.setattr(store, "bm25_many", spy)
     monkeypatch.setattr(keyword, "RECRUIT_POSTINGS", 2)
@@ -145,6 +147,81 @@ def test_common_terms_only_score_what_rarer_terms_found_unless_that_is_too_littl
     # "quartz" finds one note of the three asked for: the notes holding only "heron" are ranked too
     split = ranked("heron quartz", 3)
     assert split == full["heron quartz", 3] and len(split) == 3
+
+
+def _random_notes(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> AgentMemory:
+    """Notes whose sections hold "w0" (in about 45% of them) to "w23" (in about 1%) each with odds falling by a
+    sixth, one to three times, among fillers that vary their lengths: scores differ by frequency and length."""
+    import random
+
+    rng = random.Random(5)
+    for n in range(80):
+        sections = []
+        for _ in range(rng.randint(1, 3)):
+            words = [f"w{i}" for i in range(24) if rng.random() < 0.45 * 0.83**i for _ in range(rng.randint(1, 3))]
+            words += [f"filler{rng.randint(0, 999)}" for _ in range(rng.randint(0, 25))]
+            rng.shuffle(words)
+            sections.append(" ".join(words) or "empty")
+        write(workspace / "memory" / f"r{n}.md", "".join(f"## Part {s}\n{text}\n\n" for s, text in enumerate(sections)))
+    memory = memory_factory()
+    memory.sync()
+    return memory
+
+
+def _every_chunk_ranked(store: Store, query: str, limit: int) -> list[float]:
+    """The top scores when every chunk holding any term is ranked, those holding all of them boosted."""
+    from memoryd.search import keyword
+
+    terms = keyword.informative_terms(store, query_terms(query))
+    scores = dict(store.bm25(match_expression(terms, "OR"), keyword.BM25_WEIGHTS, 10_000))
+    if len(terms) > 1:
+        for chunk_id, score in store.bm25(match_expression(terms, "AND"), keyword.BM25_WEIGHTS, 10_000):
+            scores[chunk_id] = score * keyword.ALL_TERMS_BOOST
+    return [round(s, 9) for s in sorted(scores.values(), reverse=True)[:limit]]
+
+
+def test_the_chunks_holding_every_term_bound_what_the_others_must_score(
+    workspace: Path, memory_factory: Callable[..., AgentMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the chunks holding every term fill the limit, the last of them bounds the rest (MaxScore): a term too
+    weak to reach it alone only scores, and chunks holding none of the stronger terms are never ranked. The top
+    scores stay those of ranking every chunk that holds any term, for short and long queries alike."""
+    from memoryd.search import keyword
+
+    memory = _random_notes(workspace, memory_factory)
+    store = memory.store
+    ran: list[str] = []
+    real_one, real_many = store.bm25, store.bm25_many
+
+    def one(query, *args, **kwargs):  # type: ignore[no-untyped-def]
+        ran.append(getattr(query, "expression", query))
+        return real_one(query, *args, **kwargs)
+
+    def many(queries, *args, **kwargs):  # type: ignore[no-untyped-def]
+        ran.extend(q.expression for q in queries)
+        return real_many(queries, *args, **kwargs)
+
+    monkeypatch.setattr(store, "bm25", one)
+    monkeypatch.setattr(store, "bm25_many", many)
+    bounded = 0
+    short = ["w0 w1", "w1 w2", "w0 w5", "w3 w9", "w1 w22"]
+    for query in [*short, "w2 w3 w4", "w0 w1 w2 w3", "w7 w12 w20", "w0 w4 w8 w16"]:
+        for limit in (3, 8, 20):
+            ran.clear()
+            hits = keyword.keyword_search(store, query, limit)
+            searched = list(ran)
+            assert [round(h.bm25, 9) for h in hits] == _every_chunk_ranked(store, query, limit), (query, limit)
+            anything = " OR ".join(f'"{w}"' for w in query.split())
+            bounded += searched[0] == " AND ".join(f'"{w}"' for w in query.split()) and anything not in searched
+    assert bounded >= 6  # the bound spared the any-term query for the short queries of frequent words
+    for df, term in keyword.weighed_terms(store, query_terms("w0 w2 w5 w9 w14")):
+        best = real_one(f'"{term.phrase[0]}"', keyword.BM25_WEIGHTS, 1)[0][1]
+        assert best < keyword._ceiling(df, term, store.chunk_count()) < 1.5 * best  # a ceiling, and a close one
+
+    monkeypatch.setattr(keyword, "_expected_complete", lambda weighed, chunks: 0.0)
+    ran.clear()
+    keyword.keyword_search(store, "w0 w1", 8)
+    assert '"w0" OR "w1"' in ran  # without the bound every chunk holding either word is ranked
 
 
 def test_side_by_side_fts_queries_answer_as_one_by_one(memory: AgentMemory, monkeypatch: pytest.MonkeyPatch) -> None:

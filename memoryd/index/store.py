@@ -15,6 +15,7 @@ import apsw
 import numpy as np
 
 from memoryd.config import SOURCES
+from memoryd.index import topk
 from memoryd.index.schema import FTS_DDL, FTS_INSERT, VOCAB_DDL, migrate, vec_ddl
 from memoryd.sources.analyzer import fts_row
 from memoryd.sources.markdown import Chunk, embed_input
@@ -63,6 +64,15 @@ class ChunkRow:
             numbers = self.source_lines.split(",")
             return int(numbers[min(offset, len(numbers) - 1)])
         return self.start_line + offset
+
+
+@dataclass(frozen=True)
+class Match:
+    """An FTS5 expression, with how many chunks each of its phrases matches, in order, where the caller knows it
+    (-1 where not): bm25_topk then need not count them by reading their posting lists."""
+
+    expression: str
+    hits: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -183,6 +193,8 @@ class Store:
         self.vec_error = _load_sqlite_vec(self.conn) if use_sqlite_vec else "sqlite-vec disabled"
         migrate(self.conn)
         self.fts_error = self._ensure_fts()
+        self.ranking_error = topk.load(self.conn) if self.fts_error is None else None
+        self.rank_with_topk = self.ranking_error is None  # where loaded; cleared, FTS5's bm25() ranks (benches)
         self._local = threading.local()
         self._fts_pool: ThreadPoolExecutor | None = None
         self._fts_pool_lock = threading.Lock()
@@ -215,6 +227,7 @@ class Store:
             conn = self._connect()
             if self.vec_error is None:
                 _load_sqlite_vec(conn)
+            self._local.topk = self.fts_error is None and self.ranking_error is None and topk.load(conn) is None
             self._local.conn = conn
             with self._readers_lock:
                 self._readers = [*self._live_readers(), (threading.current_thread(), conn)]
@@ -638,39 +651,44 @@ class Store:
         return out
 
     def bm25(
-        self, expression: str, weights: Sequence[float], limit: int, filters: ChunkFilter | None = None
+        self, query: str | Match, weights: Sequence[float], limit: int, filters: ChunkFilter | None = None
     ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score, larger is better) of the chunks an FTS5 expression matches, best first."""
-        columns = ", ".join(str(float(w)) for w in weights)
+        match = query if isinstance(query, Match) else Match(query)
+        reader = self.reader
+        loaded = self.rank_with_topk and self._local.topk
+        score = topk.ranking(", ".join(str(float(w)) for w in weights), limit, loaded)
+        ranking_args: tuple = (",".join(map(str, match.hits)),) if loaded else ()
         if filters is not None and filters.active:
             where, params = filter_sql(filters, SOURCES)
             sql = (
-                f"SELECT fts.rowid, -bm25(chunks_fts, {columns}) AS s FROM chunks_fts fts"
+                f"SELECT fts.rowid, {score} AS s FROM chunks_fts fts"
                 " JOIN chunks c ON c.id = fts.rowid JOIN files f ON f.id = c.file_id"
                 f" WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?"
             )
-            args: tuple = (expression, *params, limit)
+            args: tuple = (*ranking_args, match.expression, *params, limit)
         else:
-            sql = (
-                f"SELECT rowid, -bm25(chunks_fts, {columns}) AS s FROM chunks_fts"
-                " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
-            )
-            args = (expression, limit)
-        return [(int(r[0]), float(r[1])) for r in self.reader.execute(sql, args)]
+            sql = f"SELECT rowid, {score} AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
+            args = (*ranking_args, match.expression, limit)
+        return [(int(r[0]), float(r[1])) for r in reader.execute(sql, args)]
 
     def bm25_many(
-        self, expressions: Sequence[str], weights: Sequence[float], limit: int, filters: ChunkFilter | None = None
+        self,
+        queries: Sequence[str | Match],
+        weights: Sequence[float],
+        limit: int,
+        filters: ChunkFilter | None = None,
     ) -> list[list[tuple[int, float]]]:
         """`bm25` of several expressions; in a large index side by side, the first on this thread and the others
         on the store's FTS threads (each with its own read connection; SQLite runs them outside the GIL)."""
-        if len(expressions) <= 1 or self.chunk_count() < PARALLEL_FTS_CHUNKS:
-            return [self.bm25(e, weights, limit, filters) for e in expressions]
+        if len(queries) <= 1 or self.chunk_count() < PARALLEL_FTS_CHUNKS:
+            return [self.bm25(q, weights, limit, filters) for q in queries]
         with self._fts_pool_lock:
             if self._fts_pool is None:
                 self._fts_pool = ThreadPoolExecutor(max_workers=FTS_THREADS, thread_name_prefix="fts")
             pool = self._fts_pool
-        others = [pool.submit(self.bm25, e, weights, limit, filters) for e in expressions[1:]]
-        first = self.bm25(expressions[0], weights, limit, filters)
+        others = [pool.submit(self.bm25, q, weights, limit, filters) for q in queries[1:]]
+        first = self.bm25(queries[0], weights, limit, filters)
         return [first, *(future.result() for future in others)]
 
     def chunk_ids(self, filters: ChunkFilter) -> set[int]:

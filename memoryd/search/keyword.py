@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memoryd.index.store import Store
+from memoryd.index.store import Match, Store
 from memoryd.search.filters import Filters
-from memoryd.sources.analyzer import Term, match_expression, query_terms
+from memoryd.sources.analyzer import Term, match_expression, phrase_hits, query_terms
 
 # Column weights for bm25(): body, exact forms (identifiers, accented words), heading path, characters of
 # unspaced scripts.
@@ -32,6 +33,11 @@ MAX_SCORED_TERMS = 12
 # 200 of 200 queries). When that finds too little (fewer than `limit` chunks, or a last one scoring below what one
 # occurrence of each common term would give), the chunks holding only common terms are ranked as well.
 RECRUIT_POSTINGS = 20_000
+# When the chunks holding every term fill the `limit` (likely for a short query of common words), the last of
+# them bounds what the others must score: terms too weak to reach it together only score (MaxScore), with their
+# IDF known in advance and FTS5's k1. A margin covers a count read just before a write.
+FTS5_K1 = 1.2
+CEILING_MARGIN = 1.05
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,31 @@ class KeywordHit:
     chunk_id: int
     bm25: float  # positive, larger is better, after the all-term boost
     all_terms: bool
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Which chunks a search ranks beside those holding every term: the chunks holding a recruit, scored on the
+    scorers too where they hold one; with `alone`, also those holding recruits only. `exact` when no chunk left out
+    can outrank the last one kept; otherwise `_too_little` checks the chunks holding only scorers."""
+
+    recruits: list[Term]
+    scorers: list[Term]
+    alone: bool
+    exact: bool
+
+    def queries(self, terms: list[Term], frequencies: Mapping[str, int]) -> list[Match]:
+        """Its FTS5 queries, the paired one (recruits and scorers) first; none that would repeat the all-terms one."""
+        if not self.recruits:
+            return []
+        rare = match_expression(self.recruits, "OR")
+        out = []
+        if self.scorers and len(terms) > 2:
+            paired = f"({rare}) AND ({match_expression(self.scorers, 'OR')})"
+            out.append(Match(paired, phrase_hits(self.recruits + self.scorers, frequencies)))
+        if self.alone or not self.scorers:
+            out.append(Match(rare, phrase_hits(self.recruits, frequencies)))
+        return out
 
 
 def keyword_search(store: Store, query: str, limit: int, filters: Filters | None = None) -> list[KeywordHit]:
@@ -49,33 +80,82 @@ def keyword_search(store: Store, query: str, limit: int, filters: Filters | None
     if not weighed:
         return []
     terms = [t for _, t in weighed]
-    recruits = [t for df, t in weighed if df <= RECRUIT_POSTINGS]
-    scorers = [(df, t) for df, t in weighed if df > RECRUIT_POSTINGS]
-    split = bool(recruits and scorers)
-    if split:
-        rare = match_expression(recruits, "OR")
-        common = match_expression([t for _, t in scorers], "OR")
-        expressions = [f"({rare}) AND ({common})", rare]
-    else:
-        expressions = [match_expression(terms, "OR")]
-    if len(terms) > 1:
-        expressions.append(match_expression(terms, "AND"))
-    found = store.bm25_many(expressions, BM25_WEIGHTS, limit, filters)
-    scores = dict(found[1]) if split else {}
-    scores.update(found[0])  # with both: a chunk holding rare and common terms takes its whole score
-    if split and _too_little(scores, limit, [df for df, _ in scorers], store.chunk_count()):
-        scores = dict(store.bm25(match_expression(terms, "OR"), BM25_WEIGHTS, limit, filters))
-    complete: set[int] = set()
-    if len(terms) > 1:
-        for chunk_id, score in found[-1]:
-            complete.add(chunk_id)
-            scores[chunk_id] = score
-    hits = [
-        KeywordHit(cid, score * (ALL_TERMS_BOOST if cid in complete else 1.0), cid in complete)
-        for cid, score in scores.items()
-    ]
+    chunks = max(store.chunk_count(), 1)
+    frequencies = store.document_frequencies(t for term in terms for t in term.phrase)
+    every = Match(match_expression(terms, "AND"), phrase_hits(terms, frequencies)) if len(terms) > 1 else None
+    complete: list[tuple[int, float]] | None = None
+    plan = None
+    if every is not None and _expected_complete(weighed, chunks) >= limit:
+        complete = store.bm25(every, BM25_WEIGHTS, limit, filters)
+        if len(complete) >= limit:
+            plan = _bounded_plan(weighed, complete[limit - 1][1] * ALL_TERMS_BOOST, chunks)
+    if plan is None:
+        plan = _frequency_plan(weighed)
+    queries = plan.queries(terms, frequencies)
+    if every is not None and complete is None:
+        queries.append(every)
+    found = store.bm25_many(queries, BM25_WEIGHTS, limit, filters) if queries else []
+    if every is not None and complete is None:
+        complete = found.pop()
+    scores: dict[int, float] = {}
+    for part in reversed(found):  # the paired query's score is a chunk's whole score
+        scores.update(part)
+    if plan.scorers and len(terms) == 2 and complete:
+        scores.update(complete)  # for two terms the paired query is the all-terms one
+    if not plan.exact and _too_little(scores, limit, [df for df, t in weighed if t in plan.scorers], chunks):
+        anything = Match(match_expression(terms, "OR"), phrase_hits(terms, frequencies))
+        scores = dict(store.bm25(anything, BM25_WEIGHTS, limit, filters))
+    ranked = dict.fromkeys(scores, 1.0)
+    for chunk_id, score in complete or ():
+        ranked[chunk_id] = ALL_TERMS_BOOST
+        scores[chunk_id] = score
+    hits = [KeywordHit(cid, score * ranked[cid], ranked[cid] > 1.0) for cid, score in scores.items()]
     hits.sort(key=lambda h: h.bm25, reverse=True)
     return hits[:limit]
+
+
+def _frequency_plan(weighed: list[tuple[int, Term]]) -> _Plan:
+    """Terms in more than RECRUIT_POSTINGS chunks score what rarer terms recruit (when there are rarer ones)."""
+    recruits = [t for df, t in weighed if df <= RECRUIT_POSTINGS]
+    if not recruits:
+        return _Plan([t for _, t in weighed], [], alone=True, exact=True)
+    scorers = [t for df, t in weighed if df > RECRUIT_POSTINGS]
+    return _Plan(recruits, scorers, alone=True, exact=not scorers)
+
+
+def _bounded_plan(weighed: list[tuple[int, Term]], bound: float, chunks: int) -> _Plan:
+    """MaxScore against the last of the chunks holding every term: the terms whose ceilings add up to less than
+    `bound` only score, as no chunk holding nothing else can reach it; and chunks holding no such term are ranked
+    only if the other terms' ceilings together can reach it. Exact: no chunk left out can take a place."""
+    ceilings = [_ceiling(df, t, chunks) for df, t in weighed]
+    scoring: set[int] = set()
+    reach = 0.0
+    for i in sorted(range(len(weighed)), key=ceilings.__getitem__):
+        if reach + ceilings[i] >= bound:
+            break
+        reach += ceilings[i]
+        scoring.add(i)
+    recruits = [t for i, (_, t) in enumerate(weighed) if i not in scoring]
+    scorers = [t for i, (_, t) in enumerate(weighed) if i in scoring]
+    alone = sum(c for i, c in enumerate(ceilings) if i not in scoring) >= bound
+    return _Plan(recruits, scorers, alone=alone, exact=True)
+
+
+def _ceiling(df: int, term: Term, chunks: int) -> float:
+    """The most a term can add to a chunk's bm25(): its IDF x (k1 + 1), whatever its frequency and the chunk's
+    length. Only a single token's IDF is known beforehand (an exact form's or a phrase's is not): the others
+    have none."""
+    if term.exact or term.grams or len(term.phrase) != 1:
+        return math.inf
+    return (FTS5_K1 + 1) * max(1e-6, math.log((chunks - df + 0.5) / (df + 0.5))) * CEILING_MARGIN
+
+
+def _expected_complete(weighed: list[tuple[int, Term]], chunks: int) -> float:
+    """How many chunks would hold every term if terms fell independently (co-occurring terms make it more)."""
+    expected = float(chunks)
+    for df, _ in weighed:
+        expected *= df / chunks
+    return expected
 
 
 def _too_little(scores: dict[int, float], limit: int, common_frequencies: list[int], chunks: int) -> bool:

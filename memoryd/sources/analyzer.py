@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -183,6 +184,20 @@ def term_expression(term: Term) -> str:
         return f"({{body heading}} : {_quote(term.phrase)} OR grams : {_quote(term.grams)})"
     alternatives = [_quote(term.phrase)] + [f"exact : {_quote(e)}" for e in term.exact]
     return alternatives[0] if len(alternatives) == 1 else "(" + " OR ".join(alternatives) + ")"
+
+
+def phrase_hits(terms: list[Term], frequencies: Mapping[str, int]) -> tuple[int, ...]:
+    """For each FTS5 phrase of `match_expression(terms)`, in its order, how many chunks it matches where that is
+    a token's count in the vocabulary (a lone token searched in every column), else -1 (a phrase, or one column)."""
+    hits: list[int] = []
+    for term in terms:
+        if term.grams:
+            hits += [-1, -1]
+            continue
+        lone = len(term.phrase) == 1 and term.phrase[0] in frequencies
+        hits.append(frequencies[term.phrase[0]] if lone else -1)
+        hits += [-1] * len(term.exact)
+    return tuple(hits)
 
 
 def match_expression(terms: list[Term], operator: str = "OR") -> str:
