@@ -23,13 +23,16 @@ install: $(BIN)/.installed
 run: install
 	$(BIN)/memoryd run --prepare-model $(if $(WORKSPACE),--workspace $(WORKSPACE))
 
-# Debian packages the tests need (Neovim, a msgpack-rpc client that is not ours).
+# Debian packages the tests need: Neovim (a msgpack-rpc client that is not ours) and SQLite's headers, which
+# bm25_topk (memoryd/index/fts5_topk.c) is built against; first, so that the install builds it.
 system-deps:
-	@command -v nvim >/dev/null 2>&1 || { \
+	@pkgs=; command -v nvim >/dev/null 2>&1 || pkgs="$$pkgs neovim"; \
+	  [ -f /usr/include/sqlite3ext.h ] || pkgs="$$pkgs libsqlite3-dev"; \
+	  [ -z "$$pkgs" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
-	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null; }
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs >/dev/null; }
 
-test: install system-deps
+test: system-deps install
 	$(BIN)/memoryd model prepare
 	$(BIN)/python -m pytest
 
