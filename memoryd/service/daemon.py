@@ -164,13 +164,15 @@ async def _serve(config: Config, manager: Manager) -> None:
 
 GIL_SWITCH_SECONDS = 0.0005  # Python's default, 5 ms, let a sync's Python work hold up each step of a search
 MALLOC_ARENAS = 2  # glibc's default, 8 per core, left what a burst of searches freed scattered over 16 arenas
+MALLOC_MMAP_BYTES = 1 << 20
+MALLOC_TRIM_BYTES = 4 << 20
 
 
 def _process_settings() -> None:
     """Open files up to the hard limit (each client is a descriptor), a file-size limit that fails a write
-    (EFBIG) instead of killing the daemon (SIGXFSZ), few malloc arenas, and a short GIL switch interval: a
-    search gives the GIL back at every SQLite call and waited up to 5 ms to get it again each time while a sync
-    chunked a large note (keyword p99 100 ms -> under 10 ms, measured with bench.faults)."""
+    (EFBIG) instead of killing the daemon (SIGXFSZ), few malloc arenas with fixed thresholds, and a short GIL
+    switch interval: a search gives the GIL back at every SQLite call and waited up to 5 ms to get it again each
+    time while a sync chunked a large note (keyword p99 100 ms -> under 10 ms, measured with bench.faults)."""
     sys.setswitchinterval(GIL_SWITCH_SECONDS)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
@@ -179,6 +181,7 @@ def _process_settings() -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     heap.cap_arenas(MALLOC_ARENAS)
+    heap.fix_thresholds(MALLOC_MMAP_BYTES, MALLOC_TRIM_BYTES)
 
 
 def run(config: Config, *, watch: bool = True) -> None:
