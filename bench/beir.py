@@ -17,6 +17,9 @@ from typing import Any
 from bench.datasets import Dataset, dataset_workspace, load_scifact, load_xquad
 from bench.metrics import dedupe_docs, evaluate
 from memoryd.config import EmbeddingConfig, QueryConfig, default_data_dir, default_model_path, quickstart_agent
+from memoryd.embeddings.gguf_meta import TOKENIZER_KEY
+from memoryd.embeddings.local import CONTEXT
+from memoryd.embeddings.unigram import UnigramTokenizer
 from memoryd.memory import AgentMemory
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"
@@ -81,6 +84,10 @@ def bare_throughput(model_path: Path, texts: list[str]) -> float:
         n_threads=os.cpu_count(),
         verbose=False,
     )
+    if llm.metadata.get(TOKENIZER_KEY) == "unigram":
+        # llama.cpp holds no vocabulary for a model memoryd tokenizes (e5): it gets the ids memoryd feeds it
+        unigram = UnigramTokenizer.from_gguf(model_path)
+        llm.tokenize = lambda text, add_bos=True, special=False: unigram.encode(text.decode("utf-8"), CONTEXT)
     llm.embed(texts[0], truncate=True)
     started = time.perf_counter()
     for text in texts:
