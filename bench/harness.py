@@ -128,6 +128,19 @@ reconcile_seconds = 0
     return path
 
 
+PR_SET_PDEATHSIG = 1  # Linux prctl option
+
+
+def _die_with_parent() -> None:
+    """A bench that dies hard (a C library's abort) must not leave its daemon running: a stray daemon still
+    indexing would skew every later measurement on this machine. Linux sends the signal when the thread that
+    started the daemon ends, so benches start daemons from their main thread."""
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def start_daemon(
     workspace: Path,
     data_dir: Path,
@@ -161,6 +174,7 @@ def start_daemon(
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
+            preexec_fn=_die_with_parent,
         )
     daemon = BenchDaemon(proc, socket, data_dir, workspace, log, time.monotonic())
     deadline = time.monotonic() + 120
