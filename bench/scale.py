@@ -138,7 +138,7 @@ def measure(chunks: int, work: Path, n_queries: int, idle: bool, reindex: bool =
             f"{out['write_ms']} ms; change {out['change_to_searchable']}; index {out['index_mb']} MB; RSS idle "
             f"{out['rss_idle_mb']} MB, a minute on {out.get('rss_idle_minute_mb')}, unloaded "
             f"{out.get('rss_model_unloaded_mb')}; after a full reindex {out.get('rss_after_reindex_mb')}, a minute "
-            f"on {out.get('rss_after_reindex_minute_mb')}",
+            f"on {out.get('rss_after_reindex_minute_mb')}; reindex {out.get('reindex')}",
             flush=True,
         )
     finally:
