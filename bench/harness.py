@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -129,16 +130,15 @@ reconcile_seconds = 0
 
 
 PR_SET_PDEATHSIG = 1  # Linux prctl option
+_LIBC = ctypes.CDLL(None) if sys.platform == "linux" else None  # loaded here: the forked child only calls it
 
 
 def _die_with_parent() -> None:
     """A bench that dies hard (a C library's abort) must not leave its daemon running: a stray daemon still
     indexing would skew every later measurement on this machine. Linux sends the signal when the thread that
     started the daemon ends, so benches start daemons from their main thread."""
-    if sys.platform == "linux":
-        import ctypes
-
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if _LIBC is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def start_daemon(
