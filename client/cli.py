@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from client.render import failure, search_text
+from client.render import failure, failure_json, plural, search_text
 from client.stub import ClientError, MemoryClient
 
 MEMORY_TYPES = ["episodic", "semantic", "procedural", "lore"]
@@ -41,9 +41,12 @@ def _emit(ctx: Ctx, data: Any, human: str) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2) if ctx.as_json else human)
 
 
-def _fail(exc: ClientError) -> None:
+def _fail(exc: ClientError, ctx: Ctx | None = None) -> None:
     message, code = failure(exc)
-    click.echo(message, err=True)
+    if ctx is not None and ctx.as_json:
+        click.echo(failure_json(exc))
+    else:
+        click.echo(message, err=True)
     sys.exit(code)
 
 
@@ -97,12 +100,13 @@ def search(
     socket: str | None,
     as_json: bool | None,
 ) -> None:
-    """Search memory: score, citation and snippet per hit."""
+    """Search memory: score, citation and snippet per hit. A QUERY of '-' is read from stdin."""
     ctx = _ctx(obj, agent, socket, as_json)
+    text = sys.stdin.read() if query == ("-",) else " ".join(query)
     try:
         with ctx.client() as client:
             found = client.search(
-                " ".join(query),
+                text,
                 agent=ctx.agent,
                 max_results=max_results,
                 min_score=min_score,
@@ -117,7 +121,7 @@ def search(
                 explain=explain or None,
             )
     except ClientError as exc:
-        _fail(exc)
+        _fail(exc, ctx)
         return
     _emit(ctx, found.raw, search_text(found))
 
@@ -156,7 +160,7 @@ def get(obj: Ctx, location: str, agent: str | None, socket: str | None, as_json:
         with ctx.client() as client:
             got = client.get(path, first, count, agent=ctx.agent)
     except ClientError as exc:
-        _fail(exc)
+        _fail(exc, ctx)
         return
     _emit(ctx, got, got["text"])
 
@@ -185,7 +189,7 @@ def write(
         with ctx.client() as client:
             done = client.write(body, path, agent=ctx.agent, type=kind, importance=importance)
     except ClientError as exc:
-        _fail(exc)
+        _fail(exc, ctx)
         return
     _emit(ctx, done, f"wrote {done['citation']}")
 
@@ -196,8 +200,13 @@ def _status_line(agent: dict[str, Any]) -> str:
         if agent.get("vector_available")
         else f"keyword-only: {agent.get('fallback_reason')}"
     )
+    if agent.get("index_error"):
+        return f"{agent['agent']}: index unreadable, being rebuilt: {agent['index_error']}"
+    counts = (
+        f"{plural(agent['files'], 'file')}, {plural(agent['chunks'], 'chunk')}, {agent['embedded_chunks']} embedded"
+    )
     lines = [
-        f"{agent['agent']}: {agent['files']} files, {agent['chunks']} chunks, {agent['embedded_chunks']} embedded",
+        f"{agent['agent']}: {counts}",
         f"  workspace {agent['workspace']}",
         f"  vectors   {vec}",
         f"  fts       {'yes' if agent.get('fts_available') else 'no'}   watcher {agent.get('watcher')}",
@@ -207,6 +216,19 @@ def _status_line(agent: dict[str, Any]) -> str:
         if job and job.get("state") == "running":
             eta = f", eta {job['eta_s']}s" if job.get("eta_s") is not None else ""
             lines.append(f"  {job['kind']}: {job['done']}/{job['total']}{eta}")
+    lane = agent.get("embedding") or {}
+    if lane.get("waiting"):
+        why = (
+            f" (paused {lane['paused']})"
+            if lane.get("paused")
+            else f" (failed: {lane['error']})"
+            if lane.get("error")
+            else ""
+        )
+        lines.append(f"  embedding: {lane['waiting']} chunks wait for vectors; keyword search has them{why}")
+    missing = ((agent.get("last_sync_report") or {}).get("missing_roots")) or []
+    if missing:
+        lines.append(f"  missing: {', '.join(missing)} (its notes stay indexed until it returns)")
     if agent.get("needs_reindex"):
         lines.append(f"  needs reindex: {agent['needs_reindex']}")
     if agent.get("sync_error"):
@@ -224,10 +246,12 @@ def status(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None
         with ctx.client() as client:
             state = client.status(ctx.agent)
     except ClientError as exc:
-        _fail(exc)
+        _fail(exc, ctx)
         return
     daemon = state["daemon"]
     head = f"memoryd {daemon['version']} pid {daemon['pid']} up {daemon['uptime_s']}s on {daemon['socket']}"
+    if daemon.get("reload_error"):
+        head += f"\nconfig reload failed, the previous config still runs: {daemon['reload_error']}"
     _emit(ctx, state, "\n".join([head, *(_status_line(a) for a in state["agents"])]))
 
 
@@ -242,7 +266,7 @@ def sync(obj: Ctx, force: bool, agent: str | None, socket: str | None, as_json: 
         with ctx.client() as client:
             done = client.sync(ctx.agent, force=force)
     except ClientError as exc:
-        _fail(exc)
+        _fail(exc, ctx)
         return
     if not done.get("done", True):
         job = done.get("progress") or {}
@@ -273,7 +297,7 @@ def reindex(obj: Ctx, no_wait: bool, agent: str | None, socket: str | None, as_j
                 return
             job = _follow(client, started["agent"], sys.stderr.isatty() and not ctx.as_json)
     except ClientError as exc:
-        _fail(exc)
+        _fail(exc, ctx)
         return
     if job.get("state") != "done":
         click.echo(f"memctl: reindex {job.get('state')}: {job.get('error')}", err=True)
@@ -308,7 +332,7 @@ def agents(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None
         with ctx.client() as client:
             listed = client.agents()
     except ClientError as exc:
-        _fail(exc)
+        _fail(exc, ctx)
         return
     _emit(ctx, listed, "\n".join(f"{'*' if a['default'] else ' '} {a['id']:12s} {a['workspace']}" for a in listed))
 

@@ -84,13 +84,16 @@ def quick_search_args(argv: Sequence[str]) -> dict[str, Any] | None:
 
 
 def quick_search(settings: dict[str, Any]) -> int:
-    from client.render import failure, search_text
+    from client.render import failure, failure_json, search_text
     from client.stub import ClientError, MemoryClient
 
+    query = " ".join(settings["words"])
+    if query == "-":
+        query = sys.stdin.read()
     try:
         with MemoryClient(settings.get("socket"), timeout=settings["timeout"]) as client:
             found = client.search(
-                " ".join(settings["words"]),
+                query,
                 agent=settings.get("agent"),
                 max_results=settings.get("max_results"),
                 min_score=settings.get("min_score"),
@@ -98,7 +101,7 @@ def quick_search(settings: dict[str, Any]) -> int:
             )
     except ClientError as exc:
         message, code = failure(exc)
-        print(message, file=sys.stderr)
+        print(failure_json(exc) if settings["json"] else message, file=sys.stdout if settings["json"] else sys.stderr)
         return code
     if settings["json"]:
         import json
@@ -110,6 +113,10 @@ def quick_search(settings: dict[str, Any]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int | None:
+    import signal
+
+    if argv is None and hasattr(signal, "SIGPIPE"):  # `memctl search x | head -1`: end quietly, as cat does
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = list(sys.argv[1:] if argv is None else argv)
     settings = quick_search_args(args)
     if settings is not None:

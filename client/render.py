@@ -14,7 +14,22 @@ if TYPE_CHECKING:
 def failure(exc: ClientError) -> tuple[str, int]:
     """The line for stderr, and the exit code: 3 when no daemon runs, 1 for any other failure."""
     message = str(exc) if not isinstance(exc, RemoteError) else f"{exc.message} ({exc.code})"
+    if isinstance(exc, RemoteError) and exc.code == "too_many_connections":
+        message = f"memoryd is running but busy: {message}; try again"
     return f"memctl: {message}", 3 if isinstance(exc, DaemonNotRunning) else 1
+
+
+def failure_json(exc: ClientError) -> str:
+    """The error as JSON, for `--json` callers: {"error": {"code", "message"}}."""
+    import json
+
+    code = exc.code if isinstance(exc, RemoteError) else "not_running" if isinstance(exc, DaemonNotRunning) else "error"
+    message = exc.message if isinstance(exc, RemoteError) else str(exc)
+    return json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def search_text(found: SearchResults) -> str:
@@ -26,7 +41,11 @@ def search_text(found: SearchResults) -> str:
         explain = (hit.extra or {}).get("explain")
         if explain:
             lines[-1] += "\n    " + explain_line(explain)
-    footer = f"({len(found.results)} results, {found.mode}, {found.took_ms:.1f} ms)"
+    footer = f"({plural(len(found.results), 'result')}, {found.mode}, {found.took_ms:.1f} ms)"
+    if found.raw.get("partial"):
+        footer += (
+            f"  note: still embedding ({found.raw.get('embedded')} chunks have vectors; the rest match by keyword)"
+        )
     if found.raw.get("restored_query"):
         footer += f"  searched by meaning as: {found.raw['restored_query']}"
     if found.raw.get("degraded"):

@@ -5,6 +5,7 @@ It imports neither typing nor pathlib nor dataclasses at run time: on a slow mac
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import os
@@ -240,7 +241,10 @@ class MemoryClient:
                     sent = True
                     return self._receive(method, msgid, timeout)
                 except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, EOFError):
+                    notice = self._waiting_notice()
                     self.close()
+                    if notice is not None:  # the daemon said why it closed (too many connections, ...)
+                        raise notice from None
                     retry = (not sent and not fresh) or method in IDEMPOTENT
                     if attempt == 1 and retry:
                         continue
@@ -251,6 +255,19 @@ class MemoryClient:
                         + ("" if method in IDEMPOTENT else "; it may or may not have been applied")
                     ) from None
         raise AssertionError("unreachable")
+
+    def _waiting_notice(self) -> RemoteError | None:
+        """An error notice the daemon sent before it closed, read from what already arrived."""
+        if self._sock is None or self._unpacker is None:
+            return None
+        with contextlib.suppress(OSError):
+            while data := self._sock.recv(1 << 16, socket.MSG_DONTWAIT):
+                self._unpacker.feed(data)
+        with contextlib.suppress(ValueError, msgpack.UnpackException):
+            for message in self._unpacker:
+                if _is_error_notification(message):
+                    return _remote_error(message[2][0] if isinstance(message[2], list) and message[2] else None)
+        return None
 
     def _send(self, payload: bytes) -> None:
         assert self._sock is not None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import re
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -16,6 +15,7 @@ from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationE
 
 from client.paths import default_socket_path
 from memoryd.embeddings.registry import provider_names
+from memoryd.sources.redact import redact_pattern_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,7 +35,7 @@ class ConfigError(ValueError):
     """The configuration cannot be used as written."""
 
 
-# Every table is validated strictly (see `_validated`): numbers must be numbers, booleans booleans, arrays arrays,
+# Every table is validated strictly (see `Problems.check`): numbers must be numbers, booleans booleans, arrays arrays,
 # and unknown keys are errors. The dataclasses below are the schema and hold the only copy of each default.
 STRICT = ConfigDict(extra="forbid", strict=True)
 Positive = Annotated[float, Field(gt=0)]
@@ -247,18 +247,27 @@ def _expand(value: str | os.PathLike[str], base: Path | None = None) -> Path:
     return path.absolute()
 
 
-def _validated(schema: type[T], raw: Any, where: str) -> T:
-    """A table checked against its schema; every problem is reported with its key, and a misspelt key with the
-    nearest valid one. TOML goes through JSON so that arrays can fill tuples under strict typing."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} must be a table")
-    try:
-        return TypeAdapter(schema).validate_json(json.dumps(raw, default=str))
-    except ValidationError as exc:
-        problems = [_problem(schema, error, where) for error in exc.errors()]
-        raise ConfigError("; ".join(problems)) from None
+class Problems(list[str]):
+    """Every error found in a config, gathered so that one `config check` reports them all."""
+
+    def check(self, schema: type[T], raw: Any, where: str) -> T | None:
+        """A table checked against its schema, or None (its problems recorded) when it does not pass: each
+        problem with its key, a misspelt key with the nearest valid one. TOML goes through JSON so that arrays
+        can fill tuples under strict typing."""
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            self.append(f"{where or 'the file'} must be a table")
+            return None
+        try:
+            return TypeAdapter(schema).validate_json(json.dumps(raw, default=str))
+        except ValidationError as exc:
+            self.extend(_problem(schema, error, where) for error in exc.errors())
+            return None
+
+    def raise_any(self) -> None:
+        if self:
+            raise ConfigError("\n".join(dict.fromkeys(self)))
 
 
 def _problem(schema: type, error: Any, where: str) -> str:
@@ -279,32 +288,53 @@ def _merge(base: dict[str, Any] | None, override: dict[str, Any] | None) -> dict
     return {**base, **override}
 
 
-def _validate_agent(agent: AgentConfig) -> None:
+def _agent_problems(agent: AgentConfig) -> list[str]:
     """Checks that span fields (each field alone is checked by its schema)."""
+    problems = []
     if not agent.id or not all(c.isalnum() or c in "-_." for c in agent.id):
-        raise ConfigError(f"agent id {agent.id!r} must be letters, digits, '-', '_' or '.'")
+        problems.append(f"agent id {agent.id!r} must be letters, digits, '-', '_' or '.'")
     for source in agent.sources:
         if source not in SOURCES:
-            raise ConfigError(f"agent {agent.id}: unknown source {source!r} (use {', '.join(SOURCES)})")
+            problems.append(f"agent {agent.id}: unknown source {source!r} (use {', '.join(SOURCES)})")
+    if "sessions" in agent.sources and not agent.sessions_dirs:
+        problems.append(f"agent {agent.id}: sources include 'sessions' but no sessions_dir says where transcripts are")
     q, c = agent.query, agent.chunking
     if q.fusion not in FUSIONS:
-        raise ConfigError(f"agent {agent.id}: fusion must be one of {', '.join(FUSIONS)}")
+        problems.append(f"agent {agent.id}: fusion must be one of {', '.join(FUSIONS)}")
     if q.vector_weight + q.text_weight <= 0:
-        raise ConfigError(f"agent {agent.id}: query.vector_weight and query.text_weight cannot both be 0")
+        problems.append(f"agent {agent.id}: query.vector_weight and query.text_weight cannot both be 0")
     if c.overlap >= c.tokens:
-        raise ConfigError(f"agent {agent.id}: chunking.overlap must be less than chunking.tokens")
+        problems.append(f"agent {agent.id}: chunking.overlap must be less than chunking.tokens")
     for pattern in agent.redact:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"agent {agent.id}: bad redact pattern {pattern!r}: {exc}") from None
+        why = redact_pattern_error(pattern)
+        if why:
+            problems.append(f"agent {agent.id}: bad redact pattern {pattern!r}: {why}")
+    return problems
 
 
-def _agent_from_table(raw: Any, defaults: DefaultsTable, data_dir: Path, base: Path | None, where: str) -> AgentConfig:
-    table = _validated(AgentTable, raw, where)
+def _validate_agent(agent: AgentConfig) -> None:
+    problems = Problems(_agent_problems(agent))
+    problems.raise_any()
+
+
+def _agent_from_table(
+    raw: Any, defaults: DefaultsTable, data_dir: Path, base: Path | None, where: str, problems: Problems
+) -> AgentConfig | None:
+    table = problems.check(AgentTable, raw, where)
+    written = raw if isinstance(raw, dict) else {}
+    label = f"{where} ({written.get('id', '?')})"
+
+    def part(name: str) -> dict[str, Any] | None:  # checked here even when the table around it is not valid
+        value = written.get(name)
+        return value if isinstance(value, dict) else None
+
+    embedding = problems.check(EmbeddingConfig, _merge(defaults.embedding, part("embedding")), f"{label}.embedding")
+    query = problems.check(QueryConfig, _merge(defaults.query, part("query")), f"{label}.query")
+    chunking = problems.check(ChunkingConfig, _merge(defaults.chunking, part("chunking")), f"{label}.chunking")
+    if table is None or embedding is None or query is None or chunking is None:
+        return None
     workspace = _expand(table.workspace, base)
     sessions = (table.sessions_dir,) if isinstance(table.sessions_dir, str) else table.sessions_dir
-    label = f"{where} ({table.id})"
     agent = AgentConfig(
         id=table.id,
         workspace=workspace,
@@ -313,15 +343,11 @@ def _agent_from_table(raw: Any, defaults: DefaultsTable, data_dir: Path, base: P
         sources=table.sources,
         sessions_dirs=tuple(_expand(p, workspace) for p in sessions),
         redact=table.redact,
-        embedding=_with_model_path(
-            _validated(EmbeddingConfig, _merge(defaults.embedding, table.embedding), f"{label}.embedding"),
-            data_dir,
-            base,
-        ),
-        query=_validated(QueryConfig, _merge(defaults.query, table.query), f"{label}.query"),
-        chunking=_validated(ChunkingConfig, _merge(defaults.chunking, table.chunking), f"{label}.chunking"),
+        embedding=_with_model_path(embedding, data_dir, base),
+        query=query,
+        chunking=chunking,
     )
-    _validate_agent(agent)
+    problems.extend(_agent_problems(agent))
     return agent
 
 
@@ -342,8 +368,10 @@ def load_config(
     workspace: str | os.PathLike[str] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     socket: str | os.PathLike[str] | None = None,
+    check_paths: bool = False,
 ) -> Config:
-    """Load the config; explicit arguments beat environment variables, which beat the file."""
+    """Load the config; explicit arguments beat environment variables, which beat the file. With `check_paths`,
+    what it names that is not there (`missing_paths`) is an error too, reported with every other one."""
     explicit = path is not None or "MEMORYD_CONFIG" in os.environ
     config_path = _expand(path or os.environ.get("MEMORYD_CONFIG") or default_config_path())
     raw: dict[str, Any] = {}
@@ -356,24 +384,31 @@ def load_config(
         raise ConfigError(f"config file {config_path} does not exist")
     base = config_path.parent if config_path.exists() else None
 
-    file = _validated(ConfigFile, raw, "")
+    problems = Problems()
+    file = problems.check(ConfigFile, raw, "")
+    if file is None:  # a misspelt top-level key: check the tables that are there all the same
+        file = ConfigFile(**{f.name: raw.get(f.name) for f in fields(ConfigFile) if isinstance(raw.get(f.name), dict)})
     data = _expand(data_dir or os.environ.get("MEMORYD_DATA_DIR") or file.data_dir or default_data_dir(), base)
     sock = _expand(socket or os.environ.get("MEMORYD_SOCKET") or file.socket or default_socket_path(), base)
-    daemon = _validated(DaemonConfig, file.daemon, "[daemon]")
-    defaults = _validated(DefaultsTable, file.defaults, "[defaults]")
+    daemon = problems.check(DaemonConfig, file.daemon, "[daemon]") or DaemonConfig()
+    defaults = problems.check(DefaultsTable, file.defaults, "[defaults]") or DefaultsTable()
 
     if workspace is not None:
         tables: tuple[Any, ...] = ({"id": DEFAULT_AGENT, "workspace": str(workspace)},)
         base = None
     else:
         tables = file.agents or ({"id": DEFAULT_AGENT, "workspace": str(default_workspace())},)
-    agents = tuple(_agent_from_table(t, defaults, data, base, f"agents[{i}]") for i, t in enumerate(tables))
+    found = [_agent_from_table(t, defaults, data, base, f"agents[{i}]", problems) for i, t in enumerate(tables)]
+    agents = tuple(a for a in found if a is not None)
     ids = [a.id for a in agents]
     if len(set(ids)) != len(ids):
-        raise ConfigError(f"agent ids must be unique: {ids}")
+        problems.append(f"agent ids must be unique: {ids}")
     stores = [a.store for a in agents]
     if len(set(stores)) != len(stores):
-        raise ConfigError("every agent needs its own store file")
+        problems.append("every agent needs its own store file")
+    if check_paths:
+        problems.extend(missing_paths(agents, data))
+    problems.raise_any()
     return Config(
         data_dir=data,
         socket=sock,
@@ -381,3 +416,21 @@ def load_config(
         **asdict(daemon),
         source_path=config_path if config_path.exists() else None,
     )
+
+
+def missing_paths(agents: tuple[AgentConfig, ...], data_dir: Path) -> list[str]:
+    """What the config names that is not there: a workspace (other than the default one, which is made on first
+    run), a sessions folder, a local model file other than the default one (which `--prepare-model` builds)."""
+    problems = []
+    for agent in agents:
+        if agent.workspace != default_workspace() and not agent.workspace.is_dir():
+            what = "is not a folder" if agent.workspace.exists() else "does not exist"
+            problems.append(f"agent {agent.id}: workspace {agent.workspace} {what}")
+        if "sessions" in agent.sources:
+            for folder in agent.sessions_dirs:
+                if not folder.is_dir():
+                    problems.append(f"agent {agent.id}: sessions_dir {folder} does not exist")
+        model = Path(agent.embedding.model_path)
+        if agent.embedding.provider == "local" and model != default_model_path(data_dir) and not model.is_file():
+            problems.append(f"agent {agent.id}: embedding.model_path {model} does not exist")
+    return problems

@@ -26,14 +26,16 @@ import structlog
 
 from memoryd.config import AgentConfig
 from memoryd.durable import append_durably
-from memoryd.embeddings.base import Embedder
+from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.select import create_embedder
+from memoryd.index.lock import OwnerLock, index_lock_path
 from memoryd.index.reindex import build, cleanup_interrupted, remove_db, swap
 from memoryd.index.store import Store
-from memoryd.index.sync import Progress, Syncer, SyncReport
+from memoryd.index.sync import DiskFull, Progress, Syncer, SyncReport
 from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.search.vector import VectorIndex
 from memoryd.sources.discovery import (
+    ROOT_FILES,
     PathOutsideSources,
     SourceFile,
     display_path,
@@ -42,12 +44,15 @@ from memoryd.sources.discovery import (
     real_workspace,
     resolve_source_path,
 )
+from memoryd.sources.lines import read_window
 from memoryd.sources.markdown import split_lines
 from memoryd.sources.metadata import MEMORY_TYPES, tag_comment
 
 log = structlog.get_logger("memoryd.memory")
 
 MAX_GET_LINES = 5000
+MAX_GET_LINE_CHARS = 20_000  # one line of a `get` reply; a longer one is cut
+MAX_GET_CHARS = 1_000_000  # a whole `get` reply
 MAX_WRITE_CHARS = 1_000_000
 
 
@@ -101,8 +106,32 @@ class SwapGate:
 
 
 class AgentMemory:
-    def __init__(self, agent: AgentConfig, embedder: Embedder | None = None, *, use_sqlite_vec: bool = True) -> None:
+    """Opening one takes the index's lock: a second AgentMemory (in any process) on the same index raises
+    `Locked` naming the holder. `owner` is written into the lock for that message (the daemon's socket).
+
+    With `embed_later`, syncs and writes store chunks without computing vectors (keyword-searchable at once) and
+    `embed_pending` adds them: the daemon runs it on its own lane. Without it, `sync` returns fully embedded."""
+
+    def __init__(
+        self,
+        agent: AgentConfig,
+        embedder: Embedder | None = None,
+        *,
+        use_sqlite_vec: bool = True,
+        owner: dict[str, Any] | None = None,
+        embed_later: bool = False,
+    ) -> None:
         self.agent = agent
+        self.embed_later = embed_later
+        self._owner_lock = OwnerLock(index_lock_path(agent.store), f"the index {agent.store}", **(owner or {}))
+        try:
+            self._open(embedder, use_sqlite_vec)
+        except BaseException:
+            self._owner_lock.release()
+            raise
+
+    def _open(self, embedder: Embedder | None, use_sqlite_vec: bool) -> None:
+        agent = self.agent
         if embedder is None:
             embedder, self.embedder_reason = create_embedder(agent)
         else:
@@ -126,7 +155,7 @@ class AgentMemory:
     def _open_index(self) -> None:
         self.store = Store(self.agent.store, use_sqlite_vec=self.use_sqlite_vec)
         self.vectors = VectorIndex(self.store)
-        self.syncer = Syncer(self.store, self.agent, self.embedder)
+        self.syncer = Syncer(self.store, self.agent, self.embedder, embed_inline=not self.embed_later)
         self.engine = SearchEngine(self.store, self.agent.query, self.vectors, self._vector_state)
         self._inode = self._store_inode()
 
@@ -167,10 +196,13 @@ class AgentMemory:
             self.heal(REPLACED)
 
     def close(self) -> None:
-        with self.gate.exclusive():
-            if self.embedder is not None:
-                self.embedder.close()
-            self.store.close()
+        try:
+            with self.gate.exclusive():
+                if self.embedder is not None:
+                    self.embedder.close()
+                self.store.close()
+        finally:
+            self._owner_lock.release()
 
     def __enter__(self) -> AgentMemory:
         return self
@@ -220,6 +252,30 @@ class AgentMemory:
         """Sync only these Markdown paths (what a watcher reported), without walking the workspace."""
         return self._synced(lambda: self.syncer.sync_paths(paths, progress), progress)
 
+    def embed_pending(self, keep_going: Callable[[], bool] = lambda: True) -> SyncReport:
+        """Embed chunks stored without vectors, a group at a time while `keep_going()`. Syncs and writes run
+        beside it; an index swap waits for the group being embedded at most."""
+        report = SyncReport()
+        started = time.perf_counter()
+        while keep_going() and report.embedding_error is None:
+            try:
+                with self.gate.use():
+                    attached = self.syncer.embed_pending(report, keep_going, max_groups=1)
+            except CORRUPT:
+                break  # the next sync sets the index aside and rebuilds it
+            if not attached:
+                break
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def embedding_backlog(self) -> int:
+        """Chunks stored without a vector that the embedder could give one."""
+        if self.embedder is None or not self.syncer.vectors_usable():
+            return 0
+        with self.gate.use():
+            counts = self.store.row_counts()
+        return counts["chunks"] - counts["embedded_chunks"]
+
     def _synced(self, run: Callable[[], SyncReport], progress: Progress | None) -> SyncReport:
         """Run a sync; when the index turns out corrupt, set it aside and fill a new one from every file."""
         with self._sync_lock:
@@ -250,11 +306,18 @@ class AgentMemory:
         return report
 
     def search(self, query: str, **options: Any) -> SearchResponse:
-        """Hybrid search; options are those of SearchEngine.search (limits, mode, filters, explain, ...)."""
+        """Hybrid search; options are those of SearchEngine.search (limits, mode, filters, explain, ...). While
+        chunks still wait for their vectors, the response says so (`partial`, `embedded` as "n/m")."""
         self._active()
         try:
             with self.gate.use():
-                return self.engine.search(query, **options)
+                response = self.engine.search(query, **options)
+                if options.get("mode", "hybrid") != "keyword" and self.embedder is not None:
+                    counts = self.store.row_counts()
+                    if counts["embedded_chunks"] < counts["chunks"] and self.syncer.vectors_usable():
+                        response.partial = True
+                        response.embedded = f"{counts['embedded_chunks']}/{counts['chunks']}"
+                return response
         except CORRUPT as exc:
             raise IndexUnreadable(f"the index is corrupt ({exc}); it is being rebuilt from the sources") from exc
 
@@ -272,7 +335,9 @@ class AgentMemory:
         return True
 
     def get(self, path: str, from_line: int = 1, lines: int | None = None) -> dict[str, Any]:
-        """Lines from..from+lines-1 (1-based) of a file inside the agent's sources."""
+        """Lines from..from+lines-1 (1-based) of a file inside the agent's sources, secrets masked as in the
+        index. Reads only up to those lines (the rest is counted, not decoded); a line longer than
+        MAX_GET_LINE_CHARS, or a reply past MAX_GET_CHARS, is cut and says so (`truncated`)."""
         if not isinstance(from_line, int) or isinstance(from_line, bool) or from_line < 1:
             raise RequestError("'from' must be an integer >= 1")
         if lines is not None and (not isinstance(lines, int) or isinstance(lines, bool) or lines < 1):
@@ -281,19 +346,30 @@ class AgentMemory:
             real = resolve_source_path(self.agent, path)
         except PathOutsideSources as exc:
             raise RequestError(str(exc)) from exc
+        count = min(lines or MAX_GET_LINES, MAX_GET_LINES)
         try:
-            text = real.read_text(encoding="utf-8", errors="replace")
+            window = read_window(real, from_line, count, MAX_GET_LINE_CHARS)
         except OSError as exc:
             raise RequestError(f"{path!r} cannot be read: {exc.strerror or exc}") from None
-        all_lines = split_lines(self.syncer.redact(text))  # what the index holds: secrets masked, lines kept
-        count = min(lines or MAX_GET_LINES, MAX_GET_LINES)
-        chosen = all_lines[from_line - 1 : from_line - 1 + count]
+        if window.total_lines and from_line > window.total_lines:
+            raise RequestError(f"{path!r} has {window.total_lines} lines; line {from_line} is past its end")
+        # what the index holds: secrets masked, lines kept (a secret spans no blank line, so the lines since the
+        # last one before the window are context enough)
+        masked = split_lines(self.syncer.redact("\n".join([*window.context, *window.lines, ""])))
+        chosen = masked[len(window.context) :]
+        chosen += [""] * (len(window.lines) - len(chosen))  # blank lines at the end that split_lines dropped
+        text, truncated = "\n".join(chosen), window.cut
+        if len(text) > MAX_GET_CHARS:
+            text = text[:MAX_GET_CHARS]
+            chosen = split_lines(text)
+            truncated = True
         return {
             "path": display_path(real, real_workspace(self.agent)),
             "from": from_line,
             "lines": len(chosen),
-            "total_lines": len(all_lines),
-            "text": "\n".join(chosen),
+            "total_lines": window.total_lines,
+            "text": text,
+            "truncated": truncated,
         }
 
     def write(
@@ -316,6 +392,8 @@ class AgentMemory:
             raise RequestError(f"text is longer than {MAX_WRITE_CHARS} characters")
         if "memory" not in self.agent.sources:
             raise RequestError("this agent has no Markdown memory source")
+        if not self.agent.workspace.is_dir():  # never recreate it empty: the next sync would drop every note
+            raise RequestError(f"the workspace {self.agent.workspace} is missing (moved, unmounted?); nothing written")
         target = self._write_target(path)
         with self._write_lock:
             try:
@@ -336,28 +414,40 @@ class AgentMemory:
                 raise RequestError(f"could not write {target.name}: {exc.strerror or exc}") from exc
         end_line = start_line + len(split_lines(body)) - 1
         rel = display_path(target.resolve(), real_workspace(self.agent))
-        self._index_written(target.resolve(), rel)
+        index_error = self._index_written(target.resolve(), rel)
         return {
             "path": rel,
             "start_line": start_line,
             "end_line": end_line,
             "citation": f"{rel}#L{start_line}-L{end_line}",
+            "indexed": index_error is None,
+            "index_error": index_error,
         }
 
-    def _index_written(self, real: Path, rel: str) -> None:
+    def _index_written(self, real: Path, rel: str) -> str | None:
         """Index the note a `write` touched, alone, so that the answer waits for nothing else. A full sync that
-        runs meanwhile skips the file if it read it before this write (see Syncer._write)."""
+        runs meanwhile skips the file if it read it before this write (see Syncer._write). The note is saved
+        whatever happens here, so a failure is returned (the answer says: saved, not yet searchable), never
+        raised: a client that retried a failed-looking write would append it twice."""
         try:
             with self._write_lock, self.gate.use():
                 report = self.syncer.sync_file(SourceFile(rel, real, "memory"))
         except CORRUPT:
-            return  # the next sync rebuilds the index, this note included
+            return "the index is corrupt; it is rebuilt from the notes, this one included"
+        except (DiskFull, apsw.FullError):
+            return "the disk holding the index is full; the note is saved and is indexed once there is room"
+        except (apsw.Error, OSError, EmbeddingError) as exc:
+            log.exception("written note not indexed", path=rel)
+            return f"not indexed yet ({type(exc).__name__}: {exc}); the next sync retries"
         if report.skipped:
             log.warning("written note not indexed", path=rel, reason=report.skipped[rel])
+            return f"not indexed yet: {report.skipped[rel]}"
+        return None
 
     def _write_target(self, path: str | None) -> Path:
-        """Where a `write` goes: a Markdown file under memory/ that is not a symlink, not under an ignored
-        folder and not reached through a symlinked folder. Default and explicit targets get the same checks."""
+        """Where a `write` goes: the workspace's MEMORY.md, or a Markdown file under memory/ that is not a
+        symlink, not under an ignored folder and not reached through a symlinked folder. Default and explicit
+        targets get the same checks."""
         workspace = real_workspace(self.agent)
         memory_dir = workspace / "memory"
         if path is None:
@@ -365,9 +455,13 @@ class AgentMemory:
         else:
             if not isinstance(path, str) or not path or "\x00" in path:
                 raise RequestError("path must be a non-empty string")
+            if "\\" in path:
+                raise RequestError("path must separate folders with '/', not '\\'")
             raw = Path(path)
             if raw.is_absolute() or ".." in raw.parts:
                 raise RequestError("path must be relative to the workspace, under memory/, without '..'")
+            if len(raw.parts) == 1 and raw.name in ROOT_FILES:  # the workspace's own MEMORY.md
+                return self._root_target(workspace / raw.name)
             parts = raw.parts[1:] if raw.parts and raw.parts[0] == "memory" else raw.parts
             if not parts:
                 raise RequestError("path must name a file under memory/")
@@ -389,6 +483,11 @@ class AgentMemory:
         target = memory_dir / relative
         if target.exists() and not target.is_file():
             raise RequestError(f"{display_path(target, workspace)} is not a regular file")
+        return target
+
+    def _root_target(self, target: Path) -> Path:
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise RequestError(f"{target.name} is not a regular file; memoryd writes only regular files")
         return target
 
     def status(self) -> dict[str, Any]:

@@ -54,12 +54,15 @@ class Daemon:
             return client.status()["agents"][0]
 
     def wait_idle(self, timeout: float = 60.0) -> dict:
-        """Wait until the agent has no pending changes and nothing syncing or reindexing."""
+        """Wait until the agent has no pending changes, nothing syncing or reindexing, and every vector it can
+        have (the embedding lane follows each sync)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             state = self.status()
             reindex = state.get("reindex") or {}
-            if not state["dirty"] and not state["syncing"] and reindex.get("state") != "running":
+            lane = state["embedding"]
+            embedded = not lane["running"] and (not lane["waiting"] or lane["error"])
+            if not state["dirty"] and not state["syncing"] and reindex.get("state") != "running" and embedded:
                 return state
             time.sleep(0.05)
         raise TimeoutError(f"daemon not idle: {self.status()}")

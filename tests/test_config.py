@@ -48,6 +48,7 @@ fusion = "rrf"
 id = "beta"
 workspace = "beta"
 sources = ["memory", "sessions"]
+sessions_dir = "sessions"
 [agents.chunking]
 tokens = 200
 overlap = 20

@@ -53,7 +53,7 @@ def test_symlinks_are_skipped_and_real_paths_deduplicated(tmp_path: Path) -> Non
 def test_sessions_only_agent_has_no_markdown(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     write(ws / "MEMORY.md", "x")
-    agent = quickstart_agent(ws, tmp_path / "data", sources=("sessions",))
+    agent = quickstart_agent(ws, tmp_path / "data", sources=("sessions",), sessions_dirs=(ws / "sessions",))
     assert discover(agent) == []
 
 

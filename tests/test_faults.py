@@ -232,7 +232,7 @@ def embedding_a_large_note(tmp_path: Path, workspace: Path) -> Iterator[d.Daemon
     try:
         big = "\n\n".join(f"## Part {i}\n" + f"Paragraph {i} about the lighthouse logbook. " * 40 for i in range(150))
         write(workspace / "memory" / "big.md", big)
-        d.eventually(lambda: daemon.status()["syncing"])
+        d.eventually(lambda: daemon.status()["embedding"]["running"])
         yield daemon
     finally:
         d.cleanup(daemon)
@@ -244,7 +244,8 @@ def test_ping_and_keyword_search_answer_while_a_large_note_is_embedded(tmp_path:
             assert client.ping()["pong"]
             assert client.search("JWT expiry", mode="keyword").results
             assert client.search("what did we decide about tokens?").results  # a query jumps the batch
-        assert client.status()["agents"][0]["syncing"]  # the note was still being embedded throughout
+        agent = client.status()["agents"][0]
+        assert agent["embedding"]["waiting"]  # the note was still being embedded throughout
 
 
 class OneShotServer:
@@ -395,11 +396,11 @@ def test_a_peer_of_another_user_is_refused(running: d.Daemon) -> None:
 
 
 def test_write_answers_while_a_long_sync_runs(tmp_path: Path, workspace: Path) -> None:
-    """A write indexes its own note and answers; it does not wait for the sync that embeds a large note."""
+    """A write indexes its own note and answers; it does not wait for the lane that embeds a large note."""
     with embedding_a_large_note(tmp_path, workspace) as daemon, MemoryClient(daemon.socket, timeout=20) as client:
         written = client.write("The avocet nest count is seven.", "memory/birds.md")
         assert written["citation"] == "memory/birds.md#L1-L1"
-        assert client.status()["agents"][0]["syncing"]  # the large note is still being embedded
+        assert client.status()["agents"][0]["embedding"]["waiting"]  # the large note is still being embedded
         hits = client.search("avocet nest count", mode="keyword").results
         assert hits and hits[0].citation == "memory/birds.md#L1-L1"
 
@@ -452,7 +453,8 @@ def test_long_calls_never_starve_ping(tmp_path: Path, workspace: Path) -> None:
         with MemoryClient(daemon.socket, timeout=5) as client:
             for _ in range(5):
                 assert client.ping()["pong"]  # a 5 s client timeout: the old daemon needed 25 s here
-                assert client.status()["agents"][0]["syncing"]  # still indexing: the syncs are still waiting
+                agent = client.status()["agents"][0]
+                assert agent["syncing"] or agent["embedding"]["waiting"]  # still indexing: the syncs still wait
         busy.close()
     finally:
         d.cleanup(daemon)

@@ -50,6 +50,9 @@ def retained_mb(settings: str) -> float:
 
 @pytest.mark.skipif(sys.platform != "linux" or platform.libc_ver()[0] != "glibc", reason="malloc settings are glibc's")
 def test_what_a_worker_thread_freed_goes_back_to_the_system() -> None:
-    # 40 MB allocated and freed in a thread's arena; with glibc's moving thresholds it all stays resident
+    """40 MB allocated and freed in a thread's arena: under the daemon's settings it goes back. (How much plain
+    glibc would keep varies by machine, 28-39 MB here, so it is not asserted: it is not memoryd's to control.)"""
+    from memoryd import heap
+
+    assert heap.fix_thresholds(1 << 20, 4 << 20) and heap.cap_arenas(2)  # the settings take on this libc
     assert retained_mb("daemon") < 8
-    assert retained_mb("glibc") > 30  # the case above is the one that needed the settings

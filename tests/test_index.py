@@ -150,9 +150,19 @@ def test_get_reads_lines_and_refuses_escapes(workspace: Path, memory_factory: Ca
     os.symlink(secret, workspace / "memory" / "link.md")
     mem = memory_factory()
     got = mem.get("MEMORY.md", 5, 3)
-    assert got == {"path": "MEMORY.md", "from": 5, "lines": 3, "total_lines": 20, "text": "line 5\nline 6\nline 7"}
+    assert got == {
+        "path": "MEMORY.md",
+        "from": 5,
+        "lines": 3,
+        "total_lines": 20,
+        "text": "line 5\nline 6\nline 7",
+        "truncated": False,
+    }
     assert mem.get("MEMORY.md", 19)["text"] == "line 19\nline 20"
-    assert mem.get("MEMORY.md", 50)["lines"] == 0
+    with pytest.raises(RequestError, match="has 20 lines; line 50 is past its end"):
+        mem.get("MEMORY.md", 50)
+    with pytest.raises(RequestError, match="does not exist"):
+        mem.get("memory/2020-01-01.md")
     for bad in ("../secret.md", str(secret), "memory/link.md", "/etc/passwd"):
         with pytest.raises(RequestError, match="not a file inside"):
             mem.get(bad)
@@ -160,6 +170,29 @@ def test_get_reads_lines_and_refuses_escapes(workspace: Path, memory_factory: Ca
         mem.get("MEMORY.md", 0)
     with pytest.raises(RequestError, match="lines"):
         mem.get("MEMORY.md", 1, -2)
+
+
+def test_get_of_a_huge_note_reads_only_its_window_and_caps_the_reply(workspace: Path, memory_factory: Callable) -> None:
+    """A 50 MB note: `get` returns the lines asked for, cut lines say so, and the reply stays within its caps."""
+    from memoryd.memory import MAX_GET_CHARS, MAX_GET_LINE_CHARS
+
+    big = workspace / "memory" / "big.md"
+    big.parent.mkdir(parents=True, exist_ok=True)
+    with big.open("w") as fh:
+        fh.write("token sk-ant-" + "a" * 40 + "\n")
+        fh.write("w" * 30_000_000 + "\n")
+        for i in range(200_000):
+            fh.write(f"line {i}\n")
+    mem = memory_factory()
+    head = mem.get("memory/big.md", 1, 3)
+    assert head["total_lines"] == 200_002 and head["lines"] == 3 and head["truncated"]
+    first, second, third = head["text"].split("\n")
+    assert first == "token [REDACTED]"
+    assert second == "w" * MAX_GET_LINE_CHARS and third == "line 0"
+    tail = mem.get("memory/big.md", 200_002)
+    assert tail["text"] == "line 199999" and not tail["truncated"]
+    every = mem.get("memory/big.md", 3)
+    assert every["lines"] == 5000 and len(every["text"]) <= MAX_GET_CHARS
 
 
 def test_write_appends_durably_and_is_searchable(workspace: Path, memory_factory: Callable) -> None:
@@ -332,7 +365,9 @@ def test_status_counts_follow_every_write_without_loading_the_matrix(
     for i in range(5):
         write(workspace / "memory" / f"c{i}.md", f"# C{i}\ncounted note {i}\n")
     write(workspace / "memory" / "empty.md", "")
-    memory_factory().sync()
+    first = memory_factory()
+    first.sync()
+    first.close()
     memory = memory_factory()  # a new daemon on that index: the warm matrix is not loaded yet
     status = memory.status()
     assert not memory.vectors._loaded  # status answered from index counts, without loading every vector

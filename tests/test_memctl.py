@@ -44,7 +44,7 @@ def test_search_prints_score_citation_and_snippet(running: d.Daemon) -> None:
     first = out.stdout.splitlines()[0]
     score, citation = first.split()
     assert float(score) > 0 and citation == "MEMORY.md#L1-L2"
-    assert "We decided to use JWT" in out.stdout and "results" in out.stdout.splitlines()[-1]
+    assert "We decided to use JWT" in out.stdout and "1 result," in out.stdout.splitlines()[-1]
     raw = json.loads(memctl(running, "search", "--json", "-n", "1", "Stripe").stdout)
     assert raw["results"][0]["citation"] == "MEMORY.md#L4-L5" and len(raw["results"]) == 1
 
@@ -97,7 +97,7 @@ def test_plain_search_runs_without_click_and_prints_what_the_full_cli_prints(run
     assert full.returncode == 0, full.stderr
 
     def without_timing(text: str) -> list[str]:
-        return [line.split(" ms)")[-1] if "results," in line else line for line in text.splitlines()]
+        return [line.split(" ms)")[-1] if " result" in line and " ms)" in line else line for line in text.splitlines()]
 
     assert without_timing(quick.stdout)[:-1] == without_timing(full.stdout)
     as_json = [

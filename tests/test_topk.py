@@ -115,11 +115,12 @@ def test_without_the_extension_keyword_search_ranks_with_bm25_and_says_why(
     memory: AgentMemory, workspace: Path, memory_factory: Callable[..., AgentMemory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with_it = memory.search("w3 w9 w17", mode="keyword").results
+    assert memory.status()["keyword_ranking"] == "bm25_topk"
+    memory.close()  # one owner per index at a time
     monkeypatch.setattr(topk, "library", lambda: None)
     without = memory_factory()
     assert without.store.ranking_error is not None and "not built" in without.store.ranking_error
     assert without.status()["keyword_ranking"] == "bm25"
-    assert memory.status()["keyword_ranking"] == "bm25_topk"
     assert [(r.path, r.score) for r in without.search("w3 w9 w17", mode="keyword").results] == [
         (r.path, r.score) for r in with_it
     ]

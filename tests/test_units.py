@@ -29,3 +29,32 @@ def test_install_and_uninstall_write_into_home(tmp_path: Path) -> None:
     assert "run --workspace /w" in written.path.read_text()
     path, note = uninstall(home=tmp_path, activate=False)
     assert note == "removed" and not path.exists()
+
+
+def test_install_says_so_when_systemd_refuses(tmp_path: Path) -> None:
+    """No user session bus (a container, ssh without lingering): the install fails loudly, not 'enabled'.
+    systemd's user manager cannot run here, so a stand-in `systemctl` answers as it does without a bus."""
+    import os
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "systemctl"
+    fake.write_text("#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    workspace = tmp_path / "notes"
+    workspace.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    env.pop("XDG_CONFIG_HOME", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd.service.cli", "service", "install", "--workspace", str(workspace)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1, done
+    assert "Failed to connect to bus" in done.stderr and "systemctl --user enable --now memoryd" in done.stderr
+    unit = tmp_path / ".config" / "systemd" / "user" / "memoryd.service"
+    assert f"run --workspace {workspace}" in unit.read_text()  # written, with the workspace it was given

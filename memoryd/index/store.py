@@ -154,12 +154,15 @@ def filter_sql(filters: ChunkFilter, all_sources: Sequence[str]) -> tuple[str, l
         clauses.append(f"c.source IN ({','.join('?' * len(filters.sources))})")
         params += list(filters.sources)
     if filters.path:
+        # as for `write`, a path that does not name memory/ may mean a note under it: `people` finds memory/people/
+        spellings = [filters.path] + ([] if filters.path.startswith("memory/") else [f"memory/{filters.path}"])
         if any(ch in filters.path for ch in "*?["):
-            clauses.append("f.path GLOB ?")
-            params.append(filters.path)
+            clauses.append("(" + " OR ".join("f.path GLOB ?" for _ in spellings) + ")")
+            params += spellings
         else:
-            clauses.append("substr(f.path, 1, ?) = ?")
-            params += [len(filters.path), filters.path]
+            clauses.append("(" + " OR ".join("substr(f.path, 1, ?) = ?" for _ in spellings) + ")")
+            for spelling in spellings:
+                params += [len(spelling), spelling]
     if filters.after is not None:
         clauses.append("c.ts >= ?")
         params.append(filters.after)
@@ -402,18 +405,21 @@ class Store:
         mtime_ns: int,
         size: int,
         chunks: Sequence[Chunk],
-        vectors: np.ndarray | None,
+        vectors: np.ndarray | Sequence[np.ndarray | None] | None,
         model: str,
         cursor: tuple[int, int, int] | None = None,
         append: bool = False,
     ) -> list[int]:
         """Swap a file's chunks for new ones (or, with append, add to them) in one transaction; returns the new ids.
 
-        `cursor` is (inode, byte offset, lines read) for files read incrementally (transcripts)."""
+        `vectors` holds one vector per chunk, or None for a chunk stored without one (embedded later): a chunk is
+        keyword-searchable from this call on, whatever the embedder's pace. `cursor` is (inode, byte offset,
+        lines read) for files read incrementally (transcripts)."""
         if vectors is not None and len(vectors) != len(chunks):
-            raise ValueError("one vector per chunk is required")
-        if vectors is not None and len(chunks):
-            self.ensure_vectors(vectors.shape[1])
+            raise ValueError("one vector (or None) per chunk is required")
+        dims = next((len(v) for v in vectors if v is not None), 0) if vectors is not None else 0
+        if dims:
+            self.ensure_vectors(dims)
         with self._write_lock:
             with self.conn:
                 row = self.conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
@@ -444,7 +450,11 @@ class Store:
                         "INSERT OR REPLACE INTO cursors(file_id, inode, offset, lines) VALUES (?, ?, ?, ?)",
                         (file_id, *cursor),
                     )
-            self._notify(StoreChange(tuple(removed), tuple(added), vectors))
+            with_vectors = [i for i in range(len(added)) if vectors is not None and vectors[i] is not None]
+            matrix = (
+                np.stack([np.asarray(vectors[i], dtype=np.float32) for i in with_vectors]) if with_vectors else None
+            )
+            self._notify(StoreChange(tuple(removed), tuple(added[i] for i in with_vectors), matrix))
         return added
 
     def _insert_chunks(
@@ -453,11 +463,12 @@ class Store:
         first_seq: int,
         source: str,
         chunks: Sequence[Chunk],
-        vectors: np.ndarray | None,
+        vectors: np.ndarray | Sequence[np.ndarray | None] | None,
         model: str,
     ) -> list[int]:
         added: list[int] = []
         for offset, chunk in enumerate(chunks):
+            vector = vectors[offset] if vectors is not None else None
             self.conn.execute(
                 "INSERT INTO chunks(file_id, seq, start_line, end_line, heading, context, text, hash, model, source,"
                 " ts, kind, importance, source_lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -470,7 +481,7 @@ class Store:
                     chunk.context,
                     chunk.text,
                     chunk.hash,
-                    model if vectors is not None else "",
+                    model if vector is not None else "",
                     source,
                     chunk.ts,
                     chunk.kind,
@@ -484,8 +495,8 @@ class Store:
                 # a dated chunk also answers to its day: "what happened on 13 October?"
                 heading = f"{chunk.heading} {date_words(chunk.ts)}" if chunk.dated and chunk.ts else chunk.heading
                 self.conn.execute(FTS_INSERT, (chunk_id, *fts_row(chunk.text, heading)))
-            if vectors is not None:
-                self._insert_vector(chunk_id, vectors[offset])
+            if vector is not None:
+                self._insert_vector(chunk_id, vector)
         return added
 
     def cursor(self, path: str) -> tuple[int, int, int] | None:
@@ -556,16 +567,19 @@ class Store:
         table, key, column = self._vector_table()
         self.conn.execute(f"INSERT INTO {table}({key}, {column}) VALUES (?, ?)", (chunk_id, _vector_blob(vector)))
 
-    def set_vectors(self, chunk_ids: Sequence[int], vectors: np.ndarray, model: str) -> None:
-        """Attach vectors to chunks that had none (after a provider recovered)."""
+    def set_vectors(self, chunk_ids: Sequence[int], hashes: Sequence[str], vectors: np.ndarray, model: str) -> int:
+        """Attach vectors to chunks stored without one; a chunk that was replaced meanwhile (its id gone, or
+        reused for other text) is left alone. Returns how many were attached."""
         if not chunk_ids:
-            return
+            return 0
         self.ensure_vectors(vectors.shape[1])
+        live: list[int] = []
         with self._write_lock:
             with self.conn:
-                live: list[int] = []
-                for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
-                    exists = self.conn.execute("SELECT 1 FROM chunks WHERE id = ? AND model = ''", (chunk_id,))
+                for chunk_id, digest, vector in zip(chunk_ids, hashes, vectors, strict=True):
+                    exists = self.conn.execute(
+                        "SELECT 1 FROM chunks WHERE id = ? AND hash = ? AND model = ''", (chunk_id, digest)
+                    )
                     if exists.fetchone() is None:
                         continue
                     self._insert_vector(chunk_id, vector)
@@ -575,6 +589,7 @@ class Store:
                 alive = set(live)
                 keep = [i for i, cid in enumerate(chunk_ids) if cid in alive]
                 self._notify(StoreChange(tuple(live), tuple(live), vectors[keep]))
+        return len(live)
 
     # -- reads ---------------------------------------------------------------------------------------
 
@@ -736,6 +751,11 @@ class Store:
                 with self._count_lock:
                     self._cached_count = cached
         return {**self._row_counts(), "cached_embeddings": cached}
+
+    def row_counts(self) -> dict[str, int]:
+        """Files, chunks and embedded chunks, remembered until the next write changes them (never waits on
+        a write, unlike `counts`, which may count the embedding cache under the write lock)."""
+        return self._row_counts()
 
     def _row_counts(self) -> dict[str, int]:
         """Files, chunks and embedded chunks, remembered until the next write changes them."""

@@ -48,6 +48,7 @@ class SyncReport:
     seconds: float = 0.0
     embedding_error: str | None = None
     skipped: dict[str, str] = field(default_factory=dict)  # path -> why it could not be indexed this time
+    missing_roots: list[str] = field(default_factory=list)  # folders that were not there: their rows were kept
 
     def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -90,12 +91,20 @@ def _changed_since_read(item: _Pending) -> bool:
 
 
 class Syncer:
-    """Runs syncs for one agent. Not thread-safe: callers run one sync at a time per agent."""
+    """Runs syncs for one agent. Not thread-safe: callers run one sync at a time per agent.
 
-    def __init__(self, store: Store, agent: AgentConfig, embedder: Embedder | None) -> None:
+    With `embed_inline` (the library's default, and the atomic reindex) a sync returns with every chunk embedded.
+    Without it (the daemon), a sync stores chunks with the vectors the embedding cache already holds and leaves
+    the others for `embed_pending`, which the daemon runs on its own lane: every note is keyword-searchable as
+    soon as it is read, whatever the embedder's pace."""
+
+    def __init__(
+        self, store: Store, agent: AgentConfig, embedder: Embedder | None, *, embed_inline: bool = True
+    ) -> None:
         self.store = store
         self.agent = agent
         self.embedder = embedder
+        self.embed_inline = embed_inline
         self.redact = Redactor.create(agent.redact)
         self.skipped_lines: dict[str, LineErrors] = {}  # transcripts: malformed lines passed over, by path
 
@@ -138,7 +147,8 @@ class Syncer:
         report.files_seen = len(files)
         known = self.store.files()
         current = {f.path for f in files}
-        gone = [p for p in known if p not in current]
+        kept = self._sources_with_missing_roots(report)
+        gone = [p for p, row in known.items() if p not in current and row.source not in kept]
         if gone:
             report.chunks_removed += self.store.delete_files(gone)
             report.files_deleted = len(gone)
@@ -164,10 +174,24 @@ class Syncer:
         """Write what is still pending, embed what lacks a vector, write the access counts, time the sync."""
         if pending:
             embedder = self._write(pending, embedder, report)
-        if embedder is not None:
-            self._backfill(embedder, report)
+        if embedder is not None and self.embed_inline:
+            self.embed_pending(report)
         self.store.flush_access()
         report.seconds = time.perf_counter() - started
+
+    def _sources_with_missing_roots(self, report: SyncReport) -> set[str]:
+        """Sources whose root folder is not there (an unmounted disk, a renamed folder): their rows are kept, so
+        that an index is never emptied because its folder vanished; they go only when the files do."""
+        kept = set()
+        if not self.agent.workspace.is_dir():
+            kept.add("memory")
+            report.missing_roots.append(str(self.agent.workspace))
+        if "sessions" in self.agent.sources:
+            missing = [str(d) for d in self.agent.sessions_dirs if not d.is_dir()]
+            if missing:
+                kept.add("sessions")
+                report.missing_roots.extend(missing)
+        return kept
 
     def _read_isolated(self, source_file: SourceFile, known: dict, force: bool, report: SyncReport) -> _Pending | None:
         """Read one file; one that cannot be read, decoded or parsed is reported and never stops the others."""
@@ -187,13 +211,15 @@ class Syncer:
         workspace = real_workspace(self.agent)
         pending: list[_Pending] = []
         gone: list[str] = []
+        kept = self._sources_with_missing_roots(report)
         targets = sorted(set(paths))
         for done, path in enumerate(targets, 1):
             source_file = source_for(self.agent, path)
             real = path.resolve() if path.exists() else path.parent.resolve() / path.name
             shown = display_path(real, workspace)
             if source_file is None:
-                if self.store.file_row(shown) is not None:
+                row = self.store.file_row(shown)
+                if row is not None and row.source not in kept:
                     gone.append(shown)
             else:
                 report.files_seen += 1
@@ -218,7 +244,7 @@ class Syncer:
         embedder = self._usable_embedder()
         item = self._read_if_changed(source_file, known, False, report)
         if item is not None:
-            if embedder is not None and self._uncached(embedder, item.chunks) > URGENT_CHUNKS:
+            if embedder is not None and self.embed_inline and self._uncached(embedder, item.chunks) > URGENT_CHUNKS:
                 embedder = None  # keyword-searchable now; the sync its change causes adds the vectors (backfill)
             self._write([item], embedder, report, urgent=True)
         report.seconds = time.perf_counter() - started
@@ -228,6 +254,14 @@ class Syncer:
         hashes = {c.hash for c in chunks}
         found = self.store.cache_get(embedder.provider, embedder.model, embedder.key_fingerprint, hashes)
         return len(hashes) - len(found)
+
+    def _cached(self, embedder: Embedder, hashes: list[str], report: SyncReport) -> list[np.ndarray | None]:
+        """The vectors the embedding cache already holds (a renamed or restored note costs no embedding)."""
+        found = self.store.cache_get(embedder.provider, embedder.model, embedder.key_fingerprint, hashes)
+        report.cache_hits += len(found)
+        if found and self.store.get_meta("embedding") is None:
+            self.store.set_meta("embedding", embedding_signature(embedder))
+        return [found.get(h) for h in hashes]
 
     def _read_if_changed(
         self, source_file: SourceFile, known: dict, force: bool, report: SyncReport
@@ -326,8 +360,12 @@ class Syncer:
         self, pending: list[_Pending], embedder: Embedder | None, report: SyncReport, urgent: bool = False
     ) -> Embedder | None:
         hashes = [c.hash for p in pending for c in p.chunks]
-        inputs = [c.embed_input for p in pending for c in p.chunks]
-        vectors, embedder = self._embed(embedder, hashes, inputs, report, urgent)
+        vectors: np.ndarray | list[np.ndarray | None] | None
+        if self.embed_inline:
+            inputs = [c.embed_input for p in pending for c in p.chunks]
+            vectors, embedder = self._embed(embedder, hashes, inputs, report, urgent)
+        else:
+            vectors = self._cached(embedder, hashes, report) if embedder is not None and hashes else None
         offset = 0
         for item in pending:
             count = len(item.chunks)
@@ -360,14 +398,26 @@ class Syncer:
             report.chunks_added += count
         return embedder
 
-    def _backfill(self, embedder: Embedder, report: SyncReport) -> None:
-        """Embed chunks stored without vectors while the provider was down."""
-        while True:
+    def embed_pending(
+        self, report: SyncReport, keep_going: Callable[[], bool] = lambda: True, max_groups: int | None = None
+    ) -> int:
+        """Embed the chunks stored without vectors (left for later, or stored while the provider was down), a
+        group at a time while `keep_going()`, at most `max_groups` groups; returns how many were attached. Stops
+        at an embedding error, which the report holds."""
+        embedder = self._usable_embedder()
+        attached = 0
+        last_ids: list[int] = []
+        groups = 0
+        while embedder is not None and keep_going() and (max_groups is None or groups < max_groups):
+            groups += 1
             rows = self.store.unembedded(EMBED_GROUP)
-            if not rows:
-                return
             ids = [r[0] for r in rows]
-            vectors, active = self._embed(embedder, [r[1] for r in rows], [r[2] for r in rows], report)
+            if not rows or ids == last_ids:  # nothing left, or rows that cannot take a vector: never spin
+                break
+            hashes = [r[1] for r in rows]
+            vectors, active = self._embed(embedder, hashes, [r[2] for r in rows], report)
             if vectors is None or active is None:
-                return
-            self.store.set_vectors(ids, vectors, active.model)
+                break
+            attached += self.store.set_vectors(ids, hashes, vectors, active.model)
+            last_ids = ids
+        return attached

@@ -65,7 +65,9 @@ class Filters:
         for k in kinds:
             if k not in MEMORY_TYPES:
                 raise FilterError(f"unknown memory type {k!r} (use {', '.join(MEMORY_TYPES)})")
-        return cls(tuple(sources or ()), path, parse_time(after, "after"), parse_time(before, "before", True), kinds)
+        # repeats mean nothing more (and 100,000 of them overflowed SQLite's variables)
+        unique_sources, kinds = tuple(dict.fromkeys(sources or ())), tuple(dict.fromkeys(kinds))
+        return cls(unique_sources, path, parse_time(after, "after"), parse_time(before, "before", True), kinds)
 
     @property
     def active(self) -> bool:

@@ -65,6 +65,8 @@ class SearchResponse:
     fusion: str
     degraded: str | None = None
     restored_query: str | None = None  # the query as embedded, with the diacritics the notes use put back
+    partial: bool = False  # some chunks have no vector yet (the index is still embedding): they match by keyword
+    embedded: str | None = None  # "n/m" chunks embedded, when partial
 
     def as_dict(self) -> dict[str, object]:
         out = asdict(self)

@@ -8,7 +8,13 @@ from pathlib import Path
 import click
 
 from memoryd import __version__
-from memoryd.config import ConfigError, default_data_dir, default_model_path, load_config
+from memoryd.config import (
+    ConfigError,
+    default_data_dir,
+    default_model_path,
+    default_workspace,
+    load_config,
+)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -49,11 +55,19 @@ def _config_options(func):  # type: ignore[no-untyped-def]
     return func
 
 
-def _load(config_path: Path | None, workspace: Path | None, socket_path: Path | None, data_dir: Path | None):  # type: ignore[no-untyped-def]
+def _load(  # type: ignore[no-untyped-def]
+    config_path: Path | None,
+    workspace: Path | None,
+    socket_path: Path | None,
+    data_dir: Path | None,
+    check_paths: bool = False,
+):
     try:
-        return load_config(config_path, workspace=workspace, data_dir=data_dir, socket=socket_path)
+        return load_config(
+            config_path, workspace=workspace, data_dir=data_dir, socket=socket_path, check_paths=check_paths
+        )
     except ConfigError as exc:
-        raise click.ClickException(f"config: {exc}") from None
+        raise click.ClickException("config: " + "\nconfig: ".join(str(exc).splitlines())) from None
 
 
 @main.command()
@@ -78,15 +92,18 @@ def run(
     from memoryd.service.logging import configure
 
     configure(log_level, log_json)
-    config = _load(config_path, workspace, socket_path, data_dir)
+    # a workspace someone named must exist: memoryd never creates (and indexes) an empty one
+    config = _load(config_path, workspace, socket_path, data_dir, check_paths=True)
     try:
         check_socket_path(config.socket)
         check_data_dir(config)
         for agent in config.agents:
-            try:
-                agent.workspace.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StartupError(f"cannot create the workspace {agent.workspace}: {exc.strerror or exc}") from None
+            if agent.workspace == default_workspace():  # the quick start's own workspace is made on first run
+                try:
+                    agent.workspace.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    why = exc.strerror or exc
+                    raise StartupError(f"cannot create the workspace {agent.workspace}: {why}") from None
         wanted = {Path(a.embedding.model_path) for a in config.agents if a.embedding.provider in ("auto", "local")}
         if prepare_model and default_model_path(config.data_dir) in wanted:
             _prepare(config.data_dir, None, None, force=False)
@@ -105,10 +122,16 @@ def config() -> None:
 def config_check(
     config_path: Path | None, workspace: Path | None, socket_path: Path | None, data_dir: Path | None
 ) -> None:
-    """Print the effective config as JSON (API keys masked), or every error in it (exit 1)."""
+    """Print the effective config as JSON (API keys masked), or every error in it (exit 1): what it says that
+    cannot be used, and what it names that is not there (a workspace, a sessions folder, a model file)."""
     import json
 
-    loaded = _load(config_path, workspace, socket_path, data_dir)
+    try:
+        loaded = load_config(config_path, workspace=workspace, data_dir=data_dir, socket=socket_path, check_paths=True)
+    except ConfigError as exc:
+        for problem in str(exc).splitlines():
+            click.echo(f"error: {problem}", err=True)
+        raise SystemExit(1) from None
     click.echo(json.dumps(loaded.as_dict(), indent=2, ensure_ascii=False))
 
 
@@ -209,7 +232,7 @@ def service_install(
     config_path: Path | None, workspace: Path | None, socket_path: Path | None, data_dir: Path | None, no_enable: bool
 ) -> None:
     """Write the service file with this install's paths and enable it."""
-    from memoryd.service.units import install
+    from memoryd.service.units import ServiceError, install
 
     args: list[str] = []
     for flag, value in (
@@ -220,8 +243,16 @@ def service_install(
     ):
         if value is not None:
             args += [flag, str(Path(value).expanduser().absolute())]
-    written, note = install(args, activate=not no_enable)
+    try:
+        written, note = install(args, activate=not no_enable)
+    except ServiceError as exc:
+        raise click.ClickException(str(exc)) from None
     click.echo(f"{written.path}: {note}")
+    click.echo(f"it runs: memoryd run{''.join(f' {a}' for a in args)}")
+    if not args:
+        loaded = _load(None, None, None, None)
+        where = ", ".join(str(a.workspace) for a in loaded.agents)
+        click.echo(f"no --workspace or --config given: it indexes what the config file says ({where})")
 
 
 @service.command("uninstall")

@@ -21,6 +21,7 @@ import structlog
 
 from memoryd import heap
 from memoryd.config import Config
+from memoryd.index.lock import Locked, OwnerLock, data_dir_lock_path
 from memoryd.service.budgets import limit_sqlite_memory
 from memoryd.service.manager import Manager
 from memoryd.service.methods import dispatch
@@ -109,7 +110,13 @@ def _clear_stale_socket(path: Path) -> None:
 
 
 def check_data_dir(config: Config) -> None:
-    """Every index folder must exist and be writable, or the daemon says which one and why."""
+    """Every index folder must exist and be writable, and every index path be a file or nothing, or the daemon
+    says which one and why."""
+    for agent in config.agents:
+        if agent.store.exists() and not agent.store.is_file():
+            raise StartupError(
+                f"the index path {agent.store} of agent '{agent.id}' is not a file; move it away or set another store"
+            )
     for folder in dict.fromkeys(agent.store.parent for agent in config.agents):
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -121,6 +128,30 @@ def check_data_dir(config: Config) -> None:
                 f"cannot write to the index folder {folder}: {exc.strerror or exc}."
                 " Fix its permissions or choose another --data-dir"
             ) from None
+
+
+@contextlib.contextmanager
+def own_data_dir(config: Config) -> Iterator[None]:
+    """Hold the data dir for the daemon's life: a second daemon on it (whatever its socket) refuses to start
+    before it opens an index, and clients read the holder's socket from the lock to find this daemon."""
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        lock = OwnerLock(
+            data_dir_lock_path(config.data_dir), f"the data dir {config.data_dir}", socket=str(config.socket)
+        )
+    except Locked as exc:
+        raise AlreadyRunning(f"{exc}. Stop that daemon, or give this one another --data-dir") from None
+    except OSError as exc:
+        raise StartupError(f"cannot lock the data dir {config.data_dir}: {exc.strerror or exc}") from None
+    with lock:
+        yield
+
+
+def _open_agents(manager: Manager) -> None:
+    try:
+        manager.start()
+    except Locked as exc:
+        raise AlreadyRunning(f"{exc}. Stop that daemon, or configure another store for this agent") from None
 
 
 @contextlib.contextmanager
@@ -188,11 +219,11 @@ def run(config: Config, *, watch: bool = True) -> None:
     """Serve until SIGTERM/SIGINT; raises AlreadyRunning when the socket is taken."""
     _process_settings()
     limit_sqlite_memory(config.sqlite_memory_mb)
-    with single_instance(config.socket):
+    with single_instance(config.socket), own_data_dir(config):
         check_data_dir(config)
         manager = Manager(config, watch=watch)
         try:
-            manager.start()
+            _open_agents(manager)
             gc.freeze()  # what start-up made lives as long as the daemon: later collections need not scan it
             asyncio.run(_serve(config, manager))
         finally:

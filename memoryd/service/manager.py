@@ -36,8 +36,14 @@ class Manager:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def start(self) -> None:
-        for agent in self.config.agents:
-            self.runtimes[agent.id] = self._open(agent)
+        """Open every agent; if one cannot be opened (its index is locked by another daemon, say), close those
+        already open and raise."""
+        try:
+            for agent in self.config.agents:
+                self.runtimes[agent.id] = self._open(agent)
+        except BaseException:
+            self.close()
+            raise
         self._ticker = threading.Thread(target=self._tick, name="reconcile", daemon=True)
         self._ticker.start()
 

@@ -114,7 +114,7 @@ def write(
     type: StrictStr | None = None,  # the protocol's name for the memory type
     importance: Annotated[Number, Field(ge=0, le=1)] | None = None,
 ) -> dict[str, Any]:
-    return _runtime(m, agent).memory.write(text, path, kind=type, importance=importance)
+    return _runtime(m, agent).write(text, path, type, importance)
 
 
 @typed
@@ -125,10 +125,18 @@ def status(m: Manager, agent: Agent = None) -> dict[str, Any]:
 
 
 @typed
-def sync(m: Manager, agent: Agent = None, force: StrictBool = False, timeout: Seconds | None = None) -> dict[str, Any]:
-    """Sync now and wait for it, at most `timeout` seconds; `done` says whether it finished in that time."""
+def sync(
+    m: Manager,
+    agent: Agent = None,
+    force: StrictBool = False,
+    timeout: Seconds | None = None,
+    vectors: StrictBool = True,
+) -> dict[str, Any]:
+    """Sync now and wait for it (and, with `vectors`, for the vectors it left to the embedding lane), at most
+    `timeout` seconds; `done` says whether it finished in that time."""
     runtime = _runtime(m, agent)
-    report, done = runtime.sync_now(force=force, timeout=DEFAULT_WAIT_SECONDS if timeout is None else timeout)
+    wait = DEFAULT_WAIT_SECONDS if timeout is None else timeout
+    report, done = runtime.sync_now(force=force, timeout=wait, vectors=vectors)
     return {
         "agent": runtime.agent.id,
         "done": done,

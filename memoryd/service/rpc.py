@@ -9,27 +9,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import socket
 import struct
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import msgpack
 import structlog
 
+from memoryd.service.fairpool import FairPool
+
 log = structlog.get_logger("memoryd.rpc")
 
 REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-MAX_IN_FLIGHT = 64  # per connection; reading pauses beyond this
+MAX_IN_FLIGHT = 16  # per connection; reading pauses beyond this, and while its unread replies pile up
+WRITE_HIGH_WATER = 1 << 20  # reply bytes a client may leave unread before its requests are no longer read
 READ_CHUNK = 1 << 16
 MAX_CONNECTIONS = 256  # open at once; one more is told why and closed
 LISTEN_BACKLOG = 1024  # connects queued before accept (the kernel caps it at somaxconn)
 MAX_MSGID = 0xFFFFFFFF  # msgpack-rpc msgids are uint32
 LONG_METHODS = frozenset({"sync", "reindex", "write"})  # run on their own threads, so ping and search never queue
+INLINE_METHODS = frozenset({"ping"})  # answered on the event loop itself: it always answers
+CONTROL_METHODS = frozenset({"status", "agents"})  # their own threads: answered behind no search, get or write
+CLOSE_GRACE_SECONDS = 2.0  # a refused connection's unread requests are read and dropped, then it closes
 
 Dispatch = Callable[[Any, Any], Any]
 
@@ -44,6 +50,10 @@ class RPCError(Exception):
 
     def as_dict(self) -> dict[str, str]:
         return {"code": self.code, "message": self.message}
+
+
+class Dropped(Exception):
+    """A call dropped before it started: nobody is left to answer."""
 
 
 def peer_uid(sock: socket.socket) -> int | None:
@@ -62,8 +72,13 @@ def _pack(message: list[Any]) -> bytes:
     return msgpack.packb(message, use_bin_type=True, default=str)
 
 
-def _is_long(method: Any) -> bool:
-    return isinstance(method, str) and method in LONG_METHODS
+def _peer_gone(sock: socket.socket | None) -> bool:
+    """After EOF: whether the peer closed entirely (POLLHUP), not just its sending side (it may still read)."""
+    if sock is None or not hasattr(select, "poll"):
+        return False
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLHUP | getattr(select, "POLLRDHUP", 0))
+    return any(events & select.POLLHUP for _, events in poller.poll(0))
 
 
 def _is_msgid(value: Any) -> bool:
@@ -78,8 +93,9 @@ class RPCServer:
     def __init__(self, path: Path, dispatch: Dispatch, *, workers: int = 8, job_workers: int = 4) -> None:
         self.path = path
         self.dispatch = dispatch
-        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc")
-        self.jobs = ThreadPoolExecutor(max_workers=job_workers, thread_name_prefix="rpc-job")
+        self.executor = FairPool(workers, "rpc")
+        self.jobs = FairPool(job_workers, "rpc-job")
+        self.control = FairPool(2, "rpc-control")
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._calls: set[asyncio.Task[None]] = set()  # requests being answered, on every connection
@@ -105,8 +121,8 @@ class RPCServer:
             task.cancel()
         if self._connections:
             await asyncio.wait(list(self._connections), timeout=1.0)
-        for pool in (self.executor, self.jobs):
-            pool.shutdown(wait=False, cancel_futures=True)
+        for pool in (self.executor, self.jobs, self.control):
+            pool.shutdown()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -120,6 +136,7 @@ class RPCServer:
                 return
             if len(self._connections) > MAX_CONNECTIONS:
                 await self._fatal(writer, "too_many_connections", f"more than {MAX_CONNECTIONS} open connections")
+                await self._drain_and_close(reader, writer)
                 return
             await self._read_loop(reader, writer)
         except (ConnectionResetError, BrokenPipeError, asyncio.CancelledError):
@@ -131,14 +148,32 @@ class RPCServer:
             with contextlib.suppress(ConnectionResetError, BrokenPipeError):
                 await writer.wait_closed()
 
+    async def _drain_and_close(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Say no more, read what the client already sent (closing over unread data would reset the connection,
+        and the client would see ECONNRESET instead of the notice), then close."""
+        with contextlib.suppress(OSError, RuntimeError):
+            if writer.can_write_eof():
+                writer.write_eof()
+
+        async def discard() -> None:
+            while await reader.read(READ_CHUNK):
+                pass
+
+        with contextlib.suppress(asyncio.TimeoutError, OSError):
+            await asyncio.wait_for(discard(), CLOSE_GRACE_SECONDS)
+
     async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         unpacker: msgpack.Unpacker | None = None  # made at the first byte: an idle connection holds no buffer
         in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
         pending: set[asyncio.Task[None]] = set()
+        caller = object()  # this connection's turn in the pools
+        writer.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         try:
             while True:
                 data = await reader.read(READ_CHUNK)
                 if not data:
+                    if _peer_gone(writer.get_extra_info("socket")):
+                        self._drop(caller)  # nobody will read the answers: drop what has not started
                     return
                 if unpacker is None:
                     unpacker = msgpack.Unpacker(
@@ -158,7 +193,8 @@ class RPCServer:
                         await self._fatal(writer, "parse_error", f"malformed msgpack: {exc}")
                         return
                     await in_flight.acquire()
-                    job = asyncio.create_task(self._handle(message, writer))
+                    await writer.drain()  # a client that does not read its answers is not read either
+                    job = asyncio.create_task(self._handle(message, writer, caller))
                     pending.add(job)
                     self._calls.add(job)
                     job.add_done_callback(lambda t: (pending.discard(t), self._calls.discard(t), in_flight.release()))
@@ -172,25 +208,48 @@ class RPCServer:
         writer.write(_pack([NOTIFICATION, "memoryd.error", [{"code": code, "message": message}]]))
         await writer.drain()
 
-    async def _handle(self, message: Any, writer: asyncio.StreamWriter) -> None:
-        loop = asyncio.get_running_loop()
+    def _drop(self, caller: object) -> None:
+        dropped = sum(pool.drop(caller) for pool in (self.executor, self.jobs, self.control))
+        if dropped:
+            log.info("client left; its queued calls dropped", calls=dropped)
+
+    def _pool(self, method: Any) -> FairPool:
+        if isinstance(method, str) and method in LONG_METHODS:
+            return self.jobs
+        if isinstance(method, str) and method in CONTROL_METHODS:
+            return self.control
+        return self.executor
+
+    async def _call(self, caller: object, method: Any, params: Any) -> Any:
+        """The method's result; `Dropped` when it was dropped unstarted (its client left, or the daemon stops)."""
+        if isinstance(method, str) and method in INLINE_METHODS:
+            return self.dispatch(method, params)
+        future = self._pool(method).submit(caller, self.dispatch, method, params)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if future.cancelled():
+                raise Dropped from None
+            raise
+
+    async def _handle(self, message: Any, writer: asyncio.StreamWriter, caller: object) -> None:
         kind = message[0] if isinstance(message, list) and message else None
         valid_id = kind == REQUEST and len(message) >= 2 and _is_msgid(message[1])
         if valid_id and len(message) == 4:
             msgid = message[1]
-            pool = self.jobs if _is_long(message[2]) else self.executor
             try:
-                result = await loop.run_in_executor(pool, self.dispatch, message[2], message[3])
+                result = await self._call(caller, message[2], message[3])
                 reply = _pack([RESPONSE, msgid, None, result])
             except RPCError as exc:
                 reply = _error_reply(msgid, exc)
+            except Dropped:
+                return
             except Exception as exc:
                 log.exception("method failed", method=str(message[2])[:64])
                 reply = _error_reply(msgid, RPCError("internal_error", f"{type(exc).__name__}: {exc}"))
         elif kind == NOTIFICATION and len(message) == 3:
-            pool = self.jobs if _is_long(message[1]) else self.executor
             try:
-                await loop.run_in_executor(pool, self.dispatch, message[1], message[2])
+                await self._call(caller, message[1], message[2])
             except Exception as exc:
                 log.warning("notification failed", method=str(message[1])[:64], error=str(exc))
             return

@@ -71,7 +71,7 @@ class AgentRuntime:
     def __init__(self, agent: AgentConfig, config: Config) -> None:
         self.agent = agent
         self.config = config
-        self.memory = AgentMemory(agent)
+        self.memory = AgentMemory(agent, owner={"socket": str(config.socket)}, embed_later=True)
         self.dirty = False
         self.watcher_source: Callable[[], str] | None = None  # asked at each `status`, so it is never stale
         self.sync_progress: JobProgress | None = None
@@ -90,8 +90,58 @@ class AgentRuntime:
         self._debounce: threading.Timer | None = None
         self._first_event: float | None = None
         self._reindex_thread: threading.Thread | None = None
+        self._embed_wanted = True  # chunks may wait for vectors from an earlier run
+        self._embedding = False
+        self.embed_error: str | None = None
         self._worker = threading.Thread(target=self._loop, name=f"sync-{agent.id}", daemon=True)
         self._worker.start()
+        self._embedder_lane = threading.Thread(target=self._embed_loop, name=f"embed-{agent.id}", daemon=True)
+        self._embedder_lane.start()
+
+    # -- the embedding lane -------------------------------------------------------------------------
+
+    def request_embedding(self) -> None:
+        """Chunks were stored without vectors: the lane embeds them (at once, or after the running reindex)."""
+        with self._cond:
+            self._embed_wanted = True
+            self._cond.notify_all()
+
+    def _embed_loop(self) -> None:
+        """Adds vectors to what syncs and writes stored keyword-only, on its own thread, so that neither ever
+        waits for the embedder; it gives way to a reindex, which embeds everything into the new index."""
+        lower_this_thread(self.config.index_nice)
+        while True:
+            with self._cond:
+                while (not self._embed_wanted or self._reindexing) and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                self._embed_wanted = False
+                self._embedding = True
+            try:
+                report = self.memory.embed_pending(lambda: not (self._stopping or self._reindexing))
+                self.embed_error = report.embedding_error
+                if report.embedded:
+                    log.info("embedded", agent=self.agent.id, chunks=report.embedded, seconds=round(report.seconds, 2))
+            except STOPPED:
+                pass
+            except Exception as exc:  # the lane must outlive any failure; status reports it, the next request retries
+                self.embed_error = f"{type(exc).__name__}: {exc}"
+                log.exception("embedding failed", agent=self.agent.id)
+            finally:
+                self._reindex_if_stale()  # a provider that fell back mid-life changed the vector space
+                with self._cond:
+                    self._embedding = False
+                    self._cond.notify_all()
+
+    def _reindex_if_stale(self) -> None:
+        try:
+            stale = self.memory.needs_reindex()
+        except apsw.Error:
+            return
+        if stale and not self._stopping:
+            log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
+            self.start_reindex()
 
     # -- sync scheduling -----------------------------------------------------------------------------
 
@@ -118,11 +168,31 @@ class AgentRuntime:
                 self._cond.wait(remaining)
             return True
 
-    def sync_now(self, force: bool = False, timeout: float | None = None) -> tuple[SyncReport | None, bool]:
-        """Request a sync and wait for it; returns the last report and whether the requested sync finished."""
+    def sync_now(
+        self, force: bool = False, timeout: float | None = None, *, vectors: bool = True
+    ) -> tuple[SyncReport | None, bool]:
+        """Request a sync and wait for it (and, with `vectors`, for the embedding lane to add the vectors it left);
+        returns the last report and whether all of that finished within the timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         ticket = self.request_sync(force)
         finished = self.wait_for(ticket, timeout)
+        if finished and vectors:
+            finished = self.wait_embedded(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return self.memory.last_sync, finished
+
+    def wait_embedded(self, timeout: float | None = None) -> bool:
+        """Wait until the embedding lane has nothing left it can do (every vector added, or an embedding error);
+        False when the timeout passed first. Raises Stopping on shutdown."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._embed_wanted or self._embedding or self._reindexing:
+                if self._stopping:
+                    raise Stopping("memoryd is stopping; the embedding was not finished")
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return True
 
     def _loop(self) -> None:
         """Syncs one after another. While a reindex runs none starts: the reindex reads every file anyway, and a
@@ -144,6 +214,7 @@ class AgentRuntime:
             with self._cond:
                 self.sync_runs += 1
                 self._running = False
+                self._embed_wanted = True
                 if finished:
                     self._completed = target
                 else:
@@ -176,10 +247,7 @@ class AgentRuntime:
                 )
             if report.embedding_error:
                 log.warning("embedding failed, keyword-only", agent=self.agent.id, error=report.embedding_error)
-            stale = self.memory.needs_reindex()
-            if stale and not self._stopping:
-                log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
-                self.start_reindex()
+            self._reindex_if_stale()
         except STOPPED:
             progress.state = "cancelled"
             if self._reindexing and not self._stopping:
@@ -333,6 +401,7 @@ class AgentRuntime:
             progress.finished_at = time.time()
             with self._cond:
                 self._reindexing = False
+                self._embed_wanted = True
                 self._cond.notify_all()
         self.request_sync()
 
@@ -342,8 +411,18 @@ class AgentRuntime:
         status = self.memory.status()
         with self._cond:  # a sync asked for but not yet begun (its thread runs at index_nice) is pending work too
             pending = self._requested > self._completed and not self._running
+        try:
+            backlog = self.memory.embedding_backlog()
+        except apsw.Error:
+            backlog = 0  # the index is being rebuilt: `index_error` says so
         status.update(
             {
+                "embedding": {
+                    "waiting": backlog,
+                    "running": self._embedding,
+                    "paused": "for the reindex" if self._reindexing and backlog else None,
+                    "error": self.embed_error,
+                },
                 "dirty": self.dirty or pending,
                 "syncing": self._running,
                 "sync_runs": self.sync_runs,
@@ -368,8 +447,14 @@ class AgentRuntime:
 
     @property
     def busy(self) -> bool:
-        """A sync or a reindex is running."""
-        return self._running or self._reindexing
+        """A sync, a reindex or the embedding lane is running."""
+        return self._running or self._reindexing or self._embedding
+
+    def write(self, text: str, path: str | None, kind: str | None, importance: float | None) -> dict[str, Any]:
+        """Append to a note; it is keyword-searchable when this returns, and its vectors follow on the lane."""
+        result = self.memory.write(text, path, kind=kind, importance=importance)
+        self.request_embedding()
+        return result
 
     @property
     def watcher_state(self) -> str:
@@ -378,10 +463,10 @@ class AgentRuntime:
     def close(self, timeout: float = 3.0) -> None:
         self.begin_stop()
         deadline = time.monotonic() + timeout
-        self._worker.join(timeout=max(0.0, deadline - time.monotonic()))
-        if self._reindex_thread is not None:
-            self._reindex_thread.join(timeout=max(0.0, deadline - time.monotonic()))
-        if self._worker.is_alive() or (self._reindex_thread is not None and self._reindex_thread.is_alive()):
+        threads = [self._worker, self._embedder_lane, *([self._reindex_thread] if self._reindex_thread else [])]
+        for thread in threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        if any(thread.is_alive() for thread in threads):
             log.warning("a job did not stop in time; closing anyway", agent=self.agent.id)
             return  # its threads are daemons: the process exits without closing the store under them
         self.memory.close()

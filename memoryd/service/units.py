@@ -78,8 +78,13 @@ def platform_kind() -> str:
     return "launchd" if sys.platform == "darwin" else "systemd"
 
 
+class ServiceError(RuntimeError):
+    """The service manager refused: the message says what failed and how to finish by hand."""
+
+
 def install(args: list[str], home: Path | None = None, activate: bool = True) -> tuple[ServiceFile, str]:
-    """Write the service file for this platform and (optionally) enable it now; returns what was done."""
+    """Write the service file for this platform and (optionally) enable it now; returns what was done, or raises
+    ServiceError (the file stays written) when systemd or launchd refused."""
     service = render(platform_kind(), memoryd_executable(), args, home or Path.home())
     service.path.parent.mkdir(parents=True, exist_ok=True)
     service.path.write_text(service.text)
@@ -98,7 +103,7 @@ def uninstall(home: Path | None = None, activate: bool = True) -> tuple[Path, st
                 ["systemctl", "--user", "disable", "--now", "memoryd.service"]
                 if service.kind == "systemd"
                 else ["launchctl", "unload", str(service.path)]
-            )
+            )  # best effort: the file goes either way
         service.path.unlink()
         note = "removed"
     return service.path, note
@@ -108,7 +113,7 @@ def status(home: Path | None = None) -> dict[str, object]:
     service = render(platform_kind(), "memoryd", [], home or Path.home())
     out: dict[str, object] = {"kind": service.kind, "path": str(service.path), "installed": service.path.exists()}
     if service.kind == "systemd" and shutil.which("systemctl"):
-        out["active"] = _run(["systemctl", "--user", "is-active", "memoryd.service"]).strip() or "unknown"
+        out["active"] = _run(["systemctl", "--user", "is-active", "memoryd.service"])[1].strip() or "unknown"
     return out
 
 
@@ -116,18 +121,28 @@ def _activate(service: ServiceFile) -> str:
     if service.kind == "systemd":
         if not shutil.which("systemctl"):
             return "written (systemctl not found: enable it with 'systemctl --user enable --now memoryd')"
-        _run(["systemctl", "--user", "daemon-reload"])
-        result = _run(["systemctl", "--user", "enable", "--now", "memoryd.service"])
-        return f"enabled {result.strip()}".strip()
+        for cmd in (["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", "memoryd"]):
+            code, output = _run(cmd)
+            if code != 0:
+                raise ServiceError(
+                    f"'{' '.join(cmd)}' failed: {output.strip() or f'exit {code}'}. The unit is written at"
+                    f" {service.path}; once a user session runs (log in, or 'loginctl enable-linger'), enable it"
+                    " with: systemctl --user enable --now memoryd"
+                )
+        return "enabled and started"
     if not shutil.which("launchctl"):
         return "written (launchctl not found)"
-    _run(["launchctl", "load", "-w", str(service.path)])
+    code, output = _run(["launchctl", "load", "-w", str(service.path)])
+    if code != 0:
+        why = output.strip() or f"exit {code}"
+        raise ServiceError(f"'launchctl load' failed: {why}; the plist is at {service.path}")
     return "loaded"
 
 
-def _run(cmd: list[str]) -> str:
+def _run(cmd: list[str]) -> tuple[int, str]:
+    """The command's exit code and its output (127 and why, when it could not run)."""
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
-    return done.stdout + done.stderr
+        return 127, str(exc)
+    return done.returncode, done.stdout + done.stderr

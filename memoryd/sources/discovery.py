@@ -183,27 +183,38 @@ class PathOutsideSources(ValueError):
     """A requested path is not part of the agent's memory."""
 
 
+class SourceFileMissing(PathOutsideSources):
+    """A requested path would be part of the agent's memory, but no such file exists."""
+
+
 def resolve_source_path(agent: AgentConfig, path: str) -> Path:
     """Resolve a user-given path to a real file inside the agent's sources, or refuse it."""
     if not path or "\x00" in path:
         raise PathOutsideSources("path is empty or contains a NUL byte")
+    missing = False
     for spelling in dict.fromkeys((path, unescape_path(path))):
         try:
             found = _resolve_inside(agent, spelling)
         except OSError as exc:
             raise PathOutsideSources(f"{path!r} cannot be read: {exc.strerror or exc}") from None
-        if found is not None:
+        if isinstance(found, Path):
             return found
+        missing = missing or found
+    if missing:
+        raise SourceFileMissing(f"{path!r} does not exist (it lies inside the agent's memory sources)")
     raise PathOutsideSources(f"{path!r} is not a file inside the agent's memory sources")
 
 
-def _resolve_inside(agent: AgentConfig, path: str) -> Path | None:
+def _resolve_inside(agent: AgentConfig, path: str) -> Path | bool:
+    """The real file; else whether it would lie inside a source if it existed."""
     raw = Path(os.path.expanduser(path))
     workspace = real_workspace(agent)
     real = (raw if raw.is_absolute() else workspace / raw).resolve()
+    would_be = False
     for root in allowed_roots(agent):
         inside = real == root or root in real.parents
         readable = root.is_file() or is_markdown(real) or is_transcript(real)
         if inside and readable and real.is_file():
             return real
-    return None
+        would_be = would_be or (inside and readable and not real.exists())
+    return would_be

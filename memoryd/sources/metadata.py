@@ -7,13 +7,16 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import re2
+
 from memoryd.sources.markdown import Chunk
 
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "lore")
 _DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
-_INLINE = re.compile(r"<!--\s*((?:type|importance)\s*[:=][^>]*?)\s*-->", re.I)
-_PAIR = re.compile(r"(type|importance)\s*[:=]\s*([\w.]+)", re.I)
+# RE2 (linear time): in Python's `re` a long run after an opening `<!-- type:` backtracked quadratically
+_INLINE = re2.compile(r"(?i)<!--\s*((?:type|importance)\s*[:=][^>]*?)\s*-->")
+_PAIR = re2.compile(r"(?i)(type|importance)\s*[:=]\s*([\w.]+)")
 
 
 def note_date(path: str) -> float | None:

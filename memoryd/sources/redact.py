@@ -1,10 +1,16 @@
-"""Redact secrets before text reaches the index or any embedding provider."""
+"""Redact secrets before text reaches the index or any embedding provider.
+
+Patterns run on RE2, which matches in time linear in the text: a backtracking engine (Python's `re`) took
+minutes on a note holding one long unbroken word, holding the GIL and so the whole daemon. A user's own pattern
+that RE2 cannot run (lookaround, backreferences: features that can backtrack) is a config error."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+import re2
 
 MASK = "[REDACTED]"
 
@@ -31,22 +37,41 @@ _LABELLED = [
     r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{16,}",
     r"(?i)(\b(?:api[_-]?key|secret|client[_-]?secret|access[_-]?token|auth[_-]?token|password|passwd|pwd)"
     r"\b[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}",
-    r"([a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(?=@)",  # passwords in URLs
+    r"([a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(@)",  # passwords in URLs (the @ is put back)
 ]
 
 
 BLOCK_CHARS = 1 << 14  # text is redacted in blocks of about this size, split at blank lines
-_BUILTIN_ONE = re.compile("|".join(f"(?:{p})" for p in _BUILTIN))  # one pass instead of one per pattern
+_OPTIONS = re2.Options()
+_OPTIONS.max_mem = 64 << 20  # a pathological user pattern fails to compile instead of growing without bound
+_OPTIONS.log_errors = False  # a bad user pattern is reported by `config check`, not by RE2 on stderr
+
+
+def _compile(pattern: str) -> Any:
+    return re2.compile(pattern, options=_OPTIONS)
+
+
+def redact_pattern_error(pattern: str) -> str | None:
+    """Why memoryd cannot run this redaction pattern, or None."""
+    try:
+        _compile(pattern)
+    except re2.error as exc:
+        why = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        return f"{why} (memoryd runs patterns on RE2: no lookaround or backreferences)"
+    return None
+
+
+_BUILTIN_ONE = _compile("|".join(f"(?:{p})" for p in _BUILTIN))  # one pass instead of one per pattern
 
 
 @dataclass(frozen=True)
 class Redactor:
-    patterns: tuple[re.Pattern[str], ...]
-    labelled: tuple[re.Pattern[str], ...]
+    patterns: tuple[Any, ...]
+    labelled: tuple[Any, ...]
 
     @classmethod
     def create(cls, extra: Iterable[str] = ()) -> Redactor:
-        return cls((_BUILTIN_ONE, *(re.compile(p) for p in extra)), tuple(re.compile(p) for p in _LABELLED))
+        return cls((_BUILTIN_ONE, *(_compile(p) for p in extra)), tuple(_compile(p) for p in _LABELLED))
 
     def __call__(self, text: str) -> str:
         """The text with secrets masked; a masked span keeps its line breaks, so line numbers still hold.
@@ -60,7 +85,7 @@ class Redactor:
         for pattern in self.patterns:
             text = pattern.sub(_mask, text)
         for pattern in self.labelled:
-            text = pattern.sub(lambda m: m.group(1) + MASK, text)
+            text = pattern.sub(_mask_value, text)
         return text
 
 
@@ -76,8 +101,14 @@ def _blocks(text: str) -> list[str]:
     return blocks
 
 
-def _mask(match: re.Match[str]) -> str:
+def _mask(match: Any) -> str:
     return MASK + "\n" * match.group().count("\n")
+
+
+def _mask_value(match: Any) -> str:
+    """The label (group 1) kept, the value masked, and a closing delimiter (group 2, where there is one) kept."""
+    closing = match.group(2) if match.re.groups >= 2 else ""
+    return match.group(1) + MASK + (closing or "")
 
 
 DEFAULT = Redactor.create()
