@@ -21,7 +21,8 @@ SEARCH_DESCRIPTION = (
     "Search the long-term memory (Markdown notes and past conversations). Use it BEFORE answering anything about "
     "prior work, decisions, dates, people, preferences or todos, and whenever the user says 'remember', 'last "
     "time' or 'what did we decide'. Returns the best snippets, each with a citation path#Lstart-Lend and a score "
-    "mostly from 0 to 1 (notes marked important up to 1.5); cite the path when you use a snippet, and call memory_get for more lines around it."
+    "mostly from 0 to 1 (notes marked important up to 1.5); cite the path when you use a snippet, and call "
+    "memory_get for more lines around it."
 )
 GET_DESCRIPTION = (
     "Read lines of a memory file, e.g. after memory_search returned path#L10-L20: memory_get(path, from=10, "
