@@ -74,10 +74,14 @@ class Bridge:
             try:
                 with MemoryClient(self.socket) as client:
                     return client.call(method, params)
-            except DaemonNotRunning:
+            except DaemonNotRunning as exc:
                 if not self.autostart:
                     raise
-                self._start_daemon()
+                if exc.elsewhere:  # a daemon owns the data dir on another socket: use it, never start a second
+                    print(f"memoryd already runs on {exc.elsewhere['socket']}; using it", file=sys.stderr)
+                    self.socket = str(exc.elsewhere["socket"])
+                else:
+                    self._start_daemon()
                 with MemoryClient(self.socket) as client:
                     return client.call(method, params)
         except RemoteError as exc:

@@ -23,3 +23,58 @@ def default_socket_path() -> str:
         return os.path.join(runtime, APP_NAME, "memoryd.sock")
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")
     return os.path.join(state, APP_NAME, "run", "memoryd.sock")
+
+
+def default_data_dir() -> str:
+    """The data dir a daemon started now would use: $MEMORYD_DATA_DIR, else the config file's `data_dir`, else
+    where platformdirs puts memoryd's data (as memoryd.config decides it)."""
+    explicit = os.environ.get("MEMORYD_DATA_DIR")
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    configured = _config_data_dir()
+    if configured:
+        return configured
+    home = os.path.expanduser("~")
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Application Support", APP_NAME)
+    data = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.join(home, ".local", "share")
+    return os.path.join(data, APP_NAME)
+
+
+def _config_data_dir() -> str | None:
+    home = os.path.expanduser("~")
+    if sys.platform == "darwin":
+        config_home = os.path.join(home, "Library", "Application Support")
+    else:
+        config_home = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(home, ".config")
+    default_config = os.path.join(config_home, APP_NAME, "config.toml")
+    path = os.path.abspath(os.path.expanduser(os.environ.get("MEMORYD_CONFIG") or default_config))
+    try:
+        import tomllib
+
+        with open(path, "rb") as fh:
+            value = tomllib.load(fh).get("data_dir")
+    except (OSError, ImportError, ValueError):
+        return None
+    if not isinstance(value, str) or not value:
+        return None
+    return os.path.join(os.path.dirname(path), os.path.expandvars(os.path.expanduser(value)))
+
+
+DATA_DIR_LOCK = "memoryd.lock"  # the daemon's lock on its data dir (memoryd.index.lock), naming its pid and socket
+
+
+def running_daemon(data_dir: str | None = None) -> dict[str, object] | None:
+    """The daemon that holds a data dir ({pid, socket, ...} from its lock file), or None when none seems to. Read
+    without locking (a probe lock could make a starting daemon think the dir is taken); a file left by a killed
+    daemon names a dead pid, and a caller still checks that the socket answers."""
+    import json
+
+    try:
+        with open(os.path.join(data_dir or default_data_dir(), DATA_DIR_LOCK), "rb") as fh:
+            holder = json.loads(fh.read(4096) or b"{}")
+        pid = int(holder["pid"])
+        os.kill(pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return holder if isinstance(holder, dict) and holder.get("socket") else None

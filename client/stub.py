@@ -35,8 +35,16 @@ class DaemonNotRunning(ClientError):
     """Nothing answers on the socket."""
 
     def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"memoryd is not running (no daemon at {path}: {reason}). Start it with: memoryd run")
+        from client.paths import running_daemon
+
+        elsewhere = running_daemon()
+        if elsewhere and os.path.abspath(str(elsewhere["socket"])) != os.path.abspath(path):
+            hint = f"memoryd (pid {elsewhere['pid']}) runs on {elsewhere['socket']}: use --socket or MEMORYD_SOCKET"
+            super().__init__(f"no daemon answers at {path} ({reason}); {hint}")
+        else:
+            super().__init__(f"memoryd is not running (no daemon at {path}: {reason}). Start it with: memoryd run")
         self.path = path
+        self.elsewhere = elsewhere
 
 
 class RemoteError(ClientError):

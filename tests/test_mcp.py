@@ -185,3 +185,32 @@ def test_autostart_starts_the_daemon(tmp_path: Path) -> None:
                 if not socket.exists():
                     break
                 time.sleep(0.1)
+
+
+def test_autostart_finds_the_running_daemon_instead_of_starting_a_second(tmp_path: Path) -> None:
+    """`MEMORYD_SOCKET=x.sock memctl mcp --autostart` beside a running daemon started a second one on the same
+    data dir, which emptied the first's index. It now finds the daemon that holds the data dir and uses it."""
+    import os
+
+    workspace = tmp_path / "ws"
+    write(workspace / "MEMORY.md", "# Pets\nThe cat is called Miso.\n")
+    data = tmp_path / "data"
+    running = d.start(tmp_path, workspace, data_dir=data)
+    other = d.short_dir() / "other.sock"
+    try:
+
+        async def main() -> str:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
+            env.update({"MEMORYD_SOCKET": str(other), "MEMORYD_DATA_DIR": str(data)})
+            params = StdioServerParameters(
+                command=sys.executable, env=env, args=["-m", "client.memctl", "mcp", "--autostart"]
+            )
+            async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
+                await session.initialize()
+                return text_of(await session.call_tool("memory_search", {"query": "cat name"}))
+
+        assert "MEMORY.md#L1-L2" in asyncio.run(main())
+        assert not other.exists()  # no second daemon
+        assert running.proc.poll() is None and running.status()["files"] == 1
+    finally:
+        d.cleanup(running)

@@ -95,4 +95,4 @@ def index_lock_path(store: Path) -> Path:
 
 
 def data_dir_lock_path(data_dir: Path) -> Path:
-    return data_dir / "memoryd.lock"
+    return data_dir / "memoryd.lock"  # client.paths.DATA_DIR_LOCK reads it to find the running daemon

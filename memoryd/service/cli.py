@@ -135,6 +135,27 @@ def config_check(
     click.echo(json.dumps(loaded.as_dict(), indent=2, ensure_ascii=False))
 
 
+@main.command()
+@_config_options
+@click.option("--no-integrity", is_flag=True, help="Skip the integrity check of indexes no daemon holds.")
+def doctor(
+    config_path: Path | None,
+    workspace: Path | None,
+    socket_path: Path | None,
+    data_dir: Path | None,
+    no_integrity: bool,
+) -> None:
+    """Check config, daemon, data dir, models, workspaces, watchers and indexes; one line each (exit 1 on a FAIL)."""
+    from memoryd.service.doctor import FAIL, diagnose
+
+    load = {"workspace": workspace, "data_dir": data_dir, "socket": socket_path}
+    findings = diagnose({"path": config_path, **load}, integrity=not no_integrity)
+    for finding in findings:
+        click.echo(finding.line())
+    if any(f.level == FAIL for f in findings):
+        raise SystemExit(1)
+
+
 @main.group()
 def model() -> None:
     """Local embedding models, built offline as GGUF (default: multilingual-e5-small)."""

@@ -1,0 +1,40 @@
+"""`memoryd doctor`: a line per check, with what to do, against a real daemon and without one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from . import daemon as d
+from .conftest import write
+
+
+def _doctor(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd.service.cli", "doctor", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_doctor_reports_each_part_with_and_without_the_daemon(tmp_path: Path, workspace: Path) -> None:
+    write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n")
+    daemon = d.start(tmp_path, workspace)
+    try:
+        live = _doctor("--config", str(daemon.config))
+        assert live.returncode == 0, live.stdout + live.stderr
+        assert f"ok    daemon: pid {daemon.proc.pid} on {daemon.socket}" in live.stdout
+        assert "ok    agent main watcher: watching" in live.stdout
+        assert "ok    agent main index: 1 files, 1 chunks" in live.stdout
+    finally:
+        d.cleanup(daemon)
+    offline = _doctor("--config", str(daemon.config))
+    assert offline.returncode == 0 and "warn  daemon: not running" in offline.stdout
+    assert "agent main index: 1 files, 1 chunks, integrity ok" in offline.stdout
+    index = daemon.data_dir / "agents" / "main" / "index.sqlite"
+    index.write_bytes(b"not a database" * 100)
+    broken = _doctor("--config", str(daemon.config))
+    assert broken.returncode == 1 and "FAIL  agent main index" in broken.stdout and "->" in broken.stdout
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'[[agents]]\nid = "a"\nworkspace = "{tmp_path / "nowhere"}"\n')
+    failed = _doctor("--config", str(bad))
+    assert failed.returncode == 1 and "does not exist" in failed.stdout
