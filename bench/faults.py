@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.harness import BenchDaemon, median, percentile, start_daemon
+from bench.harness import BenchDaemon, indexing, median, percentile, start_daemon
 from client.stub import ClientError, MemoryClient
 
 PARTS = ("bursts", "large_note", "first_index", "sigterm", "corrupt", "cold")
@@ -107,9 +107,9 @@ def large_note(daemon: BenchDaemon) -> dict[str, Any]:
     hybrid: list[float] = []
     deadline = time.monotonic() + 120
     with MemoryClient(daemon.socket, timeout=120) as client:
-        while not client.status()["agents"][0]["syncing"] and time.monotonic() < deadline:
+        while not indexing(client.status()["agents"][0]) and time.monotonic() < deadline:
             time.sleep(0.05)
-        while client.status()["agents"][0]["syncing"] and time.monotonic() < deadline:
+        while indexing(client.status()["agents"][0]) and time.monotonic() < deadline:
             pings.append(_timed(client.ping))
             keyword.append(_timed(lambda: client.search("JWT expiry", mode="keyword")))
             hybrid.append(_timed(lambda: client.search(QUERIES[len(hybrid) % len(QUERIES)] + f" {len(hybrid)}")))
@@ -126,7 +126,7 @@ def during_first_index(daemon: BenchDaemon) -> dict[str, Any]:
     hybrid: list[float] = []
     keyword: list[float] = []
     with MemoryClient(daemon.socket, timeout=120) as client:
-        while client.status()["agents"][0]["syncing"]:
+        while indexing(client.status()["agents"][0]):
             term = f"heron{len(hybrid) * 7}"
             hybrid.append(_timed(lambda q=term: client.search(f"{q} survey birds")))
             keyword.append(_timed(lambda q=term: client.search(q, mode="keyword")))

@@ -35,6 +35,13 @@ def rss_mb(pid: int) -> float:
     return float("nan") if value is None else value
 
 
+def indexing(state: dict) -> bool:
+    """An agent's status says it is syncing, reindexing, or adding vectors on its embedding lane."""
+    lane = state.get("embedding") or {}
+    embedding = lane.get("running") or (lane.get("waiting") and not lane.get("error"))
+    return bool(state["syncing"] or (state.get("reindex") or {}).get("state") == "running" or embedding)
+
+
 @dataclass
 class BenchDaemon:
     proc: subprocess.Popen
@@ -63,10 +70,7 @@ class BenchDaemon:
             except ClientError:
                 time.sleep(poll)
                 continue
-            if all(
-                not s["dirty"] and not s["syncing"] and (s.get("reindex") or {}).get("state") != "running"
-                for s in states
-            ):
+            if not any(indexing(s) or s["dirty"] for s in states):
                 return states[0]
             time.sleep(poll)
         raise TimeoutError("daemon did not settle")

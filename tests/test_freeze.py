@@ -76,12 +76,11 @@ def test_unread_gets_from_many_clients_starve_no_one(tmp_path: Path, workspace: 
                 assert client.ping()["pong"]
                 assert client.status()["agents"][0]["files"] == 2
                 assert client.search("JWT expiry").results
-        for sock in hostile:
+        for sock in hostile[:5]:
             sock.close()
-        hostile.clear()
         with MemoryClient(daemon.socket, timeout=10) as client:
             assert client.ping()["pong"]
-        _stops_on_sigterm(daemon)
+        _stops_on_sigterm(daemon)  # with five of them still open, their replies unread
     finally:
         for sock in hostile:
             sock.close()

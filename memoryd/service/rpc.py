@@ -35,6 +35,7 @@ MAX_MSGID = 0xFFFFFFFF  # msgpack-rpc msgids are uint32
 LONG_METHODS = frozenset({"sync", "reindex", "write"})  # run on their own threads, so ping and search never queue
 INLINE_METHODS = frozenset({"ping"})  # answered on the event loop itself: it always answers
 CONTROL_METHODS = frozenset({"status", "agents"})  # their own threads: answered behind no search, get or write
+BULK_METHODS = frozenset({"get"})  # Python-heavy reads of whole files: two threads, so they cannot crowd the GIL
 CLOSE_GRACE_SECONDS = 2.0  # a refused connection's unread requests are read and dropped, then it closes
 
 Dispatch = Callable[[Any, Any], Any]
@@ -96,9 +97,11 @@ class RPCServer:
         self.executor = FairPool(workers, "rpc")
         self.jobs = FairPool(job_workers, "rpc-job")
         self.control = FairPool(2, "rpc-control")
+        self.bulk = FairPool(2, "rpc-bulk", per_caller=1)
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._calls: set[asyncio.Task[None]] = set()  # requests being answered, on every connection
+        self._writers: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> None:
         old_umask = os.umask(0o177)
@@ -115,19 +118,22 @@ class RPCServer:
         behind them to stop, and they answer `stopping` on their own."""
         if self._server is not None:
             self._server.close()
+        for pool in self._pools:
+            pool.shutdown()  # calls not yet started are dropped: nothing new begins
         if self._calls:  # jobs were told to stop: let their callers have the answer (`stopping`) first
             await asyncio.wait(list(self._calls), timeout=2.0)
-        for task in list(self._connections):
+        for writer in list(self._writers):
+            writer.transport.abort()  # replies a client never read would hold the close forever
+        for task in [*self._connections, *self._calls]:
             task.cancel()
-        if self._connections:
-            await asyncio.wait(list(self._connections), timeout=1.0)
-        for pool in (self.executor, self.jobs, self.control):
-            pool.shutdown()
+        if self._connections or self._calls:
+            await asyncio.wait([*self._connections, *self._calls], timeout=1.0)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         if task is not None:
             self._connections.add(task)
+        self._writers.add(writer)
         sock = writer.get_extra_info("socket")
         try:
             uid = peer_uid(sock) if sock is not None else None
@@ -144,9 +150,12 @@ class RPCServer:
         finally:
             if task is not None:
                 self._connections.discard(task)
-            writer.close()
-            with contextlib.suppress(ConnectionResetError, BrokenPipeError):
-                await writer.wait_closed()
+            self._writers.discard(writer)
+            writer.close()  # sends what is left first, unless the client does not read: then it is dropped
+            try:
+                await asyncio.wait_for(writer.wait_closed(), CLOSE_GRACE_SECONDS)
+            except (asyncio.TimeoutError, ConnectionResetError, BrokenPipeError):
+                writer.transport.abort()
 
     async def _drain_and_close(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Say no more, read what the client already sent (closing over unread data would reset the connection,
@@ -209,15 +218,21 @@ class RPCServer:
         await writer.drain()
 
     def _drop(self, caller: object) -> None:
-        dropped = sum(pool.drop(caller) for pool in (self.executor, self.jobs, self.control))
+        dropped = sum(pool.drop(caller) for pool in self._pools)
         if dropped:
             log.info("client left; its queued calls dropped", calls=dropped)
+
+    @property
+    def _pools(self) -> tuple[FairPool, ...]:
+        return (self.executor, self.jobs, self.control, self.bulk)
 
     def _pool(self, method: Any) -> FairPool:
         if isinstance(method, str) and method in LONG_METHODS:
             return self.jobs
         if isinstance(method, str) and method in CONTROL_METHODS:
             return self.control
+        if isinstance(method, str) and method in BULK_METHODS:
+            return self.bulk
         return self.executor
 
     async def _call(self, caller: object, method: Any, params: Any) -> Any:

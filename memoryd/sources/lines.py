@@ -59,7 +59,18 @@ def read_window(path: Path, first: int, count: int, line_cap: int) -> Window:
                 continue
             cr_at_end, last_byte = block.endswith(b"\r"), block[-1:]
             if breaks >= last:
-                breaks += block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
+                breaks += _breaks(block)
+                continue
+            ahead = _breaks(block)
+            if breaks + ahead + CONTEXT_LINES + 1 < first:  # every line it ends is too far before the window
+                breaks += ahead
+                end = max(block.rfind(b"\n"), block.rfind(b"\r"))
+                carry = block[end + 1 :] if end >= 0 else carry + block
+                if end >= 0:
+                    carry_cut = False
+                    context.clear()
+                if len(carry) > cap_bytes:
+                    carry, carry_cut = carry[:cap_bytes], True
                 continue
             pieces = _EOL.split(block)
             for done, piece in enumerate(pieces[:-1], 1):
@@ -79,6 +90,11 @@ def read_window(path: Path, first: int, count: int, line_cap: int) -> Window:
         else:
             breaks += 1
     return _window(window, context, breaks, cut, line_cap)
+
+
+def _breaks(block: bytes) -> int:
+    """Line breaks in a block (\r\n counts once), counted in C without splitting it."""
+    return block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
 
 
 def _window(window: list[bytes], context: deque[bytes], total: int, cut: bool, line_cap: int) -> Window:

@@ -1,0 +1,228 @@
+"""What one request can do to everyone else, and how soon a note is findable (issue 27's floors).
+
+python -m bench.hostile                         # every part
+python -m bench.hostile --parts freeze writes   # some
+
+- freeze: while one huge or hostile request runs (a 1,000,000-character one-word write, eight gets of a 50 MB
+  note, 10 connections each sending 64 gets of a 1 MB note and never reading), another client pings every
+  20 ms: p50/p99/max of those pings, how long the request took, and how long SIGTERM takes with the hostile
+  connections still open.
+- writes: 20 writes to one note in a 5,000-note workspace with the real model: each answer's latency (the note
+  is keyword-searchable when it returns; checked) and how long until its vectors followed.
+- first_index: 10,000 notes, a fresh daemon: keyword-searchable and embedded counts over time (`status`,
+  every 0.5 s), and the moment every note could be found by a keyword search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from bench.harness import median, percentile, start_daemon
+from client.stub import MemoryClient
+
+PARTS = ("freeze", "writes", "first_index")
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    return {
+        "n": len(values),
+        "p50_ms": round(median(values) * 1000, 2),
+        "p99_ms": round(percentile(values, 99) * 1000, 2),
+        "max_ms": round(max(values) * 1000, 2) if values else float("nan"),
+    }
+
+
+class Pinger:
+    """Pings on its own connection every `every` seconds and records how long each answer took."""
+
+    def __init__(self, path: Path, every: float = 0.02) -> None:
+        self.path, self.every = path, every
+        self.times: list[float] = []
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Pinger:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        with MemoryClient(self.path, timeout=120) as client:
+            while not self._stop.is_set():
+                started = time.perf_counter()
+                try:
+                    client.ping()
+                    self.times.append(time.perf_counter() - started)
+                except Exception:
+                    self.failures += 1
+                self._stop.wait(self.every)
+
+
+def _raw(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(str(path))
+    return sock
+
+
+def freeze(work: Path) -> dict[str, Any]:
+    workspace = work / "freeze-ws"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text("# Auth\nWe decided to use JWT with 24h expiry.\n")
+    line = "lorem ipsum dolor sit amet consectetur " * 25 + "\n"
+    (workspace / "memory" / "wide.md").write_text(line * (1_000_000 // len(line)))
+    huge_lines = 50 * (1_000_000 // len(line))
+    with (workspace / "memory" / "huge.md").open("w") as fh:
+        for _ in range(50):
+            fh.write(line * (1_000_000 // len(line)))
+    daemon = start_daemon(workspace, work / "freeze-data")
+    out: dict[str, Any] = {}
+    hostile: list[socket.socket] = []
+    try:
+        daemon.wait_idle()
+        with Pinger(daemon.socket) as pings, daemon.client() as client:
+            started = time.perf_counter()
+            written = client.write("w" * 999_000, "memory/blob.md")
+            out["write_1M_word"] = {"seconds": round(time.perf_counter() - started, 3), "indexed": written["indexed"]}
+        out["write_1M_word"]["ping"] = _stats(pings.times)
+        with Pinger(daemon.socket) as pings:
+            times: list[float] = []
+
+            def get_huge() -> None:
+                with daemon.client() as client:
+                    begun = time.perf_counter()
+                    client.get("memory/huge.md", huge_lines - 49, 50)  # its end: the whole file is passed over
+                    times.append(time.perf_counter() - begun)
+
+            threads = [threading.Thread(target=get_huge) for _ in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        out["get_50MB_x8"] = {"get": _stats(times), "ping": _stats(pings.times)}
+        request = b"".join(msgpack.packb([0, i, "get", [{"path": "memory/wide.md"}]]) for i in range(64))
+        searches: list[float] = []
+        with Pinger(daemon.socket) as pings:
+            for _ in range(10):
+                sock = _raw(daemon.socket)
+                sock.sendall(request)
+                hostile.append(sock)
+            with daemon.client(timeout=60) as client:
+                until = time.monotonic() + 5
+                while time.monotonic() < until:
+                    begun = time.perf_counter()
+                    client.search("what did we decide about tokens?")
+                    searches.append(time.perf_counter() - begun)
+        out["unread_gets_10x64"] = {"ping": _stats(pings.times), "hybrid_search": _stats(searches)}
+        began = time.perf_counter()
+        daemon.stop()
+        out["sigterm_with_hostile_connections_s"] = round(time.perf_counter() - began, 3)
+    finally:
+        for sock in hostile:
+            sock.close()
+        daemon.stop()
+    return out
+
+
+def _notes(workspace: Path, count: int) -> None:
+    for i in range(count):
+        path = workspace / "memory" / f"n{i:05}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# Note {i}\nThe heron{i} survey counted {i % 97} birds near the lake on day {i % 31}.\n")
+
+
+def writes(work: Path, files: int = 5000, count: int = 20) -> dict[str, Any]:
+    workspace = work / "writes-ws"
+    _notes(workspace, files)
+    daemon = start_daemon(workspace, work / "writes-data")
+    latencies: list[float] = []
+    vector_lag: list[float] = []
+    try:
+        daemon.wait_idle()
+        with daemon.client() as client:
+            for i in range(count):
+                begun = time.perf_counter()
+                done = client.write(f"The avocet{i} nest count is {i + 3}, seen from the east hide.", "memory/birds.md")
+                latencies.append(time.perf_counter() - begun)
+                hits = client.search(f"avocet{i}", mode="keyword").results
+                assert hits and hits[0].citation == done["citation"], (hits, done)
+                while True:
+                    agent = client.status()["agents"][0]
+                    if agent["embedded_chunks"] == agent["chunks"]:
+                        break
+                    time.sleep(0.005)
+                vector_lag.append(time.perf_counter() - begun)
+                time.sleep(0.2)
+    finally:
+        daemon.stop()
+    return {"files": files, "write": _stats(latencies), "vectors_follow": _stats(vector_lag)}
+
+
+def first_index(work: Path, notes: int = 10_000, watch_seconds: float = 60.0) -> dict[str, Any]:
+    workspace = work / "first-ws"
+    _notes(workspace, notes)
+    begun = time.monotonic()
+    daemon = start_daemon(workspace, work / "first-data")
+    curve: list[tuple[float, int, int, int]] = []
+    all_found = None
+    try:
+        with daemon.client(timeout=60) as client:
+            while time.monotonic() - begun < watch_seconds:
+                agent = client.status()["agents"][0]
+                elapsed = round(time.monotonic() - begun, 1)
+                curve.append((elapsed, agent["files"], agent["chunks"], agent["embedded_chunks"]))
+                if all_found is None and agent["files"] == notes:
+                    probes = [0, notes // 3, notes // 2, notes - 1]
+                    if all(client.search(f"heron{i}", mode="keyword").results for i in probes):
+                        all_found = round(time.monotonic() - begun, 1)
+                time.sleep(0.5)
+            rate = (curve[-1][3] - curve[0][3]) / max(curve[-1][0] - curve[0][0], 1e-9)
+    finally:
+        daemon.stop()
+    return {
+        "notes": notes,
+        "every_note_keyword_searchable_s": all_found,
+        "embedded_per_s": round(rate, 1),
+        "curve": [
+            {"t": t, "files": f, "chunks": c, "embedded": e} for t, f, c, e in curve[:: max(1, len(curve) // 30)]
+        ],
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="python -m bench.hostile")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--notes", type=int, default=10_000, help="notes for the first-index curve")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="bench-hostile-"))
+    results: dict[str, Any] = {}
+    try:
+        if "freeze" in args.parts:
+            results["freeze"] = freeze(work)
+            print(json.dumps({"freeze": results["freeze"]}, indent=2), flush=True)
+        if "writes" in args.parts:
+            results["writes"] = writes(work)
+            print(json.dumps({"writes": results["writes"]}, indent=2), flush=True)
+        if "first_index" in args.parts:
+            results["first_index"] = first_index(work, args.notes)
+            print(json.dumps({"first_index": results["first_index"]}, indent=2), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+if __name__ == "__main__":
+    main()
