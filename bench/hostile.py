@@ -158,7 +158,7 @@ def writes(work: Path, files: int = 5000, count: int = 20) -> dict[str, Any]:
                 done = client.write(f"The avocet{i} nest count is {i + 3}, seen from the east hide.", "memory/birds.md")
                 latencies.append(time.perf_counter() - begun)
                 hits = client.search(f"avocet{i}", mode="keyword").results
-                assert hits and hits[0].citation == done["citation"], (hits, done)
+                assert hits and hits[0].path == done["path"] and f"avocet{i} " in hits[0].snippet, (hits, done)
                 while True:
                     agent = client.status()["agents"][0]
                     if agent["embedded_chunks"] == agent["chunks"]:

@@ -183,6 +183,44 @@ def test_a_full_disk_pauses_indexing_but_never_searching(tmp_path: Path) -> None
             d.cleanup(daemon)
 
 
+def test_a_write_saved_while_the_index_disk_is_full_says_so_and_is_indexed_later(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """The note is on another disk than the index: the write succeeds, says it is not indexed yet (a client that
+    retried an internal_error appended it twice), and the next sync indexes it once there is room."""
+    write(workspace / "MEMORY.md", NOTE)
+    with tmpfs(tmp_path / "disk", "8m") as disk:
+        daemon = d.start(tmp_path, workspace, data_dir=disk / "data", provider="hash")
+        try:
+            filler = disk / "filler"
+            with filler.open("wb") as fh, contextlib.suppress(OSError):
+                while True:
+                    fh.write(b"\0" * 65536)
+            client = daemon.client()
+            text = " ".join(f"The kestrel{i} plan is saved." for i in range(3000))
+            written = client.write(text, "memory/k.md")
+            assert written["indexed"] is False and "full" in written["index_error"], written
+            assert (workspace / "memory" / "k.md").read_text().count("kestrel2999 plan") == 1
+            assert client.search("JWT").results  # searching goes on
+            filler.unlink()
+            client.sync()
+            assert client.search("kestrel2999", mode="keyword").results[0].path == "memory/k.md"
+            assert (workspace / "memory" / "k.md").read_text().count("kestrel2999 plan") == 1
+        finally:
+            d.cleanup(daemon)
+
+
+def test_a_folder_at_the_index_path_is_a_one_line_start_error(tmp_path: Path, workspace: Path) -> None:
+    write(workspace / "MEMORY.md", NOTE)
+    store = tmp_path / "data" / "agents" / "main" / "index.sqlite"
+    store.mkdir(parents=True)
+    daemon = d.start(tmp_path, workspace, wait=False)
+    assert daemon.proc.wait(60) != 0
+    logs = daemon.logs()
+    assert f"the index path {store} of agent 'main' is not a file" in logs and "Traceback" not in logs
+    assert store.is_dir() and not any(store.iterdir())
+
+
 def _local_agent(workspace: Path) -> str:
     model = prep.prepare(DATA_DIR).path
     return (
@@ -240,12 +278,16 @@ def embedding_a_large_note(tmp_path: Path, workspace: Path) -> Iterator[d.Daemon
 
 def test_ping_and_keyword_search_answer_while_a_large_note_is_embedded(tmp_path: Path, workspace: Path) -> None:
     with embedding_a_large_note(tmp_path, workspace) as daemon, MemoryClient(daemon.socket, timeout=10) as client:
+        partial = []
         for _ in range(5):
             assert client.ping()["pong"]
             assert client.search("JWT expiry", mode="keyword").results
-            assert client.search("what did we decide about tokens?").results  # a query jumps the batch
+            hybrid = client.search("what did we decide about tokens?")  # a query jumps the batch
+            assert hybrid.results
+            partial.append(hybrid.raw["partial"] and "/" in hybrid.raw["embedded"])
         agent = client.status()["agents"][0]
         assert agent["embedding"]["waiting"]  # the note was still being embedded throughout
+        assert all(partial)  # and every hybrid answer said its vectors were not all there yet
 
 
 class OneShotServer:

@@ -180,3 +180,19 @@ def test_get_keeps_paths_that_hold_dash_l_or_a_colon(running: d.Daemon) -> None:
     assert memctl(running, "get", "memory/x-Lists.md#L2-L3").stdout.strip() == "first\nsecond"
     assert memctl(running, "get", "memory/x-Lists.md:3").stdout.strip() == "second\nthird"
     assert memctl(running, "get", "memory/a:b.md").stdout.strip() == "# Colon\nkept"
+
+
+def test_memctl_edges_stdin_query_json_errors_and_a_closed_pipe(running: d.Daemon) -> None:
+    base = [sys.executable, "-m", "client.memctl", "--socket", str(running.socket)]
+    piped = subprocess.run([*base, "search", "-"], input="JWT expiry", capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0 and "MEMORY.md#L1-L2" in piped.stdout
+    failed = subprocess.run([*base, "--json", "get", "memory/none.md"], capture_output=True, text=True, timeout=60)
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["error"]["code"] == "invalid_params"
+    past = subprocess.run([*base, "get", "MEMORY.md:99-120"], capture_output=True, text=True, timeout=60)
+    assert past.returncode == 1 and "past its end" in past.stderr
+    reader, writer = os.pipe()
+    os.close(reader)  # like `| head -1` once head has gone
+    with os.fdopen(writer, "w") as out:
+        closed = subprocess.run([*base, "search", "JWT"], stdout=out, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert "Traceback" not in closed.stderr and "BrokenPipe" not in closed.stderr
