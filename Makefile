@@ -18,7 +18,7 @@ $(BIN)/.installed: pyproject.toml Makefile memoryd/index/fts5_topk.c
 
 # byte-compiled up front (only changed files), as Python does not write them where PYTHONDONTWRITEBYTECODE is set
 install: $(BIN)/.installed
-	@$(BIN)/python -m compileall -q memoryd client
+	@$(BIN)/python -m compileall -q memoryd
 
 run: install
 	$(BIN)/memoryd run --prepare-model $(if $(WORKSPACE),--workspace $(WORKSPACE))
@@ -37,8 +37,8 @@ test: system-deps install
 	$(BIN)/python -m pytest
 
 lint: install
-	$(BIN)/ruff check memoryd client bench tests
-	$(BIN)/ruff format --check memoryd client bench tests
+	$(BIN)/ruff check memoryd bench tests
+	$(BIN)/ruff format --check memoryd bench tests
 
 bench: install
 	$(BIN)/memoryd model prepare

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import BenchDaemon, indexing, median, percentile, start_daemon
-from client.stub import ClientError, MemoryClient
+from memoryd.client.stub import ClientError, MemoryClient
 
 PARTS = ("bursts", "large_note", "first_index", "sigterm", "corrupt", "cold")
 QUERIES = ["what did we decide about tokens?", "lighthouse logbook", "heron survey birds", "JWT expiry"]

@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from client.stub import ClientError, MemoryClient
 from memoryd import heap
+from memoryd.client.stub import ClientError, MemoryClient
 from memoryd.config import default_data_dir, default_model_path
 
 

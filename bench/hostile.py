@@ -28,7 +28,7 @@ from typing import Any
 import msgpack
 
 from bench.harness import median, percentile, start_daemon
-from client.stub import MemoryClient
+from memoryd.client.stub import MemoryClient
 
 PARTS = ("freeze", "writes", "first_index")
 

@@ -110,7 +110,7 @@ def index_bytes(data: Path) -> int:
 
 def memctl_wall(daemon: BenchDaemon, runs: int = 15) -> float:
     exe = Path(sys.executable).with_name("memctl")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "client.memctl"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memoryd.client.memctl"]
     times = []
     for _ in range(runs):
         started = time.perf_counter()

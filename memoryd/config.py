@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal, TypeVar, get_args
 import platformdirs
 from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
-from client.paths import default_socket_path
 from memoryd.embeddings.registry import provider_names
+from memoryd.protocol.paths import default_socket_path
 from memoryd.sources.redact import redact_pattern_error
 
 if sys.version_info >= (3, 11):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from client.stub import ClientError, MemoryClient
+from memoryd.client.stub import ClientError, MemoryClient
 
 T = TypeVar("T")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from client.stub import DaemonNotRunning, MemoryClient, RemoteError
+from memoryd.client.stub import DaemonNotRunning, MemoryClient, RemoteError
 
 from . import daemon as d
 from .conftest import write

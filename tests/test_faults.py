@@ -17,7 +17,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from client.stub import ConnectionLost, MemoryClient, RemoteError, RequestTooLarge
+from memoryd.client.stub import ConnectionLost, MemoryClient, RemoteError, RequestTooLarge
 from memoryd.embeddings import prepare as prep
 
 from . import daemon as d
@@ -399,7 +399,7 @@ def test_a_connection_burst_never_reads_as_not_running(running: d.Daemon) -> Non
     for sock in idle:
         sock.close()
     result = subprocess.run(
-        [sys.executable, "-m", "client.memctl", "--socket", str(running.socket), "status"],
+        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(running.socket), "status"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgpack
 
-from client.stub import MemoryClient
+from memoryd.client.stub import MemoryClient
 
 from . import daemon as d
 from .conftest import write
@@ -99,7 +99,7 @@ def test_past_the_connection_limit_a_client_is_told_the_daemon_is_busy(tmp_path:
                 held.append(_raw(daemon.socket))
             client.ping()
         out = subprocess.run(
-            [sys.executable, "-m", "client.memctl", "--socket", str(daemon.socket), "status"],
+            [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "status"],
             capture_output=True,
             text=True,
             timeout=60,

@@ -28,7 +28,7 @@ def run_session(socket: Path, calls: list[tuple[str, dict[str, Any]]], *extra: s
 
     async def main() -> tuple[list[Any], list[Any]]:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "client.memctl", "--socket", str(socket), "mcp", *extra]
+            command=sys.executable, args=["-m", "memoryd.client.memctl", "--socket", str(socket), "mcp", *extra]
         )
         async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
             await session.initialize()
@@ -107,7 +107,7 @@ def test_daemon_down_is_one_clear_error(tmp_path: Path) -> None:
 
 def test_recall_prompt_names_the_real_tools() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "client.memctl", "prompt"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "memoryd.client.memctl", "prompt"], capture_output=True, text=True, check=True
     ).stdout
     assert out.startswith("## Memory recall")
     named = set(re.findall(r"\bmemory_[a-z]+", out))
@@ -125,7 +125,7 @@ def test_streamable_http_on_loopback(running: d.Daemon) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen(
-        [sys.executable, "-m", "client.memctl", "--socket", str(running.socket), "mcp", "--http", str(port)],
+        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(running.socket), "mcp", "--http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -168,7 +168,9 @@ def test_autostart_starts_the_daemon(tmp_path: Path) -> None:
     async def main() -> str:
         env = {**os.environ, "MEMORYD_CONFIG": str(config)}
         params = StdioServerParameters(
-            command=sys.executable, env=env, args=["-m", "client.memctl", "--socket", str(socket), "mcp", "--autostart"]
+            command=sys.executable,
+            env=env,
+            args=["-m", "memoryd.client.memctl", "--socket", str(socket), "mcp", "--autostart"],
         )
         async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
             await session.initialize()
@@ -203,7 +205,7 @@ def test_autostart_finds_the_running_daemon_instead_of_starting_a_second(tmp_pat
             env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
             env.update({"MEMORYD_SOCKET": str(other), "MEMORYD_DATA_DIR": str(data)})
             params = StdioServerParameters(
-                command=sys.executable, env=env, args=["-m", "client.memctl", "mcp", "--autostart"]
+                command=sys.executable, env=env, args=["-m", "memoryd.client.memctl", "mcp", "--autostart"]
             )
             async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
                 await session.initialize()

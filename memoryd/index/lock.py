@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memoryd.protocol.paths import DATA_DIR_LOCK
+
 
 class Locked(RuntimeError):
     """Another process owns this index or data dir; `holder` says who, as far as its lock file tells."""
@@ -95,4 +97,4 @@ def index_lock_path(store: Path) -> Path:
 
 
 def data_dir_lock_path(data_dir: Path) -> Path:
-    return data_dir / "memoryd.lock"  # client.paths.DATA_DIR_LOCK reads it to find the running daemon
+    return data_dir / DATA_DIR_LOCK  # clients read it to find the running daemon (protocol.paths.running_daemon)

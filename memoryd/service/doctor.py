@@ -47,7 +47,7 @@ def diagnose(load: dict[str, Any], *, integrity: bool = True) -> list[Finding]:
 
 
 def _daemon(config: Config, findings: list[Finding]) -> dict[str, Any] | None:
-    from client.stub import ClientError, MemoryClient
+    from memoryd.client.stub import ClientError, MemoryClient
 
     holder = read_holder(data_dir_lock_path(config.data_dir))
     alive = _alive(holder.get("pid"))

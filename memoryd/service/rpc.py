@@ -20,18 +20,23 @@ from typing import Any
 import msgpack
 import structlog
 
+from memoryd.protocol.wire import (
+    ERROR_NOTIFICATION,
+    MAX_MESSAGE_BYTES,
+    MAX_MSGID,
+    NOTIFICATION,
+    REQUEST,
+    RESPONSE,
+)
 from memoryd.service.fairpool import FairPool
 
 log = structlog.get_logger("memoryd.rpc")
 
-REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 MAX_IN_FLIGHT = 16  # per connection; reading pauses beyond this, and while its unread replies pile up
 WRITE_HIGH_WATER = 1 << 20  # reply bytes a client may leave unread before its requests are no longer read
 READ_CHUNK = 1 << 16
 MAX_CONNECTIONS = 256  # open at once; one more is told why and closed
 LISTEN_BACKLOG = 1024  # connects queued before accept (the kernel caps it at somaxconn)
-MAX_MSGID = 0xFFFFFFFF  # msgpack-rpc msgids are uint32
 LONG_METHODS = frozenset({"sync", "reindex", "write"})  # run on their own threads, so ping and search never queue
 INLINE_METHODS = frozenset({"ping"})  # answered on the event loop itself: it always answers
 CONTROL_METHODS = frozenset({"status", "agents"})  # their own threads: answered behind no search, get or write
@@ -214,7 +219,7 @@ class RPCServer:
     async def _fatal(self, writer: asyncio.StreamWriter, code: str, message: str) -> None:
         """The stream can no longer be read: say why in a notification, then close."""
         log.warning("closing connection", code=code, reason=message)
-        writer.write(_pack([NOTIFICATION, "memoryd.error", [{"code": code, "message": message}]]))
+        writer.write(_pack([NOTIFICATION, ERROR_NOTIFICATION, [{"code": code, "message": message}]]))
         await writer.drain()
 
     def _drop(self, caller: object) -> None:
@@ -272,7 +277,7 @@ class RPCServer:
             reply = _error_reply(message[1], RPCError("invalid_request", "a request is [0, msgid, method, params]"))
         else:
             why = "expected [0, msgid, method, params] with a msgid from 0 to 2**32-1"
-            reply = _pack([NOTIFICATION, "memoryd.error", [{"code": "invalid_request", "message": why}]])
+            reply = _pack([NOTIFICATION, ERROR_NOTIFICATION, [{"code": "invalid_request", "message": why}]])
         if not writer.is_closing():
             writer.write(reply)
             await writer.drain()

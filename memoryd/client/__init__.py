@@ -1,6 +1,7 @@
-"""Clients of the memoryd daemon: the Python stub and the memctl CLI. Importable without memoryd."""
+"""Clients of the memoryd daemon: the Python stub and memctl. They import only memoryd.protocol and msgpack (click for
+memctl's full command line), never the daemon's dependencies."""
 
-from client.stub import (
+from memoryd.client.stub import (
     ClientError,
     ConnectError,
     ConnectionLost,

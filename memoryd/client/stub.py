@@ -16,15 +16,13 @@ from collections import namedtuple
 
 import msgpack
 
-from client.paths import default_socket_path
+from memoryd.protocol.paths import default_socket_path
+from memoryd.protocol.wire import ERROR_NOTIFICATION, IDEMPOTENT, MAX_MESSAGE_BYTES, NOTIFICATION, REQUEST, RESPONSE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any, TypedDict
-
-
-REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
 
 
 class ClientError(Exception):
@@ -35,7 +33,7 @@ class DaemonNotRunning(ClientError):
     """Nothing answers on the socket."""
 
     def __init__(self, path: str, reason: str) -> None:
-        from client.paths import running_daemon
+        from memoryd.protocol.paths import running_daemon
 
         elsewhere = running_daemon()
         if elsewhere and os.path.abspath(str(elsewhere["socket"])) != os.path.abspath(path):
@@ -78,8 +76,7 @@ class ConnectError(ClientError):
     """The socket exists but cannot be connected to (permissions, not a socket, ...)."""
 
 
-MAX_REQUEST_BYTES = 16 * 1024 * 1024  # the daemon's limit for one message
-IDEMPOTENT = frozenset({"ping", "search", "get", "status", "agents"})  # safe to send again after a lost answer
+MAX_REQUEST_BYTES = MAX_MESSAGE_BYTES
 CONNECT_BUSY_SECONDS = 3.0  # how long a full listen queue (EAGAIN) is retried before giving up
 
 
@@ -156,7 +153,7 @@ def _remote_error(error: Any) -> RemoteError:
 
 
 def _is_error_notification(message: Any) -> bool:
-    return isinstance(message, list) and len(message) == 3 and message[:2] == [NOTIFICATION, "memoryd.error"]
+    return isinstance(message, list) and len(message) == 3 and message[:2] == [NOTIFICATION, ERROR_NOTIFICATION]
 
 
 def _hit(raw: dict[str, Any]) -> SearchHit:

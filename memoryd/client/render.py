@@ -1,14 +1,14 @@
-"""What memctl prints, shared by its full command line (client.cli) and its quick search path (client.memctl)."""
+"""What memctl prints, shared by its full command line (cli) and its quick search path (memctl)."""
 
 from __future__ import annotations
 
-from client.stub import ClientError, DaemonNotRunning, RemoteError
+from memoryd.client.stub import ClientError, DaemonNotRunning, RemoteError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from client.stub import SearchResults
+    from memoryd.client.stub import SearchResults
 
 
 def failure(exc: ClientError) -> tuple[str, int]:

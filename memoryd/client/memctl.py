@@ -7,8 +7,8 @@ click alone took half of a `memctl search` here (50 of ~90 ms on 2 slow cores). 
            [--json] [--agent A] [--socket S]
 
 runs without click, and every other call, or any option, form or value this path does not take as it is
-(`--help`, `-n5`, `--mode=fuzzy`, `--explain`...), goes to the full command line in client.cli, which
-parses and reports errors for all of memctl. Both print through client.render, so their output is the same.
+(`--help`, `-n5`, `--mode=fuzzy`, `--explain`...), goes to the full command line in memoryd.client.cli, which
+parses and reports errors for all of memctl. Both print through memoryd.client.render, so their output is the same.
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def quick_search_args(argv: Sequence[str]) -> dict[str, Any] | None:
 
 
 def quick_search(settings: dict[str, Any]) -> int:
-    from client.render import failure, failure_json, search_text
-    from client.stub import ClientError, MemoryClient
+    from memoryd.client.render import failure, failure_json, search_text
+    from memoryd.client.stub import ClientError, MemoryClient
 
     query = " ".join(settings["words"])
     if query == "-":
@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int | None:
     settings = quick_search_args(args)
     if settings is not None:
         return quick_search(settings)
-    from client.cli import main as full
+    from memoryd.client.cli import main as full
 
     return full(args)  # click exits itself
 

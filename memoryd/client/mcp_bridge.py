@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from client.stub import ClientError, DaemonNotRunning, MemoryClient, RemoteError
+from memoryd.client.stub import ClientError, DaemonNotRunning, MemoryClient, RemoteError
 
 DEFAULT_BUDGET = 4000
 

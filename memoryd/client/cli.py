@@ -1,4 +1,4 @@
-"""memctl's commands (click). memctl never opens an index itself; its entry point is client.memctl."""
+"""memctl's commands (click). memctl never opens an index itself; its entry point is memoryd.client.memctl."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from client.render import failure, failure_json, plural, search_text
-from client.stub import ClientError, MemoryClient
+from memoryd.client.render import failure, failure_json, plural, search_text
+from memoryd.client.stub import ClientError, MemoryClient
 
 MEMORY_TYPES = ["episodic", "semantic", "procedural", "lore"]
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -354,7 +354,7 @@ def mcp(
 ) -> None:
     """Run an MCP server (stdio) with memory_search, memory_get, memory_write and memory_status."""
     try:
-        from client.mcp_bridge import serve
+        from memoryd.client.mcp_bridge import serve
     except ImportError as exc:
         raise click.ClickException(f"the MCP SDK is not installed ({exc}); pip install 'memoryd[mcp]'") from None
     serve(socket or obj.socket, agent or obj.agent, budget, autostart, http_port)
@@ -363,7 +363,7 @@ def mcp(
 @main.command()
 def prompt() -> None:
     """Print the "Memory recall" section for an agent's system prompt."""
-    from client.prompt import RECALL_PROMPT
+    from memoryd.client.prompt import RECALL_PROMPT
 
     click.echo(RECALL_PROMPT, nl=False)
 
