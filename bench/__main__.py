@@ -1,9 +1,10 @@
 """One command for every benchmark: quality, speed and footprint, with a Markdown report and raw JSON.
 
 python -m bench all                     # everything (make bench)
-python -m bench quality | speed         # one part
-python -m bench all --quick             # SciFact only, 10k chunks only
+python -m bench quality | speed | hostile   # one part
+python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
+python -m bench report                  # docs/benchmarks.md from the newest results of each part
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import datetime as dt
 import json
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from bench import conversations, latency, quality
+from bench import conversations, hostile, latency, quality
 from memoryd.config import DEFAULT_LOCAL_MODEL
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -37,6 +39,13 @@ TARGETS = {
     "no-op sync of 10k files s": ("<=", 2.0),
     "change-to-searchable s": ("<=", 2.5),
     "idle RSS MB @10k": ("<=", 300.0),
+    "ping p99 ms during a 1M-character write": ("<=", 100.0),
+    "ping p99 ms during 8 gets of a 50 MB note": ("<=", 100.0),
+    "ping p99 ms during 10x64 unread gets": ("<=", 100.0),
+    "SIGTERM s with unread replies": ("<=", 5.0),
+    "write p50 ms @5k files": ("<=", 20.0),
+    "vectors follow a write p99 ms": ("<=", 1000.0),
+    "10k notes keyword-searchable s": ("<=", 30.0),
 }
 
 
@@ -105,6 +114,19 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         "idle RSS MB @10k": _get(small, "rss_idle_mb"),
         "idle RSS MB @100k": _get(large, "rss_idle_mb"),
         "index KB per 1k chunks": _get(large, "index_kb_per_1k_chunks") or _get(small, "index_kb_per_1k_chunks"),
+        "ping p99 ms during a 1M-character write": _get(
+            results, "hostile", "freeze", "write_1M_word", "ping", "p99_ms"
+        ),
+        "ping p99 ms during 8 gets of a 50 MB note": _get(
+            results, "hostile", "freeze", "get_50MB_x8", "ping", "p99_ms"
+        ),
+        "ping p99 ms during 10x64 unread gets": _get(
+            results, "hostile", "freeze", "unread_gets_10x64", "ping", "p99_ms"
+        ),
+        "SIGTERM s with unread replies": _get(results, "hostile", "freeze", "sigterm_with_hostile_connections_s"),
+        "write p50 ms @5k files": _get(results, "hostile", "writes", "write", "p50_ms"),
+        "vectors follow a write p99 ms": _get(results, "hostile", "writes", "vectors_follow", "p99_ms"),
+        "10k notes keyword-searchable s": _get(results, "hostile", "first_index", "every_note_keyword_searchable_s"),
     }
 
 
@@ -171,18 +193,83 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None) -> str:
                 lines.append(f"| {mode} | {r['session_r@5']} | {r['turn_r@5']} | {r['turn_mrr@5']} |")
     for scale, row in results.get("speed", {}).items():
         lines += ["", f"## Speed and footprint at {scale} chunks", "", "```json", json.dumps(row, indent=2), "```"]
+    if results.get("hostile"):
+        curve = _get(results, "hostile", "first_index", "curve") or []
+        lines += [
+            "",
+            "## One request against everyone else (`python -m bench hostile`)",
+            "",
+            "```json",
+            json.dumps({k: v for k, v in results["hostile"].items() if k != "first_index"}, indent=2),
+            "```",
+            "",
+            "First index of 10,000 notes: notes keyword-searchable and chunks embedded over time",
+            "",
+            "| s | files | chunks | embedded |",
+            "|---|---|---|---|",
+            *(f"| {p['t']} | {p['files']} | {p['chunks']} | {p['embedded']} |" for p in curve),
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _commit() -> str:
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True)
+    except OSError:
+        return "unknown"
+    return head.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+
+
+def _newest(folder: Path, pattern: str) -> dict[str, Any] | None:
+    found = sorted(folder.glob(pattern))
+    return json.loads(found[-1].read_text()) if found else None
+
+
+def report(folder: Path, doc: Path) -> Path:
+    """docs/benchmarks.md from the newest results of each part, with the date, commit and machine."""
+    results = _newest(folder, "bench-*.json") or {}
+    extra = _newest(folder, "hostile-*.json")
+    if extra:
+        results["hostile"] = extra["hostile"]
+        results.setdefault("machine", extra["machine"])
+    if not results:
+        raise SystemExit(f"no results in {folder}: run python -m bench all (or a part) first")
+    body = markdown(results, None).split("\n", 1)[1]
+    machine_info = results["machine"]
+    head = [
+        "# memoryd benchmarks",
+        "",
+        f"Written by `python -m bench report` on {dt.date.today().isoformat()} at commit {_commit()}, from runs",
+        f"started {machine_info.get('date', '?')} on {machine_info.get('platform', '?')} with"
+        f" {machine_info.get('cpus', '?')} cores. Regenerate: `make bench && python -m bench report`.",
+        "Figures are one run each, on a machine that may be noisy: read ratios and medians, not the last digit.",
+    ]
+    doc.write_text("\n".join(head) + "\n" + body)
+    return doc
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("part", choices=["all", "quality", "speed"], nargs="?", default="all")
+    parser.add_argument("part", choices=["all", "quality", "speed", "hostile", "report"], nargs="?", default="all")
+    parser.add_argument("--doc", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md")
     parser.add_argument("--quick", action="store_true", help="SciFact only and 10k chunks only")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
     args = parser.parse_args(argv)
+    if args.part == "report":
+        print(f"wrote {report(args.out, args.doc)}")
+        return 0
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.part == "hostile" or (args.part == "all" and not args.quick):
+        found = {"machine": machine(), "hostile": hostile.main([])}
+        (args.out / f"hostile-{stamp}.json").write_text(json.dumps(found, indent=2))
+        if args.part == "hostile":
+            return 0
 
     results: dict[str, Any] = {"machine": machine()}
     if args.part in ("all", "quality"):
@@ -195,11 +282,9 @@ def main(argv: list[str] | None = None) -> int:
         scales = [10_000] if args.quick else [10_000, 100_000]
         results["speed"] = {str(n): latency.measure(n, latency.CACHE) for n in scales}
     old = json.loads(args.compare.read_text()) if args.compare else None
-    args.out.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     (args.out / f"bench-{stamp}.json").write_text(json.dumps(results, indent=2))
-    report = markdown(results, old)
-    (args.out / f"bench-{stamp}.md").write_text(report)
+    summary = markdown(results, old)
+    (args.out / f"bench-{stamp}.md").write_text(summary)
     print()
     for name, value in headline(results).items():
         if value is not None:
