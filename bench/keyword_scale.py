@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.beir import CACHE
 from bench.synthetic import queries
-from memoryd.index.store import Store
+from memoryd.index.sqlite import Store
 from memoryd.search import keyword
 
 RULES = ("default", "bm25()", "without the bound", "every term recruits")

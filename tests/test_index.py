@@ -10,7 +10,7 @@ import pytest
 import sqlite_vec
 
 from memoryd.index.schema import SCHEMA_VERSION
-from memoryd.index.store import Store
+from memoryd.index.sqlite import Store
 from memoryd.memory import AgentMemory
 
 from .conftest import CountingEmbedder, write
@@ -174,7 +174,7 @@ def test_get_reads_lines_and_refuses_escapes(workspace: Path, memory_factory: Ca
 
 def test_get_of_a_huge_note_reads_only_its_window_and_caps_the_reply(workspace: Path, memory_factory: Callable) -> None:
     """A 50 MB note: `get` returns the lines asked for, cut lines say so, and the reply stays within its caps."""
-    from memoryd.memory import MAX_GET_CHARS, MAX_GET_LINE_CHARS
+    from memoryd.notes import MAX_GET_CHARS, MAX_GET_LINE_CHARS
 
     big = workspace / "memory" / "big.md"
     big.parent.mkdir(parents=True, exist_ok=True)

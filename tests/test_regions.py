@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memoryd.config import ChunkingConfig
-from memoryd.index.store import ChunkRow
+from memoryd.index.rows import ChunkRow
 from memoryd.memory import AgentMemory
 from memoryd.search.regions import group_regions
 

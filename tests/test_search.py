@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import QueryConfig
-from memoryd.index.store import Store
+from memoryd.index.sqlite import Store
 from memoryd.memory import AgentMemory
 from memoryd.search.hybrid import SearchError
 from memoryd.sources.analyzer import match_expression, query_terms
@@ -225,7 +225,7 @@ def test_the_chunks_holding_every_term_bound_what_the_others_must_score(
 
 
 def test_side_by_side_fts_queries_answer_as_one_by_one(memory: AgentMemory, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memoryd.index import store
+    from memoryd.index.sqlite import keyword as store
     from memoryd.search.filters import Filters
 
     monkeypatch.setattr(store, "PARALLEL_FTS_CHUNKS", 1)

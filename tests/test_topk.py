@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from memoryd.index import topk
-from memoryd.index.store import Match, Store
+from memoryd.index.rows import Match
+from memoryd.index.sqlite import Store
 from memoryd.memory import AgentMemory
 from memoryd.search.filters import Filters
 from memoryd.search.keyword import BM25_WEIGHTS

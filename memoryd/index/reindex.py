@@ -11,7 +11,7 @@ import apsw
 from memoryd.config import AgentConfig
 from memoryd.durable import fsync_dir
 from memoryd.embeddings.base import Embedder
-from memoryd.index.store import Store
+from memoryd.index.sqlite import Store
 from memoryd.index.sync import Progress, Syncer, SyncReport
 from memoryd.sources.discovery import discover
 

@@ -114,17 +114,12 @@ CREATE UNIQUE INDEX embedding_cache_key ON embedding_cache(hash, provider, model
 
 def _v4(conn: apsw.Connection) -> None:
     """v4: a `grams` column for the characters of unspaced scripts. FTS5 cannot add a column, so the table is
-    made anew and refilled from the chunks' text (searches keep working while the reindex that follows runs)."""
-    from memoryd.sources.analyzer import fts_row
-
+    made anew, empty: the analyzer changed with it, and the reindex that follows (ANALYZER_VERSION) fills it."""
     has_fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
     conn.execute("DROP TABLE IF EXISTS chunks_fts_vocab; DROP TABLE IF EXISTS chunks_fts;")
-    if not has_fts:
-        return
-    conn.execute(FTS_DDL)
-    conn.execute(VOCAB_DDL)
-    for chunk_id, text, heading in list(conn.execute("SELECT id, text, heading FROM chunks")):
-        conn.execute(FTS_INSERT, (chunk_id, *fts_row(text, heading)))
+    if has_fts:
+        conn.execute(FTS_DDL)
+        conn.execute(VOCAB_DDL)
 
 
 def _v5(conn: apsw.Connection) -> None:

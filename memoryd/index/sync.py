@@ -14,11 +14,13 @@ import numpy as np
 from memoryd.config import AgentConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.cache import embed_with_cache
+from memoryd.index.interface import MemoryStore
+from memoryd.index.rows import NewChunk
 from memoryd.index.schema import ANALYZER_VERSION
-from memoryd.index.store import Store
+from memoryd.sources.analyzer import fts_row
 from memoryd.sources.discovery import SourceFile, discover, display_path, escape_path, real_workspace, source_for
-from memoryd.sources.markdown import Chunk, chunk_markdown
-from memoryd.sources.metadata import annotate
+from memoryd.sources.markdown import Chunk, chunk_markdown, embed_input
+from memoryd.sources.metadata import annotate, date_words
 from memoryd.sources.redact import Redactor
 from memoryd.sources.transcripts import (
     LineErrors,
@@ -82,6 +84,25 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:300]
 
 
+def stored(chunk: Chunk) -> NewChunk:
+    """A chunk as a store takes it: with its keyword columns analysed here, so that no store analyses text. A
+    dated chunk also answers to its day ("what happened on 13 October?")."""
+    heading = f"{chunk.heading} {date_words(chunk.ts)}" if chunk.dated and chunk.ts else chunk.heading
+    return NewChunk(
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        heading=chunk.heading,
+        context=chunk.context,
+        text=chunk.text,
+        hash=chunk.hash,
+        ts=chunk.ts,
+        kind=chunk.kind,
+        importance=chunk.importance,
+        source_lines=chunk.source_lines,
+        terms=fts_row(chunk.text, heading),
+    )
+
+
 def _changed_since_read(item: _Pending) -> bool:
     try:
         stat = item.file.abs_path.stat()
@@ -99,7 +120,7 @@ class Syncer:
     soon as it is read, whatever the embedder's pace."""
 
     def __init__(
-        self, store: Store, agent: AgentConfig, embedder: Embedder | None, *, embed_inline: bool = True
+        self, store: MemoryStore, agent: AgentConfig, embedder: Embedder | None, *, embed_inline: bool = True
     ) -> None:
         self.store = store
         self.agent = agent
@@ -383,7 +404,7 @@ class Syncer:
                     hash=item.digest,
                     mtime_ns=item.mtime_ns,
                     size=item.size,
-                    chunks=item.chunks,
+                    chunks=[stored(chunk) for chunk in item.chunks],
                     vectors=part,
                     model=embedder.model if embedder else "",
                     cursor=item.cursor,
@@ -411,11 +432,11 @@ class Syncer:
         while embedder is not None and keep_going() and (max_groups is None or groups < max_groups):
             groups += 1
             rows = self.store.unembedded(EMBED_GROUP)
-            ids = [r[0] for r in rows]
+            ids = [r.id for r in rows]
             if not rows or ids == last_ids:  # nothing left, or rows that cannot take a vector: never spin
                 break
-            hashes = [r[1] for r in rows]
-            vectors, active = self._embed(embedder, hashes, [r[2] for r in rows], report)
+            hashes = [r.hash for r in rows]
+            vectors, active = self._embed(embedder, hashes, [embed_input(r.context, r.text) for r in rows], report)
             if vectors is None or active is None:
                 break
             attached += self.store.set_vectors(ids, hashes, vectors, active.model)

@@ -14,7 +14,8 @@ import numpy as np
 
 from memoryd.config import FUSIONS, QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
-from memoryd.index.store import ChunkRow, Store
+from memoryd.index.interface import MemoryStore
+from memoryd.index.rows import ChunkRow
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse
@@ -106,7 +107,9 @@ class Gathered:
 
 
 class SearchEngine:
-    def __init__(self, store: Store, settings: QueryConfig, vectors: VectorIndex, vector_state: VectorState) -> None:
+    def __init__(
+        self, store: MemoryStore, settings: QueryConfig, vectors: VectorIndex, vector_state: VectorState
+    ) -> None:
         self.store = store
         self.settings = settings
         self.vectors = vectors

@@ -6,7 +6,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memoryd.index.store import Match, Store
+from memoryd.index.interface import MemoryStore
+from memoryd.index.rows import Match
 from memoryd.search.filters import Filters
 from memoryd.sources.analyzer import Term, match_expression, phrase_hits, query_terms
 
@@ -72,7 +73,7 @@ class _Plan:
         return out
 
 
-def keyword_search(store: Store, query: str, limit: int, filters: Filters | None = None) -> list[KeywordHit]:
+def keyword_search(store: MemoryStore, query: str, limit: int, filters: Filters | None = None) -> list[KeywordHit]:
     """Up to `limit` chunks matching any query term, best first; never raises on query syntax."""
     if not store.fts_available or limit <= 0:
         return []
@@ -168,13 +169,13 @@ def _too_little(scores: dict[int, float], limit: int, common_frequencies: list[i
     return last < reach
 
 
-def informative_terms(store: Store, terms: list[Term]) -> list[Term]:
+def informative_terms(store: MemoryStore, terms: list[Term]) -> list[Term]:
     """Drop terms no chunk contains and, when rarer ones remain, terms too common to weigh much (see
     COMMON_TERM_SHARE); keep at most MAX_SCORED_TERMS, the rarest, in query order."""
     return [t for _, t in weighed_terms(store, terms)]
 
 
-def weighed_terms(store: Store, terms: list[Term]) -> list[tuple[int, Term]]:
+def weighed_terms(store: MemoryStore, terms: list[Term]) -> list[tuple[int, Term]]:
     """`informative_terms`, each with the number of chunks holding it."""
     if not terms:
         return []

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import simsimd
 
-from memoryd.index.store import Store, StoreChange
+from memoryd.index.interface import MemoryStore
+from memoryd.index.rows import StoreChange
 
 
 @dataclass
@@ -52,7 +53,7 @@ class VectorIndex:
     of a search's time at scale (hybrid p50 at 100k chunks: 63 ms with it, 25 without, in-process). MMR still
     compares results by their stored vectors."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: MemoryStore) -> None:
         self._store = store
         self._lock = threading.Lock()
         self._released = False  # dropped by `release`, not loaded since

@@ -1,0 +1,106 @@
+"""What goes into a store and what comes out: plain rows, the same for every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class FileRow:
+    id: int
+    path: str
+    abs_path: str
+    source: str
+    hash: str
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk as sync hands it to a store: text and metadata, with its keyword columns already analysed (the
+    store never analyses text, so every backend ranks the same terms)."""
+
+    start_line: int
+    end_line: int
+    heading: str
+    context: str
+    text: str
+    hash: str  # of what the embedder sees (context and text): the embedding cache's key
+    ts: float | None
+    kind: str
+    importance: float | None
+    source_lines: tuple[int, ...]  # the file line of each text line, where they are not consecutive
+    terms: tuple[str, str, str, str]  # keyword columns: body, exact, heading, grams
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    hash: str
+    mtime_ns: int
+    ts: float | None
+    kind: str
+    importance: float | None
+    source_lines: str | None = None  # "3,5,9": the file line of each text line (transcripts)
+
+    def file_line(self, offset: int) -> int:
+        """The file line of the chunk's text line at `offset` (0-based)."""
+        if self.source_lines:
+            numbers = self.source_lines.split(",")
+            return int(numbers[min(offset, len(numbers) - 1)])
+        return self.start_line + offset
+
+
+@dataclass(frozen=True)
+class Unembedded:
+    """A chunk stored without a vector: what the embedder needs to give it one."""
+
+    id: int
+    hash: str
+    context: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Match:
+    """A keyword query expression, with how many chunks each of its phrases matches, in order, where the caller
+    knows it (-1 where not): a ranker then need not count them by reading their posting lists."""
+
+    expression: str
+    hits: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoreChange:
+    """What a committed write did, so that in-memory views (the vector matrix) can follow."""
+
+    removed: tuple[int, ...]
+    added: tuple[int, ...]
+    vectors: np.ndarray | None  # rows for `added`, or None when they have none
+
+
+class ChunkFilter(Protocol):
+    """What a search may restrict chunks to (search.filters.Filters)."""
+
+    sources: tuple[str, ...]
+    path: str | None  # a prefix, or a glob when it has * ? or [
+    after: float | None
+    before: float | None
+    kinds: tuple[str, ...]
+
+    @property
+    def active(self) -> bool: ...
+
+
+Vectors = np.ndarray | Sequence[np.ndarray | None]  # one per chunk; None: stored without one, embedded later

@@ -1,0 +1,137 @@
+"""Chunk vectors: stored in sqlite-vec where it loads, else as plain BLOB rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from memoryd.index.rows import StoreChange, Unembedded
+from memoryd.index.schema import vec_ddl
+from memoryd.index.sqlite.base import Connections
+
+
+def _vector_blob(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def _as_matrix(ids: list[int], blobs: list[bytes], dims: int) -> tuple[np.ndarray, np.ndarray]:
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), dims)
+    return np.asarray(ids, dtype=np.int64), matrix
+
+
+class Vectors(Connections):
+    """Vectors of chunks, and the chunks still waiting for theirs."""
+
+    def ensure_vectors(self, dims: int) -> None:
+        """Create the vector table for this dimension; a different dimension is an error."""
+        current = self.dims
+        if current and current != dims:
+            raise ValueError(f"index holds {current}-dimensional vectors, got {dims}")
+        if current:
+            return
+        with self._write_lock, self.conn:
+            backend = "blob"
+            if self.vec_table_available:
+                self.conn.execute(vec_ddl(dims))
+                backend = "sqlite-vec"
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('dims', ?)", (str(dims),))
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('vector_backend', ?)", (backend,))
+        self._dims, self._backend = dims, backend
+
+    def _vectors_readable(self) -> bool:
+        return self.vector_backend == "blob" or (self.vector_backend == "sqlite-vec" and self.vec_table_available)
+
+    def _vector_table(self) -> tuple[str, str, str]:
+        """(table, id column, vector column) of the backend this index stores its vectors in."""
+        if self.vector_backend == "sqlite-vec":
+            return "chunks_vec", "rowid", "embedding"
+        return "chunk_vectors", "chunk_id", "vector"
+
+    def _insert_vector(self, chunk_id: int, vector: np.ndarray) -> None:
+        table, key, column = self._vector_table()
+        self.conn.execute(f"INSERT INTO {table}({key}, {column}) VALUES (?, ?)", (chunk_id, _vector_blob(vector)))
+
+    def set_vectors(self, chunk_ids: Sequence[int], hashes: Sequence[str], vectors: np.ndarray, model: str) -> int:
+        """Attach vectors to chunks stored without one; a chunk that was replaced meanwhile (its id gone, or
+        reused for other text) is left alone. Returns how many were attached."""
+        if not chunk_ids:
+            return 0
+        self.ensure_vectors(vectors.shape[1])
+        live: list[int] = []
+        with self._write_lock:
+            with self.conn:
+                for chunk_id, digest, vector in zip(chunk_ids, hashes, vectors, strict=True):
+                    exists = self.conn.execute(
+                        "SELECT 1 FROM chunks WHERE id = ? AND hash = ? AND model = ''", (chunk_id, digest)
+                    )
+                    if exists.fetchone() is None:
+                        continue
+                    self._insert_vector(chunk_id, vector)
+                    self.conn.execute("UPDATE chunks SET model = ? WHERE id = ?", (model, chunk_id))
+                    live.append(chunk_id)
+            if live:
+                alive = set(live)
+                keep = [i for i, cid in enumerate(chunk_ids) if cid in alive]
+                self._notify(StoreChange(tuple(live), tuple(live), vectors[keep]))
+        return len(live)
+
+    def unembedded(self, limit: int = 1000) -> list[Unembedded]:
+        """Chunks without a vector, oldest first."""
+        rows = self.reader.execute(
+            "SELECT id, hash, context, text FROM chunks WHERE model = '' ORDER BY id LIMIT ?", (limit,)
+        )
+        return [Unembedded(*r) for r in rows]
+
+    def has_vectors(self) -> bool:
+        """Whether any chunk has a vector, from two index counts (the warm matrix need not be loaded to know)."""
+        return self._row_counts()["embedded_chunks"] > 0
+
+    def iter_vectors(self, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Every stored vector, as (ids, float32 matrix) pieces of at most `batch` rows."""
+        dims = self.dims
+        if not dims or not self._vectors_readable():
+            return
+        table, key, column = self._vector_table()
+        rows = self.reader.execute(f"SELECT {key}, {column} FROM {table}")
+        ids: list[int] = []
+        blobs: list[bytes] = []
+        for chunk_id, blob in rows:
+            ids.append(chunk_id)
+            blobs.append(blob)
+            if len(ids) == batch:
+                yield _as_matrix(ids, blobs, dims)
+                ids, blobs = [], []
+        if ids:
+            yield _as_matrix(ids, blobs, dims)
+
+    def all_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every stored vector as (ids, float32 matrix)."""
+        parts = list(self.iter_vectors())
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, max(self.dims, 1)), dtype=np.float32)
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def vectors_by_ids(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored float32 vectors of chosen chunks (exact rescoring of the warm matrix's approximations)."""
+        dims = self.dims
+        if not dims or not self._vectors_readable() or not ids:
+            return {}
+        table, key, column = self._vector_table()
+        out: dict[int, np.ndarray] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        if table == "chunks_vec":
+            # vec0 answers `rowid IN (...)` by scanning every vector (23 ms at 100k), `rowid = ?` by a lookup
+            for chunk_id in unique:
+                row = self.reader.execute(f"SELECT {column} FROM {table} WHERE {key} = ?", (chunk_id,)).fetchone()
+                if row is not None:
+                    out[chunk_id] = np.frombuffer(row[0], dtype=np.float32, count=dims)
+            return out
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for chunk_id, blob in self.reader.execute(
+                f"SELECT {key}, {column} FROM {table} WHERE {key} IN ({marks})", part
+            ):
+                out[chunk_id] = np.frombuffer(blob, dtype=np.float32, count=dims)
+        return out
