@@ -25,11 +25,12 @@ import structlog
 from memoryd.config import AgentConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.select import create_embedder
+from memoryd.index.batch import DiskFull, Progress, SyncReport
 from memoryd.index.gate import SwapGate
 from memoryd.index.lock import OwnerLock, index_lock_path
 from memoryd.index.reindex import build, cleanup_interrupted, remove_db, swap
 from memoryd.index.sqlite import Store
-from memoryd.index.sync import DiskFull, Progress, Syncer, SyncReport
+from memoryd.index.sync import Syncer
 from memoryd.notes import RequestError, append_entry, entry_text, read_lines
 from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.search.vector import VectorIndex

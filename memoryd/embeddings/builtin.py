@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memoryd.config import EmbeddingConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.remote import RetryPolicy, api_key
+from memoryd.settings import EmbeddingConfig
 
 DEFAULT_MODELS = {
     "openai": "text-embedding-3-small",

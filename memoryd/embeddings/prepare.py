@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.config import DEFAULT_LOCAL_MODEL
+from memoryd.settings import DEFAULT_LOCAL_MODEL
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 

@@ -15,8 +15,8 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memoryd.config import EmbeddingConfig
     from memoryd.embeddings.base import Embedder
+    from memoryd.settings import EmbeddingConfig
 
 GROUP = "memoryd.embeddings"
 ProviderFactory = Callable[["EmbeddingConfig", bool], "Embedder"]

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from memoryd.config import AgentConfig, EmbeddingConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, embed_documents
 from memoryd.embeddings.builtin import KEY_ENV, ProviderUnavailable
 from memoryd.embeddings.registry import factory, provider_names
 from memoryd.embeddings.remote import api_key
+from memoryd.settings import AgentConfig, EmbeddingConfig
 
 AUTO_ORDER = ("local", "openai", "gemini", "voyage")
 

@@ -11,8 +11,9 @@ import apsw
 from memoryd.config import AgentConfig
 from memoryd.durable import fsync_dir
 from memoryd.embeddings.base import Embedder
+from memoryd.index.batch import Progress, SyncReport
 from memoryd.index.sqlite import Store
-from memoryd.index.sync import Progress, Syncer, SyncReport
+from memoryd.index.sync import Syncer
 from memoryd.sources.discovery import discover
 
 TEMP_MARK = ".reindex-"

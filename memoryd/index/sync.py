@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import apsw
@@ -14,13 +14,21 @@ import numpy as np
 from memoryd.config import AgentConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.cache import embed_with_cache
+from memoryd.index.batch import (
+    DiskFull,
+    Pending,
+    Progress,
+    SyncReport,
+    changed_since_read,
+    chunking_signature,
+    embedding_signature,
+    reason,
+    stored,
+)
 from memoryd.index.interface import MemoryStore
-from memoryd.index.rows import NewChunk
-from memoryd.index.schema import ANALYZER_VERSION
-from memoryd.sources.analyzer import fts_row
 from memoryd.sources.discovery import SourceFile, discover, display_path, escape_path, real_workspace, source_for
 from memoryd.sources.markdown import Chunk, chunk_markdown, embed_input
-from memoryd.sources.metadata import annotate, date_words
+from memoryd.sources.metadata import annotate
 from memoryd.sources.redact import Redactor
 from memoryd.sources.transcripts import (
     LineErrors,
@@ -30,85 +38,9 @@ from memoryd.sources.transcripts import (
     turns_of,
 )
 
-Progress = Callable[[int, int], None]
 EMBED_GROUP = 32  # chunks embedded, then written, together: small enough that work stops and yields promptly
 URGENT_CHUNKS = 16  # a write waits for at most this many new chunks to be embedded; more are embedded later
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a Markdown note bigger than this is skipped, not embedded for hours
-
-
-@dataclass
-class SyncReport:
-    files_seen: int = 0
-    files_indexed: int = 0
-    files_unchanged: int = 0
-    files_deleted: int = 0
-    chunks_added: int = 0
-    chunks_removed: int = 0
-    embedded: int = 0  # vectors computed by the provider
-    cache_hits: int = 0
-    bytes_read: int = 0
-    seconds: float = 0.0
-    embedding_error: str | None = None
-    skipped: dict[str, str] = field(default_factory=dict)  # path -> why it could not be indexed this time
-    missing_roots: list[str] = field(default_factory=list)  # folders that were not there: their rows were kept
-
-    def as_dict(self) -> dict[str, object]:
-        return dict(self.__dict__)
-
-
-class DiskFull(RuntimeError):
-    """The index cannot grow: indexing pauses until there is room; searches go on."""
-
-
-def embedding_signature(embedder: Embedder) -> str:
-    return f"{embedder.provider}|{embedder.model}"
-
-
-def chunking_signature(agent: AgentConfig) -> str:
-    return f"{agent.chunking.tokens}/{agent.chunking.overlap}/analyzer-{ANALYZER_VERSION}"
-
-
-@dataclass
-class _Pending:
-    file: SourceFile
-    digest: str
-    mtime_ns: int
-    size: int
-    chunks: list[Chunk]
-    cursor: tuple[int, int, int] | None = None  # transcripts: (inode, offset, lines) after this read
-    append: bool = False  # transcripts: these chunks follow the ones already stored
-
-
-def _reason(exc: BaseException) -> str:
-    """Why a file was skipped, short enough for `status`."""
-    return f"{type(exc).__name__}: {exc}"[:300]
-
-
-def stored(chunk: Chunk) -> NewChunk:
-    """A chunk as a store takes it: with its keyword columns analysed here, so that no store analyses text. A
-    dated chunk also answers to its day ("what happened on 13 October?")."""
-    heading = f"{chunk.heading} {date_words(chunk.ts)}" if chunk.dated and chunk.ts else chunk.heading
-    return NewChunk(
-        start_line=chunk.start_line,
-        end_line=chunk.end_line,
-        heading=chunk.heading,
-        context=chunk.context,
-        text=chunk.text,
-        hash=chunk.hash,
-        ts=chunk.ts,
-        kind=chunk.kind,
-        importance=chunk.importance,
-        source_lines=chunk.source_lines,
-        terms=fts_row(chunk.text, heading),
-    )
-
-
-def _changed_since_read(item: _Pending) -> bool:
-    try:
-        stat = item.file.abs_path.stat()
-    except OSError:
-        return False  # gone: the next sync removes it
-    return (stat.st_mtime_ns, stat.st_size) != (item.mtime_ns, item.size)
 
 
 class Syncer:
@@ -177,7 +109,7 @@ class Syncer:
         for path in [p for p in self.skipped_lines if p not in current]:
             del self.skipped_lines[path]
 
-        pending: list[_Pending] = []
+        pending: list[Pending] = []
         for done, source_file in enumerate(files, 1):
             item = self._read_isolated(source_file, known, force, report)
             if item is not None:
@@ -191,7 +123,7 @@ class Syncer:
         self.store.set_meta("last_sync", str(time.time()))
         return report
 
-    def _finish(self, pending: list[_Pending], embedder: Embedder | None, report: SyncReport, started: float) -> None:
+    def _finish(self, pending: list[Pending], embedder: Embedder | None, report: SyncReport, started: float) -> None:
         """Write what is still pending, embed what lacks a vector, write the access counts, time the sync."""
         if pending:
             embedder = self._write(pending, embedder, report)
@@ -214,13 +146,13 @@ class Syncer:
                 report.missing_roots.extend(missing)
         return kept
 
-    def _read_isolated(self, source_file: SourceFile, known: dict, force: bool, report: SyncReport) -> _Pending | None:
+    def _read_isolated(self, source_file: SourceFile, known: dict, force: bool, report: SyncReport) -> Pending | None:
         """Read one file; one that cannot be read, decoded or parsed is reported and never stops the others."""
         reader = self._read_transcript if source_file.source == "sessions" else self._read_if_changed
         try:
             return reader(source_file, known, force, report)
         except Exception as exc:
-            report.skipped[source_file.path] = _reason(exc)
+            report.skipped[source_file.path] = reason(exc)
             return None
 
     def sync_paths(self, paths: Iterable[Path], progress: Progress | None = None) -> SyncReport:
@@ -230,7 +162,7 @@ class Syncer:
         report = SyncReport()
         embedder = self._usable_embedder()
         workspace = real_workspace(self.agent)
-        pending: list[_Pending] = []
+        pending: list[Pending] = []
         gone: list[str] = []
         kept = self._sources_with_missing_roots(report)
         targets = sorted(set(paths))
@@ -284,9 +216,7 @@ class Syncer:
             self.store.set_meta("embedding", embedding_signature(embedder))
         return [found.get(h) for h in hashes]
 
-    def _read_if_changed(
-        self, source_file: SourceFile, known: dict, force: bool, report: SyncReport
-    ) -> _Pending | None:
+    def _read_if_changed(self, source_file: SourceFile, known: dict, force: bool, report: SyncReport) -> Pending | None:
         row = known.get(source_file.path)
         try:
             stat = source_file.abs_path.stat()
@@ -317,11 +247,9 @@ class Syncer:
         text = self.redact(data.decode("utf-8", errors="replace"))  # whole, so a secret split by a chunk edge is caught
         chunks = chunk_markdown(text, self.agent.chunking.tokens, self.agent.chunking.overlap)
         chunks = annotate(chunks, text, source_file.path, stat.st_mtime)
-        return _Pending(source_file, digest, stat.st_mtime_ns, stat.st_size, chunks)
+        return Pending(source_file, digest, stat.st_mtime_ns, stat.st_size, chunks)
 
-    def _read_transcript(
-        self, source_file: SourceFile, known: dict, force: bool, report: SyncReport
-    ) -> _Pending | None:
+    def _read_transcript(self, source_file: SourceFile, known: dict, force: bool, report: SyncReport) -> Pending | None:
         """Read only what was appended since the last sync; re-read a file that was truncated or replaced."""
         row = known.get(source_file.path)
         try:
@@ -354,7 +282,7 @@ class Syncer:
             report.files_unchanged += 1  # only a partial line so far: wait for its newline
             return None
         cursor_after = (stat.st_ino, new_offset, lines_before + len(lines))
-        return _Pending(source_file, "", stat.st_mtime_ns, stat.st_size, chunks, cursor_after, append=resume)
+        return Pending(source_file, "", stat.st_mtime_ns, stat.st_size, chunks, cursor_after, append=resume)
 
     def _embed(
         self,
@@ -378,7 +306,7 @@ class Syncer:
         return vectors, embedder
 
     def _write(
-        self, pending: list[_Pending], embedder: Embedder | None, report: SyncReport, urgent: bool = False
+        self, pending: list[Pending], embedder: Embedder | None, report: SyncReport, urgent: bool = False
     ) -> Embedder | None:
         hashes = [c.hash for p in pending for c in p.chunks]
         vectors: np.ndarray | list[np.ndarray | None] | None
@@ -392,7 +320,7 @@ class Syncer:
             count = len(item.chunks)
             part = vectors[offset : offset + count] if vectors is not None else None
             offset += count
-            if item.file.source == "memory" and _changed_since_read(item):
+            if item.file.source == "memory" and changed_since_read(item):
                 # written to while we embedded: the newer text is indexed by the sync its change causes
                 report.skipped[item.file.path] = "changed while it was being indexed; the next sync takes it"
                 continue
@@ -413,7 +341,7 @@ class Syncer:
             except apsw.FullError:
                 raise DiskFull(f"the disk holding {self.store.path} is full; indexing paused") from None
             except apsw.Error as exc:
-                report.skipped[item.file.path] = _reason(exc)
+                report.skipped[item.file.path] = reason(exc)
                 continue
             report.files_indexed += 1
             report.chunks_added += count

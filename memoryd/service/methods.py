@@ -22,9 +22,10 @@ from pydantic import (
 from memoryd.config import ConfigError
 from memoryd.memory import IndexUnreadable, RequestError
 from memoryd.search.hybrid import MAX_RESULTS_CAP, SearchError
+from memoryd.service.jobs import Stopping
 from memoryd.service.manager import Manager
 from memoryd.service.rpc import RPCError
-from memoryd.service.runtime import AgentRuntime, Stopping
+from memoryd.service.runtime import AgentRuntime
 
 DEFAULT_WAIT_SECONDS = 120.0  # how long `sync` and `reindex(wait)` hold a worker unless told otherwise
 MAX_WAIT_SECONDS = 3600.0

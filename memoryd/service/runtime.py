@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,55 +12,16 @@ import apsw
 import structlog
 
 from memoryd.config import AgentConfig, Config
-from memoryd.embeddings.base import Interrupted
-from memoryd.index.sync import DiskFull, SyncReport
+from memoryd.index.batch import DiskFull, SyncReport
 from memoryd.memory import AgentMemory
 from memoryd.service.budgets import lower_this_thread
+from memoryd.service.jobs import STOPPED, Cancelled, JobProgress, Stopping
+from memoryd.service.lane import EmbeddingLane
 from memoryd.sources.discovery import display_path, is_markdown, is_transcript, real_workspace
 
 log = structlog.get_logger("memoryd.runtime")
 
 
-@dataclass
-class JobProgress:
-    """Progress of a long job (first index, forced sync, reindex), as `status` shows it."""
-
-    kind: str
-    state: str = "running"  # running, done, failed, cancelled
-    done: int = 0
-    total: int = 0
-    started_at: float = field(default_factory=time.time)
-    finished_at: float | None = None
-    error: str | None = None
-
-    def update(self, done: int, total: int) -> None:
-        self.done, self.total = done, total
-
-    def as_dict(self) -> dict[str, Any]:
-        elapsed = (self.finished_at or time.time()) - self.started_at
-        eta = None
-        if self.state == "running" and self.done and self.total:
-            eta = round(elapsed / self.done * (self.total - self.done), 1)
-        return {
-            "kind": self.kind,
-            "state": self.state,
-            "done": self.done,
-            "total": self.total,
-            "elapsed_s": round(elapsed, 1),
-            "eta_s": eta,
-            "error": self.error,
-        }
-
-
-class Cancelled(Exception):
-    """The daemon is stopping; long work stops at the next file."""
-
-
-class Stopping(RuntimeError):
-    """The daemon began to stop while a client waited for a job."""
-
-
-STOPPED = (Cancelled, Interrupted)  # how long work ends when the daemon stops
 MAX_TARGETED_PATHS = 256  # more changed files than this at once: one walk is cheaper
 
 
@@ -90,49 +50,17 @@ class AgentRuntime:
         self._debounce: threading.Timer | None = None
         self._first_event: float | None = None
         self._reindex_thread: threading.Thread | None = None
-        self._embed_wanted = True  # chunks may wait for vectors from an earlier run
-        self._embedding = False
-        self.embed_error: str | None = None
+        self.lane = EmbeddingLane(
+            self.memory,
+            self._cond,
+            paused=lambda: self._reindexing,
+            stopping=lambda: self._stopping,
+            after=self._reindex_if_stale,  # a provider that fell back mid-life changed the vector space
+            nice=config.index_nice,
+            name=f"embed-{agent.id}",
+        )
         self._worker = threading.Thread(target=self._loop, name=f"sync-{agent.id}", daemon=True)
         self._worker.start()
-        self._embedder_lane = threading.Thread(target=self._embed_loop, name=f"embed-{agent.id}", daemon=True)
-        self._embedder_lane.start()
-
-    # -- the embedding lane -------------------------------------------------------------------------
-
-    def request_embedding(self) -> None:
-        """Chunks were stored without vectors: the lane embeds them (at once, or after the running reindex)."""
-        with self._cond:
-            self._embed_wanted = True
-            self._cond.notify_all()
-
-    def _embed_loop(self) -> None:
-        """Adds vectors to what syncs and writes stored keyword-only, on its own thread, so that neither ever
-        waits for the embedder; it gives way to a reindex, which embeds everything into the new index."""
-        lower_this_thread(self.config.index_nice)
-        while True:
-            with self._cond:
-                while (not self._embed_wanted or self._reindexing) and not self._stopping:
-                    self._cond.wait()
-                if self._stopping:
-                    return
-                self._embed_wanted = False
-                self._embedding = True
-            try:
-                report = self.memory.embed_pending(lambda: not (self._stopping or self._reindexing))
-                self.embed_error = report.embedding_error
-                if report.embedded:
-                    log.info("embedded", agent=self.agent.id, chunks=report.embedded, seconds=round(report.seconds, 2))
-            except STOPPED:
-                pass
-            except Exception as exc:  # the lane must outlive any failure; status reports it, the next request retries
-                self.embed_error = f"{type(exc).__name__}: {exc}"
-                log.exception("embedding failed", agent=self.agent.id)
-            finally:
-                self._reindex_if_stale()  # a provider that fell back mid-life changed the vector space
-                with self._cond:
-                    self._embedding = False
-                    self._cond.notify_all()
 
     def _reindex_if_stale(self) -> None:
         try:
@@ -185,7 +113,7 @@ class AgentRuntime:
         False when the timeout passed first. Raises Stopping on shutdown."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while self._embed_wanted or self._embedding or self._reindexing:
+            while self.lane.wanted or self.lane.running or self._reindexing:
                 if self._stopping:
                     raise Stopping("memoryd is stopping; the embedding was not finished")
                 remaining = None if deadline is None else deadline - time.monotonic()
@@ -214,7 +142,7 @@ class AgentRuntime:
             with self._cond:
                 self.sync_runs += 1
                 self._running = False
-                self._embed_wanted = True
+                self.lane.wanted = True
                 if finished:
                     self._completed = target
                 else:
@@ -401,7 +329,7 @@ class AgentRuntime:
             progress.finished_at = time.time()
             with self._cond:
                 self._reindexing = False
-                self._embed_wanted = True
+                self.lane.wanted = True
                 self._cond.notify_all()
         self.request_sync()
 
@@ -419,9 +347,9 @@ class AgentRuntime:
             {
                 "embedding": {
                     "waiting": backlog,
-                    "running": self._embedding,
+                    "running": self.lane.running,
                     "paused": "for the reindex" if self._reindexing and backlog else None,
-                    "error": self.embed_error,
+                    "error": self.lane.error,
                 },
                 "dirty": self.dirty or pending,
                 "syncing": self._running,
@@ -448,12 +376,12 @@ class AgentRuntime:
     @property
     def busy(self) -> bool:
         """A sync, a reindex or the embedding lane is running."""
-        return self._running or self._reindexing or self._embedding
+        return self._running or self._reindexing or self.lane.running
 
     def write(self, text: str, path: str | None, kind: str | None, importance: float | None) -> dict[str, Any]:
         """Append to a note; it is keyword-searchable when this returns, and its vectors follow on the lane."""
         result = self.memory.write(text, path, kind=kind, importance=importance)
-        self.request_embedding()
+        self.lane.request()
         return result
 
     @property
@@ -463,7 +391,7 @@ class AgentRuntime:
     def close(self, timeout: float = 3.0) -> None:
         self.begin_stop()
         deadline = time.monotonic() + timeout
-        threads = [self._worker, self._embedder_lane, *([self._reindex_thread] if self._reindex_thread else [])]
+        threads = [self._worker, self.lane.thread, *([self._reindex_thread] if self._reindex_thread else [])]
         for thread in threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         if any(thread.is_alive() for thread in threads):
