@@ -17,8 +17,8 @@ from typing import Any
 from bench.datasets import Dataset, dataset_workspace, load_scifact, load_xquad
 from bench.metrics import dedupe_docs, evaluate
 from memoryd.config import EmbeddingConfig, QueryConfig, default_data_dir, default_model_path, quickstart_agent
-from memoryd.embeddings.gguf_meta import TOKENIZER_KEY
 from memoryd.embeddings.local import CONTEXT
+from memoryd.embeddings.models.gguf_meta import TOKENIZER_KEY
 from memoryd.embeddings.unigram import UnigramTokenizer
 from memoryd.memory import AgentMemory
 

@@ -17,7 +17,7 @@ from typing import Any
 from bench.beir import CACHE, load, open_memory
 from bench.metrics import dedupe_docs, evaluate
 from memoryd.config import EmbeddingConfig, QueryConfig, default_data_dir, quickstart_agent
-from memoryd.embeddings.prepare import model_path
+from memoryd.embeddings.models.prepare import model_path
 from memoryd.memory import AgentMemory
 from memoryd.search.filters import Filters
 from memoryd.search.fusion import Candidate, fuse, noise_ceiling

@@ -39,7 +39,7 @@ def through_rpc(
     dataset: Dataset, work: Path, model: str, labels: tuple[str, ...] = (*MODES, *VARIANTS)
 ) -> tuple[dict[str, Any], Path, dict[str, str]]:
     from memoryd.config import default_data_dir
-    from memoryd.embeddings.prepare import model_path
+    from memoryd.embeddings.models.prepare import model_path
 
     workspace, mapping = dataset_workspace(dataset, work)
     path = model_path(default_data_dir(), model)

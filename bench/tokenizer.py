@@ -63,10 +63,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from llama_cpp._internals import LlamaModel
 
     from memoryd.config import default_data_dir
-    from memoryd.embeddings import prepare as prep
-    from memoryd.embeddings.convert_e5 import convert_e5
-    from memoryd.embeddings.e5_source import read_e5
     from memoryd.embeddings.local import LocalEmbedder
+    from memoryd.embeddings.models import prepare as prep
+    from memoryd.embeddings.models.convert_e5 import convert_e5
+    from memoryd.embeddings.models.e5_source import read_e5
 
     own_path = prep.prepare(default_data_dir()).path
     with tempfile.TemporaryDirectory(prefix="memoryd-bench-tok-") as tmp:

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from memoryd.embeddings.e5_source import E5Source
+from memoryd.embeddings.models.e5_source import E5Source
 
 from .reference_bert import gelu, layer_norm, self_attention
 

@@ -10,8 +10,8 @@ import llama_cpp
 import pytest
 
 from memoryd.config import default_data_dir
-from memoryd.embeddings import prepare as prep
 from memoryd.embeddings.local import LocalEmbedder
+from memoryd.embeddings.models import prepare as prep
 
 from . import daemon as d
 from .conftest import write

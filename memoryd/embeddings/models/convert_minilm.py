@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memoryd.embeddings.gguf_meta import write_out
+from memoryd.embeddings.models.gguf_meta import write_out
 
 MINILM_QUANTS = ("q8_0", "f16", "f32")
 

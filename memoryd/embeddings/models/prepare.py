@@ -56,8 +56,8 @@ class Recipe:
 
 
 def _convert_e5(source: Path, out: Path, quant: str, name: str, progress: Progress | None) -> None:
-    from memoryd.embeddings.convert_e5 import convert_e5
-    from memoryd.embeddings.e5_source import SourceFormatError, read_e5
+    from memoryd.embeddings.models.convert_e5 import convert_e5
+    from memoryd.embeddings.models.e5_source import SourceFormatError, read_e5
 
     try:
         convert_e5(read_e5(source / "e5-small-q4.bin"), out, quant, name, progress)
@@ -66,7 +66,7 @@ def _convert_e5(source: Path, out: Path, quant: str, name: str, progress: Progre
 
 
 def _convert_minilm(source: Path, out: Path, quant: str, name: str, progress: Progress | None) -> None:
-    from memoryd.embeddings.convert_minilm import ConversionError, convert_minilm
+    from memoryd.embeddings.models.convert_minilm import ConversionError, convert_minilm
 
     try:
         convert_minilm(source, out, quant, name, progress)

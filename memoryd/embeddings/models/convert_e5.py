@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memoryd.embeddings.e5_source import DTYPE_Q4_0, E5Source
-from memoryd.embeddings.gguf_meta import write_memoryd_metadata, write_out
+from memoryd.embeddings.models.e5_source import DTYPE_Q4_0, E5Source
+from memoryd.embeddings.models.gguf_meta import write_memoryd_metadata, write_out
 from memoryd.embeddings.unigram import Vocabulary
 
 E5_QUANTS = ("q4_0", "q8_0", "f16")
