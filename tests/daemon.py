@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from bench.harness import indexing  # one rule for 'done indexing', shared with the benchmarks
 from memoryd.client.stub import ClientError, MemoryClient
 
 T = TypeVar("T")
@@ -59,10 +60,7 @@ class Daemon:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             state = self.status()
-            reindex = state.get("reindex") or {}
-            lane = state["embedding"]
-            embedded = not lane["running"] and (not lane["waiting"] or lane["error"])
-            if not state["dirty"] and not state["syncing"] and reindex.get("state") != "running" and embedded:
+            if not state["dirty"] and not indexing(state):
                 return state
             time.sleep(0.05)
         raise TimeoutError(f"daemon not idle: {self.status()}")

@@ -16,6 +16,8 @@ from memoryd.embeddings.models import prepare as prep
 from . import daemon as d
 from .conftest import write
 
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
+
 DATA_DIR = Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
 
 

@@ -20,6 +20,8 @@ from memoryd.client.stub import DaemonNotRunning, MemoryClient, RemoteError
 from . import daemon as d
 from .conftest import write
 
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
+
 
 @pytest.fixture
 def running(tmp_path: Path, workspace: Path) -> Iterator[d.Daemon]:
@@ -71,8 +73,9 @@ def test_workspace_below_an_ignored_folder_name_is_still_watched(tmp_path: Path)
         write(workspace / "memory" / "later.md", "# Later\nwatched all the same\n")
         write(workspace / "memory" / "node_modules" / "pkg.md", "# Ignored\nnot memory\n")
         _eventually(lambda: daemon.status()["files"] == 2)
-        time.sleep(0.5)
-        assert daemon.status()["files"] == 2
+        write(workspace / "memory" / "sentinel.md", "# Sentinel\nwritten after the ignored one\n")
+        _eventually(lambda: daemon.status()["files"] >= 3)  # every earlier event has been handled by now
+        assert daemon.status()["files"] == 3
     finally:
         d.cleanup(daemon)
 
@@ -88,9 +91,10 @@ def test_burst_of_saves_is_one_sync(tmp_path: Path, workspace: Path) -> None:
         state = None
         _eventually(lambda: daemon.status()["files"] == 1)
         state = daemon.wait_idle()
-        time.sleep(1.5)  # would a second debounce fire?
-        state = daemon.status()
         assert state["sync_runs"] == before + 1
+        write(workspace / "memory" / "sentinel.md", "# Sentinel\nafter the burst\n")  # events are handled in order:
+        _eventually(lambda: daemon.status()["files"] == 2)  # once this one is in, no burst event is left
+        assert daemon.wait_idle()["sync_runs"] == before + 2
         assert daemon.client().search("save number 49", mode="keyword").results
     finally:
         d.cleanup(daemon)

@@ -6,8 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from . import daemon as d
 from .conftest import write
+
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
 
 
 def _doctor(*args: str) -> subprocess.CompletedProcess:

@@ -11,11 +11,14 @@ import threading
 from pathlib import Path
 
 import msgpack
+import pytest
 
 from memoryd.client.stub import MemoryClient
 
 from . import daemon as d
 from .conftest import write
+
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
 
 
 def _raw(path: Path) -> socket.socket:

@@ -16,6 +16,8 @@ from memoryd.service.methods import METHODS
 from . import daemon as d
 from .conftest import write
 
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
+
 PARAM_NAMES = sorted(
     {
         "query",

@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
+
 WORKER = textwrap.dedent(
     """
     import ctypes, sys, threading

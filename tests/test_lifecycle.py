@@ -7,6 +7,7 @@ import shutil
 import signal
 from pathlib import Path
 
+import pytest
 from watchdog.observers import Observer
 
 from memoryd.config import load_config
@@ -15,6 +16,8 @@ from memoryd.service.watchers import WatchHub
 
 from . import daemon as d
 from .conftest import make_chain, write
+
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
 
 
 def test_a_failing_reload_keeps_the_old_config_serving_and_says_why(tmp_path: Path, workspace: Path) -> None:

@@ -15,6 +15,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
+
 RUN = 300_000
 MOTIFS = [
     "w", "W", "9", " ", "\t", "\n", "\r\n", "-", "_", ".", ":", "/", "@", "#", "=", "'", '"', "<", ">", "`", "*", "|",

@@ -20,6 +20,8 @@ from memoryd.memory import AgentMemory
 
 from .conftest import write
 
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
+
 MINILM = "all-MiniLM-L6-v2"
 E5 = "multilingual-e5-small"
 DATA_DIR = Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())

@@ -20,6 +20,8 @@ mcp = pytest.importorskip("mcp", reason="the MCP SDK comes with `pip install -e 
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
+
 TOOLS = {"memory_search", "memory_get", "memory_write", "memory_status"}
 
 

@@ -14,6 +14,8 @@ import pytest
 from . import daemon as d
 from .conftest import write
 
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
+
 
 def memctl(daemon: d.Daemon | None, *args: str, stdin: str | None = None, socket: Path | None = None):  # type: ignore[no-untyped-def]
     sock = socket or (daemon.socket if daemon else Path("/nonexistent/memoryd.sock"))

@@ -15,9 +15,12 @@ from .conftest import write
 
 NVIM = shutil.which("nvim")
 # Outside CI a missing Neovim skips; in CI (`make test` installs it) it must be there.
-pytestmark = pytest.mark.skipif(
-    NVIM is None and not os.environ.get("CI"), reason="neovim is installed by `make test` (apt-get install neovim)"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        NVIM is None and not os.environ.get("CI"), reason="neovim is installed by `make test` (apt-get install neovim)"
+    ),
+]
 
 SCRIPT = """
 local out = {{}}

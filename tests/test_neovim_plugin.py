@@ -15,9 +15,12 @@ from .conftest import write
 
 NVIM = shutil.which("nvim")
 PLUGIN = Path(__file__).resolve().parents[1] / "editors" / "nvim"
-pytestmark = pytest.mark.skipif(
-    NVIM is None and not os.environ.get("CI"), reason="`make test` installs Neovim (apt-get install neovim)"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        NVIM is None and not os.environ.get("CI"), reason="`make test` installs Neovim (apt-get install neovim)"
+    ),
+]
 
 
 def run_nvim(script: str, tmp_path: Path) -> None:
@@ -68,15 +71,3 @@ qa!
         assert len(notes) == 1 and "It runs Postgres 16." in notes[0].read_text()
     finally:
         d.cleanup(daemon)
-
-
-def test_the_plugins_resend_list_is_the_protocols() -> None:
-    """Lua keeps its own short list of methods that only read; it must be the protocol's."""
-    import re
-
-    from memoryd.protocol.wire import IDEMPOTENT
-
-    lua = (Path(__file__).resolve().parents[1] / "editors" / "nvim" / "lua" / "memoryd" / "init.lua").read_text()
-    listed = re.search(r"local idempotent = \{([^}]*)\}", lua)
-    assert listed is not None
-    assert set(re.findall(r"(\w+) = true", listed.group(1))) == set(IDEMPOTENT)

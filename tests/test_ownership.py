@@ -18,6 +18,8 @@ from memoryd.memory import AgentMemory, RequestError
 from . import daemon as d
 from .conftest import write
 
+pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
+
 
 def _index_rows(store: Path) -> tuple[list, list]:
     conn = apsw.Connection(f"file:{store}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)

@@ -1,4 +1,5 @@
-"""docs/protocol.md names every RPC method and every parameter the daemon accepts, and no other."""
+"""docs/protocol.md names every RPC method and every parameter the daemon accepts, and no other; the Neovim
+plugin's own list of methods safe to resend is the protocol's."""
 
 from __future__ import annotations
 
@@ -19,3 +20,15 @@ def test_the_protocol_doc_lists_each_methods_parameters() -> None:
         params = [shown.get(p, p) for p in list(inspect.signature(func).parameters)[1:]]  # after the manager
         documented = [p.strip().rstrip("?") for p in headings[name].split(",") if p.strip()]
         assert sorted(documented) == sorted(params), name
+
+
+def test_the_plugins_resend_list_is_the_protocols() -> None:
+    """Lua keeps its own short list of methods that only read; it must be the protocol's."""
+    import re
+
+    from memoryd.protocol.wire import IDEMPOTENT
+
+    lua = (DOC.parents[1] / "editors" / "nvim" / "lua" / "memoryd" / "init.lua").read_text()
+    listed = re.search(r"local idempotent = \{([^}]*)\}", lua)
+    assert listed is not None
+    assert set(re.findall(r"(\w+) = true", listed.group(1))) == set(IDEMPOTENT)

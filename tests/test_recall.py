@@ -311,8 +311,8 @@ def test_daemon_tails_transcripts_by_volume_or_debounce(tmp_path: Path, workspac
         assert daemon.status()["chunks"] == 1
         with log.open("a") as fh:  # a few turns: they wait for the 30 s quiet period
             fh.write("".join(openclaw("assistant", f"small talk {i}") + "\n" for i in range(5)))
-        time.sleep(2.0)
-        assert daemon.status()["chunks"] == 1
+        state = d.eventually(lambda: (s := daemon.status())["dirty"] and s)  # seen, and waiting for quiet
+        assert state["chunks"] == 1 and not state["syncing"]
         with log.open("a") as fh:  # 60 turns: past the message threshold, indexed at once
             fh.write("".join(openclaw("user", f"burst turn {i} about the capybara launch") + "\n" for i in range(60)))
         started = time.monotonic()
