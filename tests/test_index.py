@@ -392,3 +392,28 @@ def test_status_counts_follow_every_write_without_loading_the_matrix(
     memory.sync_paths([workspace / "memory" / "c5.md"])
     counted = memory.store.reader.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
     assert memory.status()["cached_embeddings"] == counted == cached + 1
+
+
+def test_a_changed_transcript_is_synced_alone(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> None:
+    """A transcript that grew used to force a walk of the whole workspace; it is read alone, from its cursor, and
+    one that was deleted is removed, as a Markdown note is."""
+    sessions = workspace / "sessions"
+    for i in range(30):
+        write(workspace / "memory" / f"n{i}.md", f"# N{i}\nThe note about topic {i}.\n")
+    live = sessions / "live.jsonl"
+    old = sessions / "old.jsonl"
+    turn = '{{"role": "user", "content": "{}"}}\n'
+    write(live, turn.format("we talked about the quokka"))
+    write(old, turn.format("an older talk about the numbat"))
+    memory = memory_factory(sources=("memory", "sessions"), sessions_dirs=(sessions,))
+    assert memory.sync().files_indexed == 32
+    with live.open("a") as fh:
+        fh.write(turn.format("and then about the kakapo"))
+    old.unlink()
+    ignored = sessions / "node_modules" / "x.jsonl"
+    write(ignored, turn.format("ignored kakapo"))
+    report = memory.sync_paths([live, old, ignored])
+    assert report.files_seen == 1 and report.files_indexed == 1 and report.files_deleted == 1
+    assert [r.path for r in memory.search("kakapo", mode="keyword").results] == ["sessions/live.jsonl"]
+    assert not memory.search("numbat", mode="keyword").results
+    assert memory.sync().files_indexed == 0  # a full walk agrees

@@ -35,6 +35,7 @@ from memoryd.sources.transcripts import (
     chunk_turns,
     discover_transcripts,
     read_complete_lines,
+    transcript_for,
     turns_of,
 )
 
@@ -156,8 +157,9 @@ class Syncer:
             return None
 
     def sync_paths(self, paths: Iterable[Path], progress: Progress | None = None) -> SyncReport:
-        """Bring just these Markdown paths in line (a watcher's events): index what changed, remove what is no
-        longer a memory file. Renamed text is found in the embedding cache, so a move embeds nothing."""
+        """Bring just these paths in line (a watcher's events), Markdown notes and transcripts alike: index what
+        changed (a transcript from where it was last read), remove what is no longer a source file. Renamed text
+        is found in the embedding cache, so a move embeds nothing."""
         started = time.perf_counter()
         report = SyncReport()
         embedder = self._usable_embedder()
@@ -167,7 +169,7 @@ class Syncer:
         kept = self._sources_with_missing_roots(report)
         targets = sorted(set(paths))
         for done, path in enumerate(targets, 1):
-            source_file = source_for(self.agent, path)
+            source_file = source_for(self.agent, path) or transcript_for(self.agent, path)
             real = path.resolve() if path.exists() else path.parent.resolve() / path.name
             shown = display_path(real, workspace)
             if source_file is None:

@@ -216,16 +216,19 @@ class AgentRuntime:
         """A watcher saw a change: sync after the debounce, or at most 5 debounces after the first event.
         A transcript syncs at once when enough has been appended (bytes or messages), else after its own debounce."""
         transcript = is_transcript(Path(path))
-        if transcript and self._transcript_due(Path(path)):
-            self.dirty = True
-            self.request_sync()
+        single = (transcript or is_markdown(Path(path))) and not Path(path).is_dir()
+        if transcript and single and self._transcript_due(Path(path)):
+            with self._cond:
+                self._changed.add(Path(path))
+                self.dirty = True
+            self.request_sync(full=False)
             return
         debounce = self.config.session_debounce_seconds if transcript else self.config.debounce_seconds
         with self._cond:
-            if is_markdown(Path(path)) and not Path(path).is_dir():
+            if single:
                 self._changed.add(Path(path))  # synced alone, unless something asks for a full walk
             else:
-                self._full_pending = True  # a folder or a transcript: walk
+                self._full_pending = True  # a folder: walk
             self.dirty = True
             now = time.monotonic()
             if self._first_event is None:

@@ -9,7 +9,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.sources.discovery import SourceFile, display_path, is_transcript, walk_files
+from memoryd.settings import AgentConfig
+from memoryd.sources.discovery import (
+    SourceFile,
+    display_path,
+    is_ignored_dir,
+    is_transcript,
+    real_workspace,
+    walk_files,
+)
 from memoryd.sources.markdown import Chunk, chunk_plain_lines, sha256
 
 ROLES = {"user": "User", "assistant": "Assistant"}
@@ -39,6 +47,28 @@ def discover_transcripts(dirs: tuple[Path, ...], workspace: Path) -> list[Source
             real = path.resolve()
             found.setdefault(str(real), SourceFile(display_path(real, workspace), real, "sessions"))
     return sorted(found.values(), key=lambda f: f.path)
+
+
+def transcript_for(agent: AgentConfig, path: Path) -> SourceFile | None:
+    """The transcript at `path` as discover_transcripts would list it, or None when it is not one (not a
+    transcript name, a symlink or under one, under an ignored folder, outside the sessions folders, or gone)."""
+    if "sessions" not in agent.sources or not is_transcript(path) or path.is_symlink() or not path.is_file():
+        return None
+    for root in agent.sessions_dirs:
+        if not root.is_dir() or root.is_symlink():
+            continue
+        try:
+            inside = path.absolute().relative_to(root.absolute())
+        except ValueError:
+            continue
+        step = root
+        for name in inside.parts[:-1]:
+            step = step / name
+            if step.is_symlink() or is_ignored_dir(name):
+                return None
+        real = path.resolve()
+        return SourceFile(display_path(real, real_workspace(agent)), real, "sessions")
+    return None
 
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
