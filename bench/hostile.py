@@ -115,6 +115,7 @@ def freeze(work: Path) -> dict[str, Any]:
         out["get_50MB_x8"] = {"get": _stats(times), "ping": _stats(pings.times)}
         request = b"".join(msgpack.packb([0, i, "get", [{"path": "memory/wide.md"}]]) for i in range(64))
         searches: list[float] = []
+        rss_before, rss_peak = daemon.rss_mb(), 0.0
         with Pinger(daemon.socket) as pings:
             for _ in range(10):
                 sock = _raw(daemon.socket)
@@ -126,7 +127,13 @@ def freeze(work: Path) -> dict[str, Any]:
                     begun = time.perf_counter()
                     client.search("what did we decide about tokens?")
                     searches.append(time.perf_counter() - begun)
-        out["unread_gets_10x64"] = {"ping": _stats(pings.times), "hybrid_search": _stats(searches)}
+                    rss_peak = max(rss_peak, daemon.rss_mb())
+        out["unread_gets_10x64"] = {
+            "ping": _stats(pings.times),
+            "hybrid_search": _stats(searches),
+            "rss_before_mb": round(rss_before, 1),
+            "rss_peak_mb": round(rss_peak, 1),
+        }
         began = time.perf_counter()
         daemon.stop()
         out["sigterm_with_hostile_connections_s"] = round(time.perf_counter() - began, 3)
