@@ -119,8 +119,9 @@ class RPCServer:
         os.chmod(self.path, 0o600)
 
     async def close(self) -> None:
-        """Stop accepting and drop connections. Running calls are not waited for: the caller has told the jobs
-        behind them to stop, and they answer `stopping` on their own."""
+        """Stop accepting and drop connections: calls not yet started are dropped, running ones get two seconds to
+        answer (the caller has told the jobs behind them to stop, and they answer `stopping`), and replies that
+        clients have not read are dropped."""
         if self._server is not None:
             self._server.close()
         for pool in self._pools:
@@ -197,6 +198,7 @@ class RPCServer:
                     unpacker.feed(data)
                 except msgpack.BufferFull:
                     await self._fatal(writer, "too_large", f"message larger than {MAX_MESSAGE_BYTES} bytes")
+                    await self._drain_and_close(reader, writer)
                     return
                 while True:
                     try:
@@ -205,6 +207,7 @@ class RPCServer:
                         break
                     except (msgpack.FormatError, msgpack.StackError, ValueError, TypeError) as exc:
                         await self._fatal(writer, "parse_error", f"malformed msgpack: {exc}")
+                        await self._drain_and_close(reader, writer)
                         return
                     await in_flight.acquire()
                     await writer.drain()  # a client that does not read its answers is not read either
