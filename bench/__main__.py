@@ -62,6 +62,7 @@ def machine() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "memoryd": memoryd.__version__,
+        "commit": _commit(),
         "llama_cpp_python": llama_cpp.__version__,
         "sqlite": apsw.sqlite_lib_version(),
         "numpy": numpy.__version__,
@@ -238,11 +239,12 @@ def report(folder: Path, doc: Path) -> Path:
         raise SystemExit(f"no results in {folder}: run python -m bench all (or a part) first")
     body = markdown(results, None).split("\n", 1)[1]
     machine_info = results["machine"]
+    runs = sorted({m.get("commit", "?") for m in (results["machine"], (extra or {}).get("machine", {}))})
     head = [
         "# memoryd benchmarks",
         "",
-        f"Written by `python -m bench report` on {dt.date.today().isoformat()} at commit {_commit()}, from runs",
-        f"started {machine_info.get('date', '?')} on {machine_info.get('platform', '?')} with"
+        f"Written by `python -m bench report` on {dt.date.today().isoformat()} at commit {_commit()}, from runs of",
+        f"{' and '.join(runs)} started {machine_info.get('date', '?')} on {machine_info.get('platform', '?')} with"
         f" {machine_info.get('cpus', '?')} cores. Regenerate: `make bench && python -m bench report`.",
         "Figures are one run each, on a machine that may be noisy: read ratios and medians, not the last digit.",
     ]
