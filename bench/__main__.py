@@ -139,8 +139,9 @@ def _verdict(name: str, value: float | None) -> str:
     return f"{'meets' if ok else 'MISSES'} {op} {bound}"
 
 
-def markdown(results: dict[str, Any], old: dict[str, Any] | None) -> str:
-    head = headline(results)
+def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only: bool = False) -> str:
+    """The report; `measured_only` leaves out the headline figures no run here measured."""
+    head = {k: v for k, v in headline(results).items() if v is not None or not measured_only}
     before = headline(old) if old else {}
     lines = ["# memoryd benchmark", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in results["machine"].items()]
@@ -237,9 +238,11 @@ def report(folder: Path, doc: Path) -> Path:
         results.setdefault("machine", extra["machine"])
     if not results:
         raise SystemExit(f"no results in {folder}: run python -m bench all (or a part) first")
-    body = markdown(results, None).split("\n", 1)[1]
+    body = markdown(results, None, measured_only=True).split("\n", 1)[1]
     machine_info = results["machine"]
-    runs = sorted({m.get("commit", "?") for m in (results["machine"], (extra or {}).get("machine", {}))})
+    runs = sorted(
+        {m.get("commit", "an unrecorded commit") for m in (results["machine"], (extra or {}).get("machine", {}))}
+    )
     head = [
         "# memoryd benchmarks",
         "",
