@@ -9,3 +9,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """`memoryd.Memory`, imported on first use: clients import this package and must stay light."""
+    if name == "Memory":
+        from memoryd.library import Memory
+
+        return Memory
+    raise AttributeError(f"module 'memoryd' has no attribute {name!r}")

@@ -6,16 +6,13 @@ from memoryd.client.stub import (
     ConnectError,
     ConnectionLost,
     DaemonNotRunning,
-    GetResult,
     MemoryClient,
     RemoteError,
     RequestTooLarge,
     RPCTimeout,
-    SearchHit,
-    SearchResults,
     UnencodableRequest,
-    WriteResult,
 )
+from memoryd.protocol.results import GetResult, SearchHit, SearchResults, WriteResult
 
 __all__ = [
     "ClientError",

@@ -8,7 +8,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memoryd.client.stub import SearchResults
+    from memoryd.protocol.results import SearchResults
 
 
 def failure(exc: ClientError) -> tuple[str, int]:

@@ -12,17 +12,16 @@ import os
 import socket
 import threading
 import time
-from collections import namedtuple
 
 import msgpack
 
 from memoryd.protocol.paths import default_socket_path
+from memoryd.protocol.results import GetResult, SearchResults, WriteResult, search_results
 from memoryd.protocol.wire import ERROR_NOTIFICATION, IDEMPOTENT, MAX_MESSAGE_BYTES, NOTIFICATION, REQUEST, RESPONSE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any, TypedDict
+    from typing import Any
 
 
 class ClientError(Exception):
@@ -80,69 +79,6 @@ MAX_REQUEST_BYTES = MAX_MESSAGE_BYTES
 CONNECT_BUSY_SECONDS = 3.0  # how long a full listen queue (EAGAIN) is retried before giving up
 
 
-class SearchHit(
-    namedtuple(
-        "SearchHit",
-        "path start_line end_line score vector_score text_score snippet source citation chunk_start_line "
-        "chunk_end_line extra",
-        defaults=(0, 0, None),
-    )
-):
-    """One result: `path`, `start_line`/`end_line` and `citation` (`path#Lstart-Lend`) of its `snippet`, `score`
-    (with `vector_score` and `text_score`, None for a side that did not see it), `source` (memory or sessions),
-    `chunk_start_line`/`chunk_end_line` (the whole matching region; 0 from a daemon that does not say), and
-    `extra`: what else the daemon said of it (`explain`, fields added later)."""
-
-    __slots__ = ()
-
-
-class SearchResults:
-    """The hits (iterate it, or `results`), and how the search ran; `raw` is the daemon's whole answer."""
-
-    __slots__ = ("mode", "model", "provider", "raw", "results", "took_ms")
-
-    def __init__(
-        self,
-        results: list[SearchHit],
-        mode: str,
-        provider: str | None,
-        model: str | None,
-        took_ms: float,
-        raw: dict[str, Any],
-    ) -> None:
-        self.results = results
-        self.mode = mode
-        self.provider = provider
-        self.model = model
-        self.took_ms = took_ms
-        self.raw = raw
-
-    def __iter__(self) -> Iterator[SearchHit]:
-        return iter(self.results)
-
-    def __len__(self) -> int:
-        return len(self.results)
-
-    def __repr__(self) -> str:
-        return f"SearchResults(mode={self.mode!r}, took_ms={self.took_ms}, results={self.results!r})"
-
-
-if TYPE_CHECKING:
-    GetResult = TypedDict("GetResult", {"path": str, "from": int, "text": str, "lines": int, "total_lines": int})
-
-    class WriteResult(TypedDict):
-        path: str
-        start_line: int
-        end_line: int
-        citation: str
-
-else:  # what the daemon answers; the TypedDicts above only describe them
-    GetResult = WriteResult = dict
-
-
-_HIT_FIELDS = frozenset(SearchHit._fields) - {"extra"}
-
-
 def _remote_error(error: Any) -> RemoteError:
     """An error as the daemon sends it ({code, message}), or as other msgpack-rpc servers do ([code, message])."""
     if isinstance(error, dict):
@@ -154,11 +90,6 @@ def _remote_error(error: Any) -> RemoteError:
 
 def _is_error_notification(message: Any) -> bool:
     return isinstance(message, list) and len(message) == 3 and message[:2] == [NOTIFICATION, ERROR_NOTIFICATION]
-
-
-def _hit(raw: dict[str, Any]) -> SearchHit:
-    known = {k: raw.get(k) for k in _HIT_FIELDS}
-    return SearchHit(**known, extra={k: v for k, v in raw.items() if k not in _HIT_FIELDS})
 
 
 class MemoryClient:
@@ -338,14 +269,7 @@ class MemoryClient:
                 **filters,
             ),
         )
-        return SearchResults(
-            results=[_hit(r) for r in raw.get("results", [])],
-            mode=raw.get("mode", ""),
-            provider=raw.get("provider"),
-            model=raw.get("model"),
-            took_ms=float(raw.get("took_ms", 0.0)),
-            raw=raw,
-        )
+        return search_results(raw)
 
     def get(
         self, path: str, from_line: int | None = None, lines: int | None = None, *, agent: str | None = None

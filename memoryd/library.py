@@ -1,0 +1,87 @@
+"""memoryd as a library: one agent's memory in your own process, no daemon. It answers with the same types the
+daemon's clients get (memoryd.protocol.results), so a program can move between the two without changes:
+
+    from memoryd import Memory
+
+    with Memory.open("~/notes") as memory:
+        memory.sync()
+        for hit in memory.search("what did we decide about auth?"):
+            print(hit.citation, hit.snippet)
+
+Opening one takes the index's lock: while a daemon serves the same index, open it through the daemon instead
+(memoryd.client.MemoryClient), or give the library its own `data_dir`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from memoryd.config import AgentConfig, default_data_dir, default_model_path, load_config, quickstart_agent
+from memoryd.embeddings.base import Embedder
+from memoryd.index.batch import SyncReport
+from memoryd.memory import AgentMemory
+from memoryd.protocol.results import GetResult, SearchResults, WriteResult, search_results
+
+
+class Memory:
+    """One agent's memory: sync, search, get, write and status, in this process."""
+
+    def __init__(self, agent: AgentConfig, embedder: Embedder | None = None) -> None:
+        self.agent = agent
+        self._memory = AgentMemory(agent, embedder)
+
+    @classmethod
+    def open(cls, workspace: str | os.PathLike[str], *, data_dir: str | os.PathLike[str] | None = None) -> Memory:
+        """The memory of a folder of notes, with the default settings (the daemon's data dir unless given). With
+        a data dir of its own it still uses the local model `memoryd model prepare` made, when there is none
+        in that dir."""
+        agent = load_config(workspace=Path(workspace).expanduser(), data_dir=data_dir).default_agent
+        prepared = default_model_path(default_data_dir())
+        if not Path(agent.embedding.model_path).exists() and prepared.exists():
+            agent = replace(agent, embedding=replace(agent.embedding, model_path=str(prepared)))
+        return cls(agent)
+
+    @classmethod
+    def from_config(cls, path: str | os.PathLike[str] | None = None, agent: str | None = None) -> Memory:
+        """An agent of a config file (default: the one memoryd itself reads)."""
+        return cls(load_config(path).agent(agent))
+
+    @classmethod
+    def quick(cls, workspace: Path, data_dir: Path, **settings: Any) -> Memory:
+        """A memory with settings given here rather than in a file (tests, embedding programs)."""
+        return cls(quickstart_agent(workspace, data_dir, **settings))
+
+    def sync(self, *, force: bool = False) -> SyncReport:
+        """Bring the index in line with the files, every chunk embedded."""
+        return self._memory.sync(force=force)
+
+    def search(self, query: str, **options: Any) -> SearchResults:
+        """Hybrid search; options as the `search` method of the protocol takes them (max_results, min_score, mode,
+        sources, fusion, path, after, before, type, explain, mmr, decay)."""
+        if "type" in options:
+            options["kind"] = options.pop("type")
+        answer = self._memory.search(query, **options).as_dict()
+        answer["agent"] = self.agent.id
+        return search_results(answer)
+
+    def get(self, path: str, from_line: int = 1, lines: int | None = None) -> GetResult:
+        return self._memory.get(path, from_line, lines)  # type: ignore[return-value]
+
+    def write(
+        self, text: str, path: str | None = None, *, type: str | None = None, importance: float | None = None
+    ) -> WriteResult:
+        return self._memory.write(text, path, kind=type, importance=importance)  # type: ignore[return-value]
+
+    def status(self) -> dict[str, Any]:
+        return self._memory.status()
+
+    def close(self) -> None:
+        self._memory.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,34 @@
+"""memoryd.Memory: the library answers with the client's own types, and holds the index's lock while open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import memoryd
+from memoryd.client import SearchHit, SearchResults
+from memoryd.config import EmbeddingConfig
+from memoryd.index.lock import Locked
+
+from .conftest import write
+
+
+def test_the_library_answers_as_the_client_does(workspace: Path, data_dir: Path) -> None:
+    write(workspace / "MEMORY.md", "# Auth\nWe decided to use JWT with 24h expiry.\n")
+    with memoryd.Memory.quick(workspace, data_dir, embedding=EmbeddingConfig(provider="hash")) as memory:
+        assert memory.sync().files_indexed == 1
+        found = memory.search("JWT expiry", max_results=3, type=None)
+        assert isinstance(found, SearchResults) and isinstance(found.results[0], SearchHit)
+        assert found.results[0].citation == "MEMORY.md#L1-L2" and found.raw["agent"] == "main"
+        written = memory.write("Ann leads payments.", "people/ann.md", type="semantic")
+        assert written["citation"] == "memory/people/ann.md#L1-L2" and written["indexed"]
+        assert [h.path for h in memory.search("Ann payments", mode="keyword", type="semantic")] == [
+            "memory/people/ann.md"
+        ]
+        assert memory.get("memory/people/ann.md")["text"].startswith("Ann leads payments.")
+        assert memory.status()["files"] == 2
+        with pytest.raises(Locked):
+            memoryd.Memory.quick(workspace, data_dir, embedding=EmbeddingConfig(provider="hash"))
+    with memoryd.Memory.quick(workspace, data_dir, embedding=EmbeddingConfig(provider="hash")) as again:
+        assert again.status()["files"] == 2  # closed, so free again
