@@ -29,6 +29,13 @@ def test_doctor_reports_each_part_with_and_without_the_daemon(tmp_path: Path, wo
         assert f"ok    daemon: pid {daemon.proc.pid} on {daemon.socket}" in live.stdout
         assert "ok    agent main watcher: watching" in live.stdout
         assert "ok    agent main index: 1 files, 1 chunks" in live.stdout
+        other = tmp_path / "other"
+        other.mkdir()
+        mismatch = _doctor(
+            "--workspace", str(other), "--socket", str(daemon.socket), "--data-dir", str(daemon.data_dir)
+        )
+        assert f"the running daemon serves {workspace}; this config says {other}" in mismatch.stdout
+        assert f"ok    agent main workspace: {workspace}" in mismatch.stdout
     finally:
         d.cleanup(daemon)
     offline = _doctor("--config", str(daemon.config))

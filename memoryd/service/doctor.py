@@ -101,10 +101,21 @@ def _alive(pid: object) -> bool:
 
 def _agent(config: Config, agent: AgentConfig, state: dict[str, Any] | None, integrity: bool) -> Iterator[Finding]:
     name = f"agent {agent.id}"
-    if os.access(agent.workspace, os.R_OK | os.X_OK):
-        yield Finding(OK, f"{name} workspace", str(agent.workspace))
+    workspace = agent.workspace
+    if state is not None and Path(state["workspace"]) != agent.workspace:  # started with other options
+        workspace = Path(state["workspace"])
+        yield Finding(
+            WARN,
+            f"{name} workspace",
+            f"the running daemon serves {workspace}; this config says {agent.workspace}",
+            "give doctor the options the daemon was started with (--workspace, --config) to check those",
+        )
+    if not workspace.exists():
+        yield Finding(FAIL, f"{name} workspace", f"{workspace} does not exist", "create it, or fix the config")
+    elif os.access(workspace, os.R_OK | os.X_OK):
+        yield Finding(OK, f"{name} workspace", str(workspace))
     else:
-        yield Finding(FAIL, f"{name} workspace", f"{agent.workspace} cannot be read", "fix its permissions")
+        yield Finding(FAIL, f"{name} workspace", f"{workspace} cannot be read", "fix its permissions")
     yield from _model(config, agent)
     if state is None:
         yield from _index_offline(agent, integrity)
