@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import subprocess
 import sys
@@ -29,8 +30,11 @@ def run_session(socket: Path, calls: list[tuple[str, dict[str, Any]]], *extra: s
     """Start `memctl mcp`, list its tools, make the calls; returns (tools, results)."""
 
     async def main() -> tuple[list[Any], list[Any]]:
+        env = {**os.environ, "MEMORYD_DATA_DIR": str(socket.parent)}  # not a daemon the user runs elsewhere
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "memoryd.client.memctl", "--socket", str(socket), "mcp", *extra]
+            command=sys.executable,
+            env=env,
+            args=["-m", "memoryd.client.memctl", "--socket", str(socket), "mcp", *extra],
         )
         async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
             await session.initialize()

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,9 +18,13 @@ from .conftest import write
 pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
 
 
+NO_DAEMON_DATA = tempfile.mkdtemp(prefix="md-nodaemon-")
+
+
 def memctl(daemon: d.Daemon | None, *args: str, stdin: str | None = None, socket: Path | None = None):  # type: ignore[no-untyped-def]
     sock = socket or (daemon.socket if daemon else Path("/nonexistent/memoryd.sock"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
+    env["MEMORYD_DATA_DIR"] = NO_DAEMON_DATA  # a daemon the user runs on the default data dir is not ours
     return subprocess.run(
         [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(sock), *args],
         input=stdin,

@@ -18,6 +18,7 @@ from memoryd.service.budgets import lower_this_thread
 from memoryd.service.jobs import STOPPED, Cancelled, JobProgress, Stopping
 from memoryd.service.lane import EmbeddingLane
 from memoryd.sources.discovery import display_path, is_markdown, is_transcript, real_workspace
+from memoryd.sources.transcripts import grown_since
 
 log = structlog.get_logger("memoryd.runtime")
 
@@ -244,15 +245,8 @@ class AgentRuntime:
         """Has a transcript grown by session_sync_bytes or session_sync_messages since it was last read?"""
         try:
             real = path.resolve()
-            stat = real.stat()
             cursor = self.memory.cursor(display_path(real, real_workspace(self.agent)))
-            offset = cursor[1] if cursor and cursor[0] == stat.st_ino and stat.st_size >= cursor[1] else 0
-            grown = stat.st_size - offset
-            if grown >= self.config.session_sync_bytes:
-                return True
-            with real.open("rb") as fh:
-                fh.seek(offset)
-                return fh.read(grown).count(b"\n") >= self.config.session_sync_messages
+            return grown_since(real, cursor, self.config.session_sync_bytes, self.config.session_sync_messages)
         except (OSError, apsw.Error):
             return False
 

@@ -71,6 +71,19 @@ def transcript_for(agent: AgentConfig, path: Path) -> SourceFile | None:
     return None
 
 
+def grown_since(real: Path, cursor: tuple[int, int, int] | None, max_bytes: int, max_lines: int) -> bool:
+    """Has a transcript grown by `max_bytes`, or by `max_lines` lines, since it was read up to `cursor` (inode,
+    offset, lines)? A replaced or truncated file counts from its start."""
+    stat = real.stat()
+    offset = cursor[1] if cursor and cursor[0] == stat.st_ino and stat.st_size >= cursor[1] else 0
+    grown = stat.st_size - offset
+    if grown >= max_bytes:
+        return True
+    with real.open("rb") as fh:
+        fh.seek(offset)
+        return fh.read(grown).count(b"\n") >= max_lines
+
+
 MAX_LINE_BYTES = 4 * 1024 * 1024
 MAX_TEXT_CHARS = 200_000  # one turn's words; a longer one is cut
 EARLIEST, LATEST = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc).timestamp(), 253402300799.0  # 9999-12-31
