@@ -38,6 +38,7 @@ from bench.latency import (
 )
 from bench.synthetic import build, queries
 from memoryd.config import EmbeddingConfig, default_data_dir, default_model_path, quickstart_agent
+from memoryd.embeddings.base import Embedder
 from memoryd.embeddings.local import LocalEmbedder
 from memoryd.memory import AgentMemory
 
@@ -45,7 +46,7 @@ IDLE_WAIT_SECONDS = 65  # past the daemon's one-minute context release and heap 
 MODEL_IDLE_MINUTES = 2  # the model unloads this long after the last search
 
 
-class FillEmbedder:
+class FillEmbedder(Embedder):
     """Unit vectors seeded by each text, under the identity of the real local model (see the module notes)."""
 
     def __init__(self, provider: str, model: str, key_fingerprint: str, dims: int) -> None:
@@ -56,7 +57,7 @@ class FillEmbedder:
         vector = np.random.default_rng(seed).standard_normal(self.dims).astype(np.float32)
         return vector / np.linalg.norm(vector)
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
         return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dims), np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:

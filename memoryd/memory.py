@@ -344,7 +344,7 @@ class AgentMemory:
         return {
             "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 3),
             "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
-            "model_loaded": getattr(self.embedder, "loaded", self.embedder is not None),
+            "model_loaded": self.embedder is not None and self.embedder.loaded,
         }
 
     def _status(self) -> dict[str, Any]:
@@ -366,12 +366,14 @@ class AgentMemory:
             "keyword_ranking_reason": self.store.ranking_error,
             "fallback_reason": "; ".join(
                 dict.fromkeys(
-                    r for r in (getattr(self.embedder, "fallback_reason", None), reason, self.embedder_reason) if r
+                    r
+                    for r in (self.embedder.fallback_reason if self.embedder else None, reason, self.embedder_reason)
+                    if r
                 )
             )
             or None,
             "needs_reindex": self.syncer.needs_reindex(),
-            "batch_api_error": getattr(getattr(self.embedder, "current", self.embedder), "last_batch_error", None),
+            "batch_api_error": self.embedder.current.last_batch_error if self.embedder else None,
             "last_sync": float(last) if last else None,
             "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
             "skipped_files": dict(self.last_sync.skipped) if self.last_sync else {},

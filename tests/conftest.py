@@ -19,9 +19,9 @@ class CountingEmbedder(HashingEmbedder):
         super().__init__(dims)
         self.calls: list[str] = []
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
         self.calls.extend(texts)
-        return super().embed_documents(texts)
+        return super().embed_documents(texts, urgent=urgent)
 
 
 def write(path: Path, text: str) -> Path:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import inspect
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -17,26 +15,52 @@ class Interrupted(RuntimeError):
     """The embedder is shutting down; the batch in progress stopped at an input boundary."""
 
 
-@runtime_checkable
-class Embedder(Protocol):
-    provider: str
-    model: str
-    dims: int  # 0 until known
-    key_fingerprint: str  # distinguishes caches of different accounts or endpoints, never the key itself
+class Embedder:
+    """What every provider derives from (built-in or a plugin's): the calls it must implement, and each optional
+    capability with what it means for a provider that does not have it. The daemon calls these, never probes."""
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray: ...
+    provider: str = ""
+    model: str = ""
+    dims: int = 0  # 0 until known
+    key_fingerprint: str = ""  # distinguishes caches of different accounts or endpoints, never the key itself
+    fallback_reason: str | None = None  # a chain that fell back to another provider says why
+    last_batch_error: str | None = None  # the last asynchronous batch job that failed, where a provider runs them
 
-    def embed_query(self, text: str) -> np.ndarray: ...
+    def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
+        """One vector per text; `urgent` (a note a client waits for) may go ahead of batch work."""
+        raise NotImplementedError
 
-    def close(self) -> None: ...
+    def embed_query(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Let go of what it holds (connections, a loaded model)."""
+
+    @property
+    def loaded(self) -> bool:
+        """Whether its model is in memory now (a local model is unloaded when idle); remote ones always are."""
+        return True
+
+    @property
+    def current(self) -> Embedder:
+        """The provider that answers now: itself, or a chain's active member."""
+        return self
+
+    def unload_if_idle(self, idle_seconds: float) -> bool:
+        """Free the model after this long unused; returns whether it did."""
+        return False
+
+    def release_idle_contexts(self, idle_seconds: float) -> bool:
+        """Free per-call working memory (model contexts) after this long unused; returns whether it did."""
+        return False
+
+    def interrupt(self) -> None:
+        """Stop a batch in progress at the next input (the daemon is stopping)."""
 
 
 def embed_documents(embedder: Embedder, texts: list[str], *, urgent: bool = False) -> np.ndarray:
-    """Embed documents; `urgent` (a note a client waits for) reaches the providers that can put it ahead of
-    batch work (they take an `urgent` keyword), and the others embed it as usual."""
-    if urgent and "urgent" in inspect.signature(embedder.embed_documents).parameters:
-        return embedder.embed_documents(texts, urgent=True)  # type: ignore[call-arg]
-    return embedder.embed_documents(texts)
+    """Embed documents; `urgent` (a note a client waits for) goes ahead of batch work where a provider can."""
+    return embedder.embed_documents(texts, urgent=urgent)
 
 
 def fingerprint(secret: str) -> str:

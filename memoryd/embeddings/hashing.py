@@ -10,11 +10,11 @@ import hashlib
 
 import numpy as np
 
-from memoryd.embeddings.base import clean_vectors
+from memoryd.embeddings.base import Embedder, clean_vectors
 from memoryd.sources.analyzer import analyze
 
 
-class HashingEmbedder:
+class HashingEmbedder(Embedder):
     provider = "hash"
     key_fingerprint = ""
 
@@ -32,7 +32,7 @@ class HashingEmbedder:
             vector[index] += 1.0 if digest[4] & 1 else -1.0
         return vector
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         return clean_vectors(np.stack([self._vector(t) for t in texts]), self.dims)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from memoryd import heap
-from memoryd.embeddings.base import EmbeddingError, Interrupted, clean_vectors, fingerprint
+from memoryd.embeddings.base import Embedder, EmbeddingError, Interrupted, clean_vectors, fingerprint
 from memoryd.embeddings.models.gguf_meta import TOKENIZER_KEY, GGUFFormatError, read_preparation
 from memoryd.embeddings.unigram import UnigramTokenizer
 
@@ -32,7 +32,7 @@ CONTEXT = 512
 KEEP_BUFFER_TOKENS = 64
 
 
-class LocalEmbedder:
+class LocalEmbedder(Embedder):
     """One chunk per llama.cpp call: chunks batched together share one non-causal batch, whose cost grows
     quadratically, so separate calls are faster. flash_attn halves the time on CPU.
 

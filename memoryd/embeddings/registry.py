@@ -1,5 +1,6 @@
 """Embedding providers by name. The built-in ones are listed here; others plug in through the Python entry-point
-group `memoryd.embeddings` (as llm's plugins do), each naming a factory `(EmbeddingConfig, as_fallback) -> Embedder`:
+group `memoryd.embeddings` (as llm's plugins do), each naming a factory `(EmbeddingConfig, as_fallback) -> Embedder`,
+the Embedder a subclass of memoryd.embeddings.base.Embedder:
 
     [project.entry-points."memoryd.embeddings"]
     mycloud = "memoryd_mycloud:provider"

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from memoryd.embeddings.base import EmbeddingError, clean_vectors, fingerprint
+from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors, fingerprint
 
 T = TypeVar("T")
 MAX_RETRY_AFTER = 120.0
@@ -123,7 +123,7 @@ def api_key(configured: str, *env_names: str) -> str:
     return configured or next((os.environ[n] for n in env_names if os.environ.get(n)), "")
 
 
-class RemoteEmbedder:
+class RemoteEmbedder(Embedder):
     """Base for HTTP providers: subclasses send one batch and return its vectors in order."""
 
     provider = "remote"
@@ -179,7 +179,7 @@ class RemoteEmbedder:
             rows.append(matrix)
         return np.concatenate(rows) if rows else np.zeros((0, max(self.dims, 1)), dtype=np.float32)
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
         if self.batch_api and len(texts) >= self.batch_min_items and self.batch_failures < self.batch_max_failures:
             try:
                 return self.embed_batch_job(texts)  # type: ignore[attr-defined]

@@ -26,7 +26,13 @@ def build_provider(name: str, cfg: EmbeddingConfig, *, as_fallback: bool = False
         ) from None
     except ImportError as exc:
         raise ProviderUnavailable(f"embedding provider {name!r} cannot be loaded: {exc}") from None
-    return make(cfg, as_fallback)
+    made = make(cfg, as_fallback)
+    if not isinstance(made, Embedder):
+        raise ProviderUnavailable(
+            f"embedding provider {name!r} made a {type(made).__name__}, which does not derive from"
+            " memoryd.embeddings.base.Embedder"
+        )
+    return made
 
 
 def resolve_auto(cfg: EmbeddingConfig) -> str | None:
@@ -39,7 +45,7 @@ def resolve_auto(cfg: EmbeddingConfig) -> str | None:
     return None
 
 
-class ProviderChain:
+class ProviderChain(Embedder):
     """A primary provider and its fallbacks. A document-embedding failure moves to the next provider (the
     index then needs a reindex in the new vector space); a failed query only degrades that query."""
 
@@ -102,23 +108,23 @@ class ProviderChain:
     def embed_query(self, text: str) -> np.ndarray:
         return self.current.embed_query(text)
 
-    def _each(self, method: str, *args: object) -> bool:
-        """Call an optional method on every provider that has it; True when any of them returned true."""
-        done = False
-        for provider in self.providers:
-            call = getattr(provider, method, None)
-            if call is not None:
-                done = bool(call(*args)) or done
-        return done
+    @property
+    def loaded(self) -> bool:
+        return self.current.loaded
+
+    @property
+    def last_batch_error(self) -> str | None:  # type: ignore[override]
+        return self.current.last_batch_error
 
     def unload_if_idle(self, idle_seconds: float) -> bool:
-        return self._each("unload_if_idle", idle_seconds)
+        return any([provider.unload_if_idle(idle_seconds) for provider in self.providers])  # every one of them
 
     def release_idle_contexts(self, idle_seconds: float) -> bool:
-        return self._each("release_idle_contexts", idle_seconds)
+        return any([provider.release_idle_contexts(idle_seconds) for provider in self.providers])
 
     def interrupt(self) -> None:
-        self._each("interrupt")
+        for provider in self.providers:
+            provider.interrupt()
 
     def close(self) -> None:
         for provider in self.providers:

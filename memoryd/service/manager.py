@@ -174,15 +174,13 @@ class Manager:
         unload models idle for longer (with the warm vector matrix: a search after that long can wait for both)."""
         for runtime in list(self.runtimes.values()):
             embedder = runtime.memory.embedder
-            release = getattr(embedder, "release_idle_contexts", None)
-            if release is not None:
-                release(CONTEXT_IDLE_SECONDS)
+            if embedder is not None:
+                embedder.release_idle_contexts(CONTEXT_IDLE_SECONDS)
             if not runtime.busy and runtime.memory.release_idle_caches(CONTEXT_IDLE_SECONDS):
                 # once per idle spell: what a burst of searches left in reference cycles, then the heap behind it
                 gc.collect()
                 heap.give_back()
-            unload = getattr(embedder, "unload_if_idle", None)
-            if unload_after_seconds > 0 and unload is not None and unload(unload_after_seconds):
+            if unload_after_seconds > 0 and embedder is not None and embedder.unload_if_idle(unload_after_seconds):
                 runtime.memory.vectors.release()  # loaded again with the model, at the next search
                 runtime.memory.store.release_memory()
                 heap.give_back()

@@ -366,9 +366,8 @@ class AgentRuntime:
             if self._debounce is not None:
                 self._debounce.cancel()
             self._cond.notify_all()
-        interrupt = getattr(self.memory.embedder, "interrupt", None)
-        if interrupt is not None:
-            interrupt()
+        if self.memory.embedder is not None:
+            self.memory.embedder.interrupt()
 
     @property
     def busy(self) -> bool:
