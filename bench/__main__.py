@@ -229,27 +229,37 @@ def _newest(folder: Path, pattern: str) -> dict[str, Any] | None:
     return json.loads(found[-1].read_text()) if found else None
 
 
+def _newest_parts(folder: Path) -> dict[str, Any]:
+    """The newest result of each part (quality, conversations, speed, hostile), from whichever run made it."""
+    merged: dict[str, Any] = {}
+    for path in sorted(folder.glob("bench-*.json")) + sorted(folder.glob("hostile-*.json")):
+        run = json.loads(path.read_text())
+        for part, value in run.items():
+            if part != "machine":
+                merged[part] = value
+                merged.setdefault("machines", {})[part] = run.get("machine", {})
+    return merged
+
+
 def report(folder: Path, doc: Path) -> Path:
-    """docs/benchmarks.md from the newest results of each part, with the date, commit and machine."""
-    results = _newest(folder, "bench-*.json") or {}
-    extra = _newest(folder, "hostile-*.json")
-    if extra:
-        results["hostile"] = extra["hostile"]
-        results.setdefault("machine", extra["machine"])
+    """docs/benchmarks.md from the newest results of each part, with the date, commit and machine of each."""
+    results = _newest_parts(folder)
+    machines = results.pop("machines", {})
     if not results:
         raise SystemExit(f"no results in {folder}: run python -m bench all (or a part) first")
+    results["machine"] = next(iter(machines.values()))
     body = markdown(results, None, measured_only=True).split("\n", 1)[1]
     machine_info = results["machine"]
-    runs = sorted(
-        {m.get("commit", "an unrecorded commit") for m in (results["machine"], (extra or {}).get("machine", {}))}
+    runs = ", ".join(
+        f"{part} at {m.get('commit', 'an unrecorded commit')} ({m.get('date', '?')})" for part, m in machines.items()
     )
     head = [
         "# memoryd benchmarks",
         "",
-        f"Written by `python -m bench report` on {dt.date.today().isoformat()} at commit {_commit()}, from runs of",
-        f"{' and '.join(runs)} started {machine_info.get('date', '?')} on {machine_info.get('platform', '?')} with"
-        f" {machine_info.get('cpus', '?')} cores. Regenerate: `make bench && python -m bench report`.",
-        "Figures are one run each, on a machine that may be noisy: read ratios and medians, not the last digit.",
+        f"Written by `python -m bench report` on {dt.date.today().isoformat()} at commit {_commit()}, from the newest",
+        f"run of each part: {runs}; on {machine_info.get('platform', '?')} with {machine_info.get('cpus', '?')} cores.",
+        "Regenerate: `make bench && python -m bench report`. Figures are one run each, on a machine that may be noisy:",
+        "read ratios and medians, not the last digit.",
     ]
     doc.write_text("\n".join(head) + "\n" + body)
     return doc
