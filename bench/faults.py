@@ -24,20 +24,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.harness import BenchDaemon, indexing, median, percentile, start_daemon
+from bench.harness import BenchDaemon, indexing, median, start_daemon, stats
 from memoryd.client.stub import ClientError, MemoryClient
 
 PARTS = ("bursts", "large_note", "first_index", "sigterm", "corrupt", "cold")
 QUERIES = ["what did we decide about tokens?", "lighthouse logbook", "heron survey birds", "JWT expiry"]
-
-
-def _stats(values: list[float]) -> dict[str, float]:
-    return {
-        "n": len(values),
-        "p50_ms": round(median(values) * 1000, 2),
-        "p99_ms": round(percentile(values, 99) * 1000, 2),
-        "max_ms": round(max(values) * 1000, 2) if values else float("nan"),
-    }
 
 
 def _timed(call: Any) -> float:
@@ -116,9 +107,9 @@ def large_note(daemon: BenchDaemon) -> dict[str, Any]:
             time.sleep(0.05)
     return {
         "note_kb": round(len(text.encode()) / 1024),
-        "ping": _stats(pings),
-        "keyword": _stats(keyword),
-        "hybrid": _stats(hybrid),
+        "ping": stats(pings),
+        "keyword": stats(keyword),
+        "hybrid": stats(hybrid),
     }
 
 
@@ -130,7 +121,7 @@ def during_first_index(daemon: BenchDaemon) -> dict[str, Any]:
             term = f"heron{len(hybrid) * 7}"
             hybrid.append(_timed(lambda q=term: client.search(f"{q} survey birds")))
             keyword.append(_timed(lambda q=term: client.search(q, mode="keyword")))
-    return {"hybrid": _stats(hybrid), "keyword": _stats(keyword)}
+    return {"hybrid": stats(hybrid), "keyword": stats(keyword)}
 
 
 def sigterm(daemon: BenchDaemon) -> dict[str, Any]:
@@ -213,8 +204,8 @@ def cold_search(work: Path, trials: int = 5) -> dict[str, Any]:
     finally:
         daemon.stop()
     return {
-        "cold_hybrid": _stats(cold),
-        "warm_hybrid": _stats(warm),
+        "cold_hybrid": stats(cold),
+        "warm_hybrid": stats(warm),
         "rss_loaded_mb": round(median(loaded_rss), 1),
         "rss_unloaded_mb": round(median(unloaded_rss), 1),
     }

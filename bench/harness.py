@@ -29,6 +29,16 @@ def median(values: list[float]) -> float:
     return percentile(values, 50)
 
 
+def stats(values: list[float]) -> dict[str, float]:
+    """Count, p50, p99 and max of durations in seconds, in ms."""
+    return {
+        "n": len(values),
+        "p50_ms": round(median(values) * 1000, 2),
+        "p99_ms": round(percentile(values, 99) * 1000, 2),
+        "max_ms": round(max(values) * 1000, 2) if values else float("nan"),
+    }
+
+
 def rss_mb(pid: int) -> float:
     """Resident set size of a process (NaN where it cannot be read)."""
     value = heap.rss_mb(pid)

@@ -27,19 +27,10 @@ from typing import Any
 
 import msgpack
 
-from bench.harness import median, percentile, start_daemon
+from bench.harness import start_daemon, stats
 from memoryd.client.stub import MemoryClient
 
 PARTS = ("freeze", "writes", "first_index")
-
-
-def _stats(values: list[float]) -> dict[str, float]:
-    return {
-        "n": len(values),
-        "p50_ms": round(median(values) * 1000, 2),
-        "p99_ms": round(percentile(values, 99) * 1000, 2),
-        "max_ms": round(max(values) * 1000, 2) if values else float("nan"),
-    }
 
 
 class Pinger:
@@ -97,7 +88,7 @@ def freeze(work: Path) -> dict[str, Any]:
             started = time.perf_counter()
             written = client.write("w" * 999_000, "memory/blob.md")
             out["write_1M_word"] = {"seconds": round(time.perf_counter() - started, 3), "indexed": written["indexed"]}
-        out["write_1M_word"]["ping"] = _stats(pings.times)
+        out["write_1M_word"]["ping"] = stats(pings.times)
         with Pinger(daemon.socket) as pings:
             times: list[float] = []
 
@@ -112,7 +103,7 @@ def freeze(work: Path) -> dict[str, Any]:
                 thread.start()
             for thread in threads:
                 thread.join()
-        out["get_50MB_x8"] = {"get": _stats(times), "ping": _stats(pings.times)}
+        out["get_50MB_x8"] = {"get": stats(times), "ping": stats(pings.times)}
         request = b"".join(msgpack.packb([0, i, "get", [{"path": "memory/wide.md"}]]) for i in range(64))
         searches: list[float] = []
         rss_before, rss_peak = daemon.rss_mb(), 0.0
@@ -129,8 +120,8 @@ def freeze(work: Path) -> dict[str, Any]:
                     searches.append(time.perf_counter() - begun)
                     rss_peak = max(rss_peak, daemon.rss_mb())
         out["unread_gets_10x64"] = {
-            "ping": _stats(pings.times),
-            "hybrid_search": _stats(searches),
+            "ping": stats(pings.times),
+            "hybrid_search": stats(searches),
             "rss_before_mb": round(rss_before, 1),
             "rss_peak_mb": round(rss_peak, 1),
         }
@@ -175,7 +166,7 @@ def writes(work: Path, files: int = 5000, count: int = 20) -> dict[str, Any]:
                 time.sleep(0.2)
     finally:
         daemon.stop()
-    return {"files": files, "write": _stats(latencies), "vectors_follow": _stats(vector_lag)}
+    return {"files": files, "write": stats(latencies), "vectors_follow": stats(vector_lag)}
 
 
 def first_index(work: Path, notes: int = 10_000, watch_seconds: float = 60.0) -> dict[str, Any]:

@@ -160,16 +160,22 @@ def test_an_index_deleted_while_running_is_rebuilt(tmp_path: Path, workspace: Pa
 
 
 @needs_mount
+def fill(disk: Path) -> Path:
+    """Fill a disk to the last byte; returns the file to delete for room."""
+    filler = disk / "filler"
+    with filler.open("wb") as fh, contextlib.suppress(OSError):
+        while True:
+            fh.write(b"\0" * 65536)
+    return filler
+
+
 def test_a_full_disk_pauses_indexing_but_never_searching(tmp_path: Path) -> None:
     with tmpfs(tmp_path / "disk", "8m") as disk:
         workspace = disk / "ws"
         write(workspace / "MEMORY.md", NOTE)
         daemon = d.start(tmp_path, workspace, data_dir=disk / "data", extra="", provider="hash")
         try:
-            filler = disk / "filler"
-            with filler.open("wb") as fh, contextlib.suppress(OSError):
-                while True:
-                    fh.write(b"\0" * 65536)
+            filler = fill(disk)
             client = daemon.client()
             for _ in range(5):
                 assert client.search("JWT").results  # reads never need a write
@@ -194,10 +200,7 @@ def test_a_write_saved_while_the_index_disk_is_full_says_so_and_is_indexed_later
     with tmpfs(tmp_path / "disk", "8m") as disk:
         daemon = d.start(tmp_path, workspace, data_dir=disk / "data", provider="hash")
         try:
-            filler = disk / "filler"
-            with filler.open("wb") as fh, contextlib.suppress(OSError):
-                while True:
-                    fh.write(b"\0" * 65536)
+            filler = fill(disk)
             client = daemon.client()
             text = " ".join(f"The kestrel{i} plan is saved." for i in range(3000))
             written = client.write(text, "memory/k.md")
