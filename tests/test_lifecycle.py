@@ -179,3 +179,27 @@ def test_a_sync_asked_for_but_not_begun_shows_as_pending(tmp_path: Path, workspa
         assert not state["dirty"] and not state["syncing"] and state["files"] == 1
     finally:
         runtime.close()
+
+
+def test_no_automatic_reindex_while_the_workspace_is_missing(tmp_path: Path, workspace: Path) -> None:
+    """A changed vector space reindexes on its own, but not while the workspace is gone: the new index would hold
+    none of its notes. It waits for the workspace; an explicit reindex is still the user's to ask for."""
+    from memoryd.config import Config, EmbeddingConfig, quickstart_agent
+    from memoryd.service.runtime import AgentRuntime
+
+    write(workspace / "MEMORY.md", "# One\nThe agent knows about ibex.\n")
+    agent = quickstart_agent(workspace, tmp_path / "data", embedding=EmbeddingConfig(provider="hash"))
+    runtime = AgentRuntime(agent, Config(data_dir=tmp_path / "data", socket=tmp_path / "s", agents=(agent,)))
+    try:
+        runtime.sync_now(timeout=30)
+        runtime.memory.store.set_meta("embedding", "another|model")  # as if the provider had changed
+        moved = tmp_path / "moved"
+        shutil.move(str(workspace), moved)
+        runtime._reindex_if_stale()
+        assert runtime.reindex_progress is None and runtime.status()["files"] == 1
+        shutil.move(str(moved), workspace)
+        runtime._reindex_if_stale()
+        assert runtime.wait_reindex(60) and runtime.reindex_progress.state == "done"  # type: ignore[union-attr]
+        assert runtime.status()["files"] == 1
+    finally:
+        runtime.close()

@@ -64,11 +64,15 @@ class AgentRuntime:
         self._worker.start()
 
     def _reindex_if_stale(self) -> None:
+        """Reindex on its own when the vector space changed, but never while the workspace is missing: the new
+        index would hold none of its notes (the user may still ask for a reindex)."""
         try:
             stale = self.memory.needs_reindex()
         except apsw.Error:
             return
-        if stale and not self._stopping:
+        if stale and not self._stopping and not self.agent.workspace.is_dir():
+            log.warning("reindex needed, held until the workspace is back", agent=self.agent.id, reason=stale)
+        elif stale and not self._stopping:
             log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
             self.start_reindex()
 
