@@ -203,23 +203,20 @@ class AgentMemory:
         beside it; an index swap waits for the group being embedded at most."""
         report = SyncReport()
         started = time.perf_counter()
-        while keep_going() and report.embedding_error is None:
+        while keep_going():
             try:
                 with self.gate.use():
-                    attached = self.syncer.embed_pending(report, keep_going, max_groups=1)
+                    if not self.syncer.embed_group(report):
+                        break
             except CORRUPT:
                 break  # the next sync sets the index aside and rebuilds it
-            if not attached:
-                break
         report.seconds = time.perf_counter() - started
         return report
 
-    def embedding_backlog(self) -> int:
-        """Chunks stored without a vector that the embedder could give one."""
+    def _vectors_waiting(self, counts: dict[str, int]) -> int:
+        """Chunks stored without a vector that the embedder could give one (the caller holds the gate)."""
         if self.embedder is None or not self.syncer.vectors_usable():
             return 0
-        with self.gate.use():
-            counts = self.store.row_counts()
         return counts["chunks"] - counts["embedded_chunks"]
 
     def _synced(self, run: Callable[[], SyncReport], progress: Progress | None) -> SyncReport:
@@ -260,7 +257,7 @@ class AgentMemory:
                 response = self.engine.search(query, **options)
                 if options.get("mode", "hybrid") != "keyword" and self.embedder is not None:
                     counts = self.store.row_counts()
-                    if counts["embedded_chunks"] < counts["chunks"] and self.syncer.vectors_usable():
+                    if self._vectors_waiting(counts):
                         response.partial = True
                         response.embedded = f"{counts['embedded_chunks']}/{counts['chunks']}"
                 return response
@@ -356,6 +353,7 @@ class AgentMemory:
             "workspace": str(self.agent.workspace),
             "store": str(self.agent.store),
             **counts,
+            "embedding": {"waiting": self._vectors_waiting(counts)},
             "provider": self.embedder.provider if self.embedder else None,
             "model": self.embedder.model if self.embedder else None,
             "dims": self.store.dims or (self.embedder.dims if self.embedder else 0),

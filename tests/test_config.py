@@ -117,3 +117,21 @@ def test_recall_and_session_settings(tmp_path: Path) -> None:
     cfg.write_text('[[agents]]\nid = "a"\nworkspace = "w"\nredact = ["("]\n')
     with pytest.raises(ConfigError, match="bad redact pattern"):
         load_config(cfg)
+
+
+def test_clients_find_the_data_dir_the_daemon_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """memoryd.protocol.paths repeats, without pydantic, how the config decides the data dir (clients read the
+    daemon's lock there): the two must agree."""
+    from memoryd.protocol.paths import default_data_dir as clients_data_dir
+
+    for key in ("MEMORYD_DATA_DIR", "MEMORYD_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    assert clients_data_dir() == str(load_config().data_dir)
+    config = tmp_path / "c.toml"
+    config.write_text('data_dir = "relative/data"\n')
+    monkeypatch.setenv("MEMORYD_CONFIG", str(config))
+    assert clients_data_dir() == str(load_config().data_dir)
+    monkeypatch.setenv("MEMORYD_DATA_DIR", str(tmp_path / "explicit"))
+    assert clients_data_dir() == str(load_config().data_dir)

@@ -32,3 +32,15 @@ def test_the_library_answers_as_the_client_does(workspace: Path, data_dir: Path)
             memoryd.Memory.quick(workspace, data_dir, embedding=EmbeddingConfig(provider="hash"))
     with memoryd.Memory.quick(workspace, data_dir, embedding=EmbeddingConfig(provider="hash")) as again:
         assert again.status()["files"] == 2  # closed, so free again
+
+
+def test_an_agent_of_a_config_file(tmp_path: Path, workspace: Path) -> None:
+    write(workspace / "MEMORY.md", "# Auth\nWe decided to use JWT with 24h expiry.\n")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'data_dir = "{tmp_path / "data"}"\n[[agents]]\nid = "notes"\nworkspace = "{workspace}"\n'
+        '[agents.embedding]\nprovider = "hash"\n'
+    )
+    with memoryd.Memory.from_config(config, "notes") as memory:
+        memory.sync()
+        assert memory.search("JWT").raw["agent"] == "notes"

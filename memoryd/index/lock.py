@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memoryd.protocol.paths import DATA_DIR_LOCK
+from memoryd.protocol.paths import DATA_DIR_LOCK, read_holder
 
 
 class Locked(RuntimeError):
@@ -30,16 +30,6 @@ class Locked(RuntimeError):
         socket = holder.get("socket")
         where = f" (socket {socket})" if socket else ""
         super().__init__(f"{what} is in use by {who}{where}; one process owns it at a time (lock {path})")
-
-
-def read_holder(lock_path: Path) -> dict[str, Any]:
-    """What the holder wrote into its lock file; {} when it is unreadable or not yet written."""
-    try:
-        with open(lock_path, "rb") as fh:
-            data = json.loads(fh.read(4096) or b"{}")
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 class OwnerLock:

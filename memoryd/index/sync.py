@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -349,26 +349,24 @@ class Syncer:
             report.chunks_added += count
         return embedder
 
-    def embed_pending(
-        self, report: SyncReport, keep_going: Callable[[], bool] = lambda: True, max_groups: int | None = None
-    ) -> int:
-        """Embed the chunks stored without vectors (left for later, or stored while the provider was down), a
-        group at a time while `keep_going()`, at most `max_groups` groups; returns how many were attached. Stops
-        at an embedding error, which the report holds."""
-        embedder = self._usable_embedder()
+    def embed_pending(self, report: SyncReport) -> int:
+        """Embed every chunk stored without a vector (stored while the provider was down); returns how many were
+        attached. Stops at an embedding error, which the report holds."""
         attached = 0
-        last_ids: list[int] = []
-        groups = 0
-        while embedder is not None and keep_going() and (max_groups is None or groups < max_groups):
-            groups += 1
-            rows = self.store.unembedded(EMBED_GROUP)
-            ids = [r.id for r in rows]
-            if not rows or ids == last_ids:  # nothing left, or rows that cannot take a vector: never spin
-                break
-            hashes = [r.hash for r in rows]
-            vectors, active = self._embed(embedder, hashes, [embed_input(r.context, r.text) for r in rows], report)
-            if vectors is None or active is None:
-                break
-            attached += self.store.set_vectors(ids, hashes, vectors, active.model)
-            last_ids = ids
+        while group := self.embed_group(report):
+            attached += group
         return attached
+
+    def embed_group(self, report: SyncReport) -> int:
+        """Embed one group of the chunks stored without vectors; returns how many were attached: 0 when none is
+        left, when the embedder failed (the report says why) or when none could take its vector (replaced
+        meanwhile), so that a caller looping on it never spins."""
+        embedder = self._usable_embedder()
+        rows = self.store.unembedded(EMBED_GROUP) if embedder is not None else []
+        if not rows:
+            return 0
+        hashes = [r.hash for r in rows]
+        vectors, active = self._embed(embedder, hashes, [embed_input(r.context, r.text) for r in rows], report)
+        if vectors is None or active is None:
+            return 0
+        return self.store.set_vectors([r.id for r in rows], hashes, vectors, active.model)

@@ -1,4 +1,5 @@
-"""Where the daemon's socket lives by default (shared by memoryd and its clients).
+"""Where the daemon's socket and data dir are by default, and who holds a lock there (shared by memoryd and its
+clients).
 
 Plain strings and `os.path`, not pathlib: memctl's start-up is most of its run time."""
 
@@ -6,6 +7,10 @@ from __future__ import annotations
 
 import os
 import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 APP_NAME = "memoryd"
 
@@ -64,17 +69,32 @@ def _config_data_dir() -> str | None:
 DATA_DIR_LOCK = "memoryd.lock"  # the daemon's lock on its data dir (memoryd.index.lock), naming its pid and socket
 
 
-def running_daemon(data_dir: str | None = None) -> dict[str, object] | None:
-    """The daemon that holds a data dir ({pid, socket, ...} from its lock file), or None when none seems to. Read
-    without locking (a probe lock could make a starting daemon think the dir is taken); a file left by a killed
-    daemon names a dead pid, and a caller still checks that the socket answers."""
+def read_holder(lock_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What the holder of a lock (memoryd.index.lock) wrote into it, {pid, socket, ...}; {} when it is unreadable
+    or not yet written."""
     import json
 
     try:
-        with open(os.path.join(data_dir or default_data_dir(), DATA_DIR_LOCK), "rb") as fh:
-            holder = json.loads(fh.read(4096) or b"{}")
-        pid = int(holder["pid"])
+        with open(lock_path, "rb") as fh:
+            data = json.loads(fh.read(4096) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or isinstance(pid, bool):
+        return False
+    try:
         os.kill(pid, 0)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return holder if isinstance(holder, dict) and holder.get("socket") else None
+    except OSError:
+        return False
+    return True
+
+
+def running_daemon(data_dir: str | None = None) -> dict[str, Any] | None:
+    """The daemon that holds a data dir ({pid, socket, ...} from its lock file), or None when none seems to. Read
+    without locking (a probe lock could make a starting daemon think the dir is taken); a file left by a killed
+    daemon names a dead pid, and a caller still checks that the socket answers."""
+    holder = read_holder(os.path.join(data_dir or default_data_dir(), DATA_DIR_LOCK))
+    return holder if pid_alive(holder.get("pid")) and holder.get("socket") else None

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.config import AgentConfig, Config, ConfigError, default_model_path, load_config
-from memoryd.index.lock import data_dir_lock_path, index_lock_path, read_holder
+from memoryd.index.lock import data_dir_lock_path, index_lock_path
+from memoryd.protocol.paths import pid_alive, read_holder
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 
@@ -50,7 +51,7 @@ def _daemon(config: Config, findings: list[Finding]) -> dict[str, Any] | None:
     from memoryd.client.stub import ClientError, MemoryClient
 
     holder = read_holder(data_dir_lock_path(config.data_dir))
-    alive = _alive(holder.get("pid"))
+    alive = pid_alive(holder.get("pid"))
     try:
         with MemoryClient(config.socket, timeout=5) as client:
             status = client.status()
@@ -87,16 +88,6 @@ def _daemon(config: Config, findings: list[Finding]) -> dict[str, Any] | None:
             Finding(FAIL, "config reload", daemon["reload_error"], "fix the config, then kill -HUP the daemon")
         )
     return status
-
-
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int):
-        return False
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
 
 
 def _agent(config: Config, agent: AgentConfig, state: dict[str, Any] | None, integrity: bool) -> Iterator[Finding]:
@@ -178,7 +169,7 @@ def _index_offline(agent: AgentConfig, integrity: bool) -> Iterator[Finding]:
         yield Finding(WARN, name, f"{agent.store} does not exist yet", "start the daemon: the first sync builds it")
         return
     holder = read_holder(index_lock_path(agent.store))
-    if _alive(holder.get("pid")):
+    if pid_alive(holder.get("pid")):
         yield Finding(WARN, name, f"held by pid {holder['pid']} ({holder.get('socket', 'a library user')})")
     try:
         conn = apsw.Connection(f"file:{agent.store}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)

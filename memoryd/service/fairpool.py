@@ -44,10 +44,6 @@ class FairPool:
             future.cancel()
         return len(queue or ())
 
-    def queued(self) -> int:
-        with self._cond:
-            return sum(len(q) for q in self._queues.values())
-
     def shutdown(self) -> None:
         """Cancel every queued call; running ones finish on their own (the threads are daemons)."""
         with self._cond:

@@ -39,7 +39,8 @@ class EmbeddingLane:
         self.thread.start()
 
     def request(self) -> None:
-        """Chunks were stored without vectors: embed them (at once, or after the running reindex)."""
+        """Chunks were stored without vectors: embed them (at once, or after the running reindex). The caller may
+        hold the shared condition: it is re-entrant."""
         with self._cond:
             self.wanted = True
             self._cond.notify_all()

@@ -70,11 +70,13 @@ class AgentRuntime:
             stale = self.memory.needs_reindex()
         except apsw.Error:
             return
-        if stale and not self._stopping and not self.agent.workspace.is_dir():
+        if not stale or self._stopping:
+            return
+        if not self.agent.workspace.is_dir():
             log.warning("reindex needed, held until the workspace is back", agent=self.agent.id, reason=stale)
-        elif stale and not self._stopping:
-            log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
-            self.start_reindex()
+            return
+        log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
+        self.start_reindex()
 
     # -- sync scheduling -----------------------------------------------------------------------------
 
@@ -147,7 +149,7 @@ class AgentRuntime:
             with self._cond:
                 self.sync_runs += 1
                 self._running = False
-                self.lane.wanted = True
+                self.lane.request()
                 if finished:
                     self._completed = target
                 else:
@@ -330,7 +332,7 @@ class AgentRuntime:
             progress.finished_at = time.time()
             with self._cond:
                 self._reindexing = False
-                self.lane.wanted = True
+                self.lane.request()
                 self._cond.notify_all()
         self.request_sync()
 
@@ -340,16 +342,13 @@ class AgentRuntime:
         status = self.memory.status()
         with self._cond:  # a sync asked for but not yet begun (its thread runs at index_nice) is pending work too
             pending = self._requested > self._completed and not self._running
-        try:
-            backlog = self.memory.embedding_backlog()
-        except apsw.Error:
-            backlog = 0  # the index is being rebuilt: `index_error` says so
+        waiting = status.get("embedding", {}).get("waiting", 0)  # none counted while the index is being rebuilt
         status.update(
             {
                 "embedding": {
-                    "waiting": backlog,
+                    "waiting": waiting,
                     "running": self.lane.running,
-                    "paused": "for the reindex" if self._reindexing and backlog else None,
+                    "paused": "for the reindex" if self._reindexing and waiting else None,
                     "error": self.lane.error,
                 },
                 "dirty": self.dirty or pending,
