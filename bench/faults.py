@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.harness import BenchDaemon, indexing, median, start_daemon, stats
+from bench.harness import Daemon, indexing, median, start_daemon, stats
 from memoryd.client.stub import ClientError, MemoryClient
 
 PARTS = ("bursts", "large_note", "first_index", "sigterm", "corrupt", "cold")
@@ -51,7 +51,7 @@ def _big_note(words: int = 100_000) -> str:
     return "\n\n".join(parts)
 
 
-def bursts(daemon: BenchDaemon, rounds: int = 10, size: int = 2000) -> dict[str, Any]:
+def bursts(daemon: Daemon, rounds: int = 10, size: int = 2000) -> dict[str, Any]:
     """Open `size` idle connections at once, close them, `rounds` times; RSS before and after."""
     with daemon.client() as client:
         client.ping()
@@ -88,7 +88,7 @@ def bursts(daemon: BenchDaemon, rounds: int = 10, size: int = 2000) -> dict[str,
     }
 
 
-def large_note(daemon: BenchDaemon) -> dict[str, Any]:
+def large_note(daemon: Daemon) -> dict[str, Any]:
     """Latency of ping, keyword and hybrid search while one 600 KB note is embedded."""
     note = daemon.workspace / "memory" / "big.md"
     text = _big_note()
@@ -113,7 +113,7 @@ def large_note(daemon: BenchDaemon) -> dict[str, Any]:
     }
 
 
-def during_first_index(daemon: BenchDaemon) -> dict[str, Any]:
+def during_first_index(daemon: Daemon) -> dict[str, Any]:
     hybrid: list[float] = []
     keyword: list[float] = []
     with MemoryClient(daemon.socket, timeout=120) as client:
@@ -124,7 +124,7 @@ def during_first_index(daemon: BenchDaemon) -> dict[str, Any]:
     return {"hybrid": stats(hybrid), "keyword": stats(keyword)}
 
 
-def sigterm(daemon: BenchDaemon) -> dict[str, Any]:
+def sigterm(daemon: Daemon) -> dict[str, Any]:
     """SIGTERM while the first index runs and clients wait on a sync and on reindex(wait=True)."""
     answers: list[str] = []
 

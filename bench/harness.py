@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd import heap
@@ -53,29 +53,40 @@ def indexing(state: dict) -> bool:
 
 
 @dataclass
-class BenchDaemon:
+class Daemon:
+    """A real `memoryd run` process, as the tests and the benches start it (one harness for both)."""
+
     proc: subprocess.Popen
     socket: Path
     data_dir: Path
     workspace: Path
+    config: Path
     log: Path
-    started: float
+    started: float = field(default_factory=time.monotonic)
+    clients: list[MemoryClient] = field(default_factory=list)
 
     def client(self, timeout: float = 600.0) -> MemoryClient:
-        return MemoryClient(self.socket, timeout=timeout)
+        """A client closed with the daemon."""
+        client = MemoryClient(self.socket, timeout=timeout)
+        self.clients.append(client)
+        return client
+
+    def logs(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
 
     def status(self) -> dict:
-        with self.client() as client:
+        with MemoryClient(self.socket) as client:
             return client.status()["agents"][0]
 
-    def wait_idle(self, timeout: float = 7200.0, poll: float = 0.2) -> dict:
-        """Wait until every agent is synced and not reindexing; returns the first agent's status."""
+    def wait_idle(self, timeout: float = 7200.0, poll: float = 0.05) -> dict:
+        """Wait until no agent has pending changes, a sync, a reindex or vectors still to add; returns the first
+        agent's status."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"daemon exited:\n{self.log.read_text()[-3000:]}")
+                raise RuntimeError(f"daemon exited with {self.proc.returncode}:\n{self.logs()[-3000:]}")
             try:
-                with self.client() as client:
+                with MemoryClient(self.socket, timeout=30) as client:
                     states = client.status()["agents"]
             except ClientError:
                 time.sleep(poll)
@@ -83,18 +94,54 @@ class BenchDaemon:
             if not any(indexing(s) or s["dirty"] for s in states):
                 return states[0]
             time.sleep(poll)
-        raise TimeoutError("daemon did not settle")
+        raise TimeoutError(f"daemon not idle: {self.status()}")
 
     def rss_mb(self) -> float:
         return rss_mb(self.proc.pid)
 
-    def stop(self) -> None:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int:
+        for client in self.clients:
+            client.close()
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(sig)
             try:
-                self.proc.wait(60)
+                self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def launch(
+    config: Path, socket: Path, data_dir: Path, workspace: Path, log: Path, args: tuple[str, ...] = ()
+) -> Daemon:
+    """Start `memoryd run --config CONFIG` with no MEMORYD_* variables of the caller's, logging (JSON) to `log`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd.service.cli", "run", "--config", str(config), "--log-json", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            preexec_fn=_die_with_parent,
+        )
+    return Daemon(proc, socket, data_dir, workspace, config, log)
+
+
+def wait_answering(daemon: Daemon, timeout: float = 120.0) -> Daemon:
+    """Wait until the daemon answers `ping`; a daemon that exits or never answers is an error naming its log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if daemon.proc.poll() is not None:
+            raise RuntimeError(f"daemon exited with {daemon.proc.returncode}:\n{daemon.logs()[-3000:]}")
+        try:
+            with MemoryClient(daemon.socket, timeout=5) as client:
+                client.ping()
+            return daemon
+        except (ClientError, OSError):
+            time.sleep(0.05)
+    daemon.stop(signal.SIGKILL)
+    raise RuntimeError(f"daemon did not start:\n{daemon.logs()[-3000:]}")
 
 
 @dataclass
@@ -165,7 +212,7 @@ def start_daemon(
     model_path: Path | None = None,
     agents: list[BenchAgent] | None = None,
     daemon_extra: str = "",
-) -> BenchDaemon:
+) -> Daemon:
     run_dir = Path(tempfile.mkdtemp(prefix="mdb-", dir="/tmp"))
     socket = run_dir / "m.sock"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -180,26 +227,4 @@ def start_daemon(
         model_path,
         daemon_extra,
     )
-    log = data_dir / "daemon.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memoryd.service.cli", "run", "--config", str(config), "--log-json"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            preexec_fn=_die_with_parent,
-        )
-    daemon = BenchDaemon(proc, socket, data_dir, workspace, log, time.monotonic())
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"daemon exited:\n{log.read_text()[-3000:]}")
-        try:
-            with daemon.client(timeout=5) as client:
-                client.ping()
-            return daemon
-        except ClientError:
-            time.sleep(0.05)
-    daemon.stop()
-    raise RuntimeError("daemon did not start")
+    return wait_answering(launch(config, socket, data_dir, workspace, data_dir / "daemon.log"))

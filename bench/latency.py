@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.harness import BenchDaemon, median, percentile, start_daemon
+from bench.harness import Daemon, median, percentile, start_daemon
 from bench.synthetic import build, queries
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"
@@ -28,7 +28,7 @@ def _stats(latencies: list[float]) -> dict[str, float]:
     return {"p50_ms": round(median(ms), 2), "p99_ms": round(percentile(ms, 99), 2), "n": len(ms)}
 
 
-def sequential(daemon: BenchDaemon, qs: list[str], mode: str) -> list[float]:
+def sequential(daemon: Daemon, qs: list[str], mode: str) -> list[float]:
     out = []
     with daemon.client() as client:
         client.search(qs[0], mode=mode)
@@ -39,9 +39,7 @@ def sequential(daemon: BenchDaemon, qs: list[str], mode: str) -> list[float]:
     return out
 
 
-def concurrent(
-    daemon: BenchDaemon, qs: list[str], mode: str, clients: int = CLIENTS
-) -> tuple[list[float], float, float]:
+def concurrent(daemon: Daemon, qs: list[str], mode: str, clients: int = CLIENTS) -> tuple[list[float], float, float]:
     """Latencies with `clients` connections at once, the throughput, and the daemon's peak RSS meanwhile."""
     latencies: list[float] = []
     lock = threading.Lock()
@@ -76,7 +74,7 @@ def concurrent(
     return latencies, len(qs) / elapsed, max(peak)
 
 
-def search_modes(daemon: BenchDaemon, qs: list[str], label: str = "") -> dict[str, Any]:
+def search_modes(daemon: Daemon, qs: list[str], label: str = "") -> dict[str, Any]:
     """Keyword and hybrid search, one client then CLIENTS at once: `search_keyword` and `search_hybrid`."""
     out: dict[str, Any] = {}
     for mode in ("keyword", "hybrid"):
@@ -95,7 +93,7 @@ def search_modes(daemon: BenchDaemon, qs: list[str], label: str = "") -> dict[st
     return out
 
 
-def noop_sync(daemon: BenchDaemon) -> dict[str, Any]:
+def noop_sync(daemon: Daemon) -> dict[str, Any]:
     with daemon.client() as client:
         started = time.perf_counter()
         report = client.sync()["report"]
@@ -108,7 +106,7 @@ def index_bytes(data: Path) -> int:
     return sum(p.stat().st_size for p in index.parent.glob("index.sqlite*"))
 
 
-def memctl_wall(daemon: BenchDaemon, runs: int = 15) -> float:
+def memctl_wall(daemon: Daemon, runs: int = 15) -> float:
     exe = Path(sys.executable).with_name("memctl")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memoryd.client.memctl"]
     times = []
@@ -130,7 +128,7 @@ def _until(predicate: Any, limit: float = 30.0) -> float:
     return time.perf_counter() - started
 
 
-def change_to_searchable(daemon: BenchDaemon, trials: int = 3) -> dict[str, float]:
+def change_to_searchable(daemon: Daemon, trials: int = 3) -> dict[str, float]:
     """File saved -> first search that returns it (the user's view), and -> indexed with no search at all."""
     user, watcher = [], []
     with daemon.client() as client:
@@ -152,7 +150,7 @@ def change_to_searchable(daemon: BenchDaemon, trials: int = 3) -> dict[str, floa
     return {"search_finds_it_s": round(median(user), 3), "indexed_by_watcher_s": round(median(watcher), 3)}
 
 
-def reindex_under_load(daemon: BenchDaemon, qs: list[str]) -> dict[str, Any]:
+def reindex_under_load(daemon: Daemon, qs: list[str]) -> dict[str, Any]:
     answered, failed, latencies = 0, 0, []
     with daemon.client() as control, daemon.client() as searcher:
         started = time.perf_counter()

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.harness import BenchDaemon, median, start_daemon
+from bench.harness import Daemon, median, start_daemon
 from bench.latency import (
     CACHE,
     change_to_searchable,
@@ -80,7 +80,7 @@ def fill(workspace: Path, data: Path) -> dict[str, Any]:
     return {"seconds": round(time.perf_counter() - started, 1), "chunks_added": report.chunks_added}
 
 
-def write_latency(daemon: BenchDaemon, runs: int = 15) -> float:
+def write_latency(daemon: Daemon, runs: int = 15) -> float:
     """`write` of a short note into a workspace of that many files, median ms (each note its own file)."""
     times = []
     run = time.time_ns()  # new text each run: a note the embedding cache already holds would skip the model

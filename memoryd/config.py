@@ -14,13 +14,12 @@ import platformdirs
 from pydantic import TypeAdapter, ValidationError
 
 from memoryd.protocol.paths import default_socket_path
+from memoryd.protocol.schema import FUSIONS, SOURCES
 from memoryd.settings import (
     APP_NAME,
     DEFAULT_AGENT,
     DEFAULT_LOCAL_MODEL,
     DEFAULT_MODEL_FILE,
-    FUSIONS,
-    SOURCES,
     STRICT,
     AgentConfig,
     AgentTable,

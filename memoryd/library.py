@@ -23,6 +23,7 @@ from memoryd.embeddings.base import Embedder
 from memoryd.index.batch import SyncReport
 from memoryd.memory import AgentMemory
 from memoryd.protocol.results import GetResult, SearchResults, WriteResult, search_results
+from memoryd.protocol.validation import request
 
 
 class Memory:
@@ -58,10 +59,8 @@ class Memory:
         return self._memory.sync(force=force)
 
     def search(self, query: str, **options: Any) -> SearchResults:
-        """Hybrid search; options as the `search` method of the protocol takes them (max_results, min_score, mode,
-        sources, fusion, path, after, before, type, explain, mmr, decay)."""
-        if "type" in options:
-            options["kind"] = options.pop("type")
+        """Hybrid search; options as memoryd.protocol.schema.Search declares them (max_results, min_score, mode,
+        sources, fusion, path, after, before, type, explain, mmr, decay), checked as the daemon checks them."""
         answer = self._memory.search(query, **options).as_dict()
         answer["agent"] = self.agent.id
         return search_results(answer)
@@ -72,7 +71,8 @@ class Memory:
     def write(
         self, text: str, path: str | None = None, *, type: str | None = None, importance: float | None = None
     ) -> WriteResult:
-        return self._memory.write(text, path, kind=type, importance=importance)  # type: ignore[return-value]
+        checked = request("write", text=text, path=path, type=type, importance=importance)
+        return self._memory.write(text, path, kind=type, importance=checked.importance)  # type: ignore
 
     def status(self) -> dict[str, Any]:
         return self._memory.status()

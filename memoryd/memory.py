@@ -32,6 +32,7 @@ from memoryd.index.reindex import build, cleanup_interrupted, remove_db, swap
 from memoryd.index.sqlite import Store
 from memoryd.index.sync import Syncer
 from memoryd.notes import RequestError, append_entry, entry_text, read_lines
+from memoryd.protocol.schema import Search
 from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.search.vector import VectorIndex
 from memoryd.sources.discovery import (
@@ -249,13 +250,20 @@ class AgentMemory:
         return report
 
     def search(self, query: str, **options: Any) -> SearchResponse:
-        """Hybrid search; options are those of SearchEngine.search (limits, mode, filters, explain, ...). While
-        chunks still wait for their vectors, the response says so (`partial`, `embedded` as "n/m")."""
+        """Hybrid search with the protocol's options (memoryd.protocol.schema.Search), checked here."""
+        return self._answer(lambda: self.engine.search(query, **options), options.get("mode", "hybrid"))
+
+    def run_search(self, request: Search) -> SearchResponse:
+        """A search the daemon already checked against the schema."""
+        return self._answer(lambda: self.engine.run(request), request.mode)
+
+    def _answer(self, run: Callable[[], SearchResponse], mode: str) -> SearchResponse:
+        """While chunks still wait for their vectors, the response says so (`partial`, `embedded` as "n/m")."""
         self._active()
         try:
             with self.gate.use():
-                response = self.engine.search(query, **options)
-                if options.get("mode", "hybrid") != "keyword" and self.embedder is not None:
+                response = run()
+                if mode != "keyword" and self.embedder is not None:
                     counts = self.store.row_counts()
                     if self._vectors_waiting(counts):
                         response.partial = True

@@ -25,7 +25,7 @@ from memoryd.sources.discovery import (
 )
 from memoryd.sources.lines import read_window
 from memoryd.sources.markdown import split_lines
-from memoryd.sources.metadata import MEMORY_TYPES, tag_comment
+from memoryd.sources.metadata import tag_comment
 
 MAX_WRITE_CHARS = 1_000_000
 MAX_GET_LINES = 5000
@@ -37,16 +37,11 @@ class RequestError(ValueError):
     """A client asked for something invalid; nothing was changed."""
 
 
-def entry_text(text: object, kind: str | None, importance: float | None) -> str:
-    """The entry as it is written: the text, and its type and importance as `<!-- type: ..., importance: ... -->`."""
-    if not isinstance(text, str) or not text.strip():
+def entry_text(text: str, kind: str | None, importance: float | None) -> str:
+    """The entry as it is written: the text, and its type and importance as `<!-- type: ..., importance: ... -->`.
+    Types and ranges are the schema's to check (memoryd.protocol.schema.Write); this adds what it cannot say."""
+    if not text.strip():
         raise RequestError("text must be a non-empty string")
-    if kind is not None and kind not in MEMORY_TYPES:
-        raise RequestError(f"type must be one of {', '.join(MEMORY_TYPES)}")
-    if importance is not None and (
-        isinstance(importance, bool) or not isinstance(importance, (int, float)) or not 0 <= importance <= 1
-    ):
-        raise RequestError("importance must be a number from 0 to 1")
     tag = tag_comment(kind, importance)
     if tag:
         text = f"{text.rstrip()}\n{tag}"

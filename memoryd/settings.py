@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, ConfigDict, Field
 
+from memoryd.protocol.schema import FUSIONS, MAX_RESULTS
+
 APP_NAME = "memoryd"
 DEFAULT_AGENT = "main"
-SOURCES = ("memory", "sessions")
 # Chosen by measurement over SciFact, XQuAD (vi, en, zh, th) and LoCoMo: see the README.
 DEFAULT_LOCAL_MODEL = "multilingual-e5-small"
 DEFAULT_MODEL_FILE = f"{DEFAULT_LOCAL_MODEL}.q4_0.gguf"
@@ -27,8 +28,7 @@ class ConfigError(ValueError):
 STRICT = ConfigDict(extra="forbid", strict=True)
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
-Fusion = Literal["adaptive", "weighted", "rrf"]
-FUSIONS: tuple[str, ...] = get_args(Fusion)
+Fusion = Literal[FUSIONS]  # type: ignore[valid-type]
 
 
 def _known_provider(name: str) -> str:
@@ -53,7 +53,7 @@ class ChunkingConfig:
 @dataclass(frozen=True)
 class QueryConfig:
     __pydantic_config__ = STRICT
-    max_results: Annotated[int, Field(ge=1, le=200)] = 6
+    max_results: Annotated[int, Field(ge=1, le=MAX_RESULTS)] = 6
     min_score: Annotated[float, Field(ge=0, le=1)] = 0.2
     vector_weight: NonNegative = 0.5
     text_weight: NonNegative = 0.5

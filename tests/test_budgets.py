@@ -44,7 +44,7 @@ def test_indexing_threads_run_at_the_configured_priority(tmp_path: Path, workspa
         lowered = [tid for tid, value in nice.items() if value == 7]
         assert lowered, nice  # the sync thread (and the llama.cpp workers it started)
         assert all(value in (0, 7) for value in nice.values()), nice
-        with d.MemoryClient(daemon.socket) as client:
+        with daemon.client() as client:
             info = client.status()["daemon"]
             assert info["index_nice"] == 7 and info["sqlite_memory_limit_mb"] == 24.0
             assert client.search("heron dataset").results  # searches still run, at normal priority

@@ -100,7 +100,7 @@ def test_bad_arguments_and_budget(running: d.Daemon) -> None:
     missing, escape, bad_type, small = results
     assert missing.is_error and "query" in text_of(missing)
     assert escape.is_error and "not a file inside" in text_of(escape) and "Traceback" not in text_of(escape)
-    assert bad_type.is_error and "type must be one of" in text_of(bad_type)
+    assert bad_type.is_error and "episodic" in text_of(bad_type)
     assert not small.is_error and len(text_of(small)) <= 120
 
 

@@ -142,5 +142,5 @@ def test_write_paths_mean_what_they_say(memory_factory, workspace: Path) -> None
     assert people["path"] == "memory/people/ann.md"
     found = memory.search("Ann payments", mode="keyword", path="people")  # the same shorthand as the write's
     assert [r.path for r in found.results] == ["memory/people/ann.md"]
-    kinds = memory.search("Ann payments", mode="keyword", kind=["semantic"] * 100_000)  # repeats mean nothing more
+    kinds = memory.search("Ann payments", mode="keyword", type=["semantic"] * 100_000)  # repeats mean nothing more
     assert kinds.results == []

@@ -1,34 +1,54 @@
-"""docs/protocol.md names every RPC method and every parameter the daemon accepts, and no other; the Neovim
-plugin's own list of methods safe to resend is the protocol's."""
+"""One schema per method: docs/protocol.md, memctl's options, the MCP tools and the daemon all follow
+memoryd.protocol.schema; the Neovim plugin's own list of methods safe to resend is the protocol's."""
 
 from __future__ import annotations
 
-import inspect
 import re
 from pathlib import Path
 
-from memoryd.service.methods import METHODS, RENAMED
+from click.testing import CliRunner
+
+from memoryd.client.cli import main as memctl
+from memoryd.protocol import doc, schema
+from memoryd.service.methods import IMPLEMENTATIONS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
 
 
-def test_the_protocol_doc_lists_each_methods_parameters() -> None:
-    headings = dict(re.findall(r"^### `(\w+)\(([^)]*)\)`", DOC.read_text(), re.M))
-    assert set(headings) == set(METHODS)
-    shown = {v: k for k, v in RENAMED.items()}
-    for name, func in METHODS.items():
-        params = [shown.get(p, p) for p in list(inspect.signature(func).parameters)[1:]]  # after the manager
-        documented = [p.strip().rstrip("?") for p in headings[name].split(",") if p.strip()]
-        assert sorted(documented) == sorted(params), name
+def test_the_protocol_doc_is_written_from_the_schema() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert sorted(doc.documented(text)) == sorted(schema.METHODS)
+    assert doc.render(text) == text, "docs/protocol.md is stale: run python -m memoryd.protocol.doc"
+
+
+def test_a_changed_schema_makes_the_doc_stale() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    spec = schema.Search.by_wire()["max_results"]
+    saved = spec.help
+    spec.help = "something else"
+    try:
+        assert doc.render(text) != text
+    finally:
+        spec.help = saved
+
+
+def test_every_method_has_one_implementation() -> None:
+    assert IMPLEMENTATIONS.keys() == schema.METHODS.keys()
+
+
+def test_memctl_offers_the_schemas_search_options_with_their_help() -> None:
+    shown = CliRunner().invoke(memctl, ["search", "--help"], terminal_width=200).output
+    for spec in schema.Search.params:
+        if spec.cli is None:
+            continue
+        flag = (spec.cli or (f"--{spec.wire.replace('_', '-')}",))[-1]
+        assert flag in shown, flag
+        assert spec.help.split(" (")[0][:30] in " ".join(shown.split()), spec.wire
 
 
 def test_the_plugins_resend_list_is_the_protocols() -> None:
     """Lua keeps its own short list of methods that only read; it must be the protocol's."""
-    import re
-
-    from memoryd.protocol.wire import IDEMPOTENT
-
     lua = (DOC.parents[1] / "editors" / "nvim" / "lua" / "memoryd" / "init.lua").read_text()
     listed = re.search(r"local idempotent = \{([^}]*)\}", lua)
     assert listed is not None
-    assert set(re.findall(r"(\w+) = true", listed.group(1))) == set(IDEMPOTENT)
+    assert set(re.findall(r"(\w+) = true", listed.group(1))) == set(schema.IDEMPOTENT)

@@ -270,8 +270,8 @@ def test_filters_path_dates_types_sources(workspace: Path, data_dir: Path, sessi
         assert paths(path="memory/20*.md") == {"memory/2024-01-10.md", "memory/2026-11-15.md"}
         assert paths(after="2026-11-01", path="memory/20*") == {"memory/2026-11-15.md"}
         assert paths(before="2024-01-10", path="memory/20*") == {"memory/2024-01-10.md"}
-        assert paths(kind="procedural") == {"memory/howto/deploy.md"}
-        assert paths(kind="episodic") == {"sessions/chat.jsonl"}
+        assert paths(type="procedural") == {"memory/howto/deploy.md"}
+        assert paths(type="episodic") == {"sessions/chat.jsonl"}
         assert paths(sources=["sessions"]) == {"sessions/chat.jsonl"}
         assert {r.path for r in memory.search("deploy pipeline", mode="vector", path="memory/howto").results} == {
             "memory/howto/deploy.md"
@@ -280,8 +280,8 @@ def test_filters_path_dates_types_sources(workspace: Path, data_dir: Path, sessi
 
         with pytest.raises(SearchError, match="after"):
             memory.search("x", after="last tuesday")
-        with pytest.raises(SearchError, match="memory type"):
-            memory.search("x", kind="gossip")
+        with pytest.raises(SearchError, match=r"type.*episodic"):
+            memory.search("x", type="gossip")
 
 
 def test_access_statistics_are_counted_and_can_rank(

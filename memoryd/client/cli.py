@@ -6,14 +6,15 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import click
 
 from memoryd.client.render import failure, failure_json, plural, search_text
 from memoryd.client.stub import ClientError, MemoryClient
+from memoryd.protocol.schema import METHODS, Param
 
-MEMORY_TYPES = ["episodic", "semantic", "procedural", "lore"]
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -67,59 +68,59 @@ def main(ctx: click.Context, socket: str | None, agent: str | None, as_json: boo
     ctx.obj = Ctx(socket, agent, as_json, timeout)
 
 
+def _click_type(spec: Param) -> Any:
+    if spec.choices:
+        return click.Choice(spec.choices)
+    if spec.scalar == "int":
+        return click.IntRange(spec.ge, spec.le)
+    if spec.scalar == "float" and "str" not in spec.types:
+        return click.FloatRange(spec.ge, spec.le)
+    return str
+
+
+def schema_options(method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """memctl's options for a method's parameters, with their help, as memoryd.protocol.schema declares them."""
+
+    def apply(func: Callable[..., Any]) -> Callable[..., Any]:
+        for spec in reversed(METHODS[method].params):
+            if spec.cli is None:
+                continue
+            flags = spec.cli or (f"--{spec.wire.replace('_', '-')}",)
+            if spec.scalar == "bool":
+                if spec.default is None:
+                    name = flags[0].removeprefix("--")
+                    flags = (f"--{name}/--no-{name}",)
+                flag = {} if spec.default is None else {"is_flag": True}
+                option = click.option(*flags, spec.name, default=spec.default, help=spec.help, **flag)
+            else:
+                option = click.option(
+                    *flags, spec.name, type=_click_type(spec), multiple=spec.many, default=None, help=spec.help
+                )
+            func = option(func)
+        return func
+
+    return apply
+
+
+def _given(options: dict[str, Any]) -> dict[str, Any]:
+    """Click's values as the client takes them: an option repeated is a list, one not given is absent."""
+    return {k: list(v) or None if isinstance(v, tuple) else v for k, v in options.items()}
+
+
 @main.command()
 @click.argument("query", nargs=-1, required=True)
-@click.option("-n", "--max-results", type=int, default=None, help="How many results.")
-@click.option("--min-score", type=float, default=None, help="Drop results scoring below this.")
-@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default=None)
-@click.option("--source", "sources", multiple=True, type=click.Choice(["memory", "sessions"]))
-@click.option("--path", default=None, help="Only files under this prefix, or matching this glob (memory/2026-*).")
-@click.option("--after", default=None, help="Only memories from this date on (YYYY-MM-DD or ISO time).")
-@click.option("--before", default=None, help="Only memories up to the end of this date.")
-@click.option("--type", "kinds", multiple=True, type=click.Choice(MEMORY_TYPES))
-@click.option("--mmr/--no-mmr", default=None, help="Diversify near-duplicate results (default: the agent's setting).")
-@click.option("--decay/--no-decay", default=None, help="Favour recent memories (default: the agent's setting).")
-@click.option("--explain", is_flag=True, help="Show how each score was made.")
+@schema_options("search")
 @_common
 @click.pass_obj
 def search(
-    obj: Ctx,
-    query: tuple[str, ...],
-    max_results: int | None,
-    min_score: float | None,
-    mode: str | None,
-    sources: tuple[str, ...],
-    path: str | None,
-    after: str | None,
-    before: str | None,
-    kinds: tuple[str, ...],
-    mmr: bool | None,
-    decay: bool | None,
-    explain: bool,
-    agent: str | None,
-    socket: str | None,
-    as_json: bool | None,
+    obj: Ctx, query: tuple[str, ...], agent: str | None, socket: str | None, as_json: bool | None, **options: Any
 ) -> None:
     """Search memory: score, citation and snippet per hit. A QUERY of '-' is read from stdin."""
     ctx = _ctx(obj, agent, socket, as_json)
     text = sys.stdin.read() if query == ("-",) else " ".join(query)
     try:
         with ctx.client() as client:
-            found = client.search(
-                text,
-                agent=ctx.agent,
-                max_results=max_results,
-                min_score=min_score,
-                mode=mode,
-                sources=list(sources) or None,
-                path=path,
-                after=after,
-                before=before,
-                type=list(kinds) or None,
-                mmr=mmr,
-                decay=decay,
-                explain=explain or None,
-            )
+            found = client.search(text, agent=ctx.agent, **_given(options))
     except ClientError as exc:
         _fail(exc, ctx)
         return
@@ -167,27 +168,16 @@ def get(obj: Ctx, location: str, agent: str | None, socket: str | None, as_json:
 
 @main.command()
 @click.argument("text")
-@click.option("--path", default=None, help="Note under memory/ (default: memory/YYYY-MM-DD.md).")
-@click.option("--type", "kind", default=None, type=click.Choice(MEMORY_TYPES), help="Memory type of the entry.")
-@click.option("--importance", type=click.FloatRange(0, 1), default=None, help="0 (trivia) .. 1 (critical).")
+@schema_options("write")
 @_common
 @click.pass_obj
-def write(
-    obj: Ctx,
-    text: str,
-    path: str | None,
-    kind: str | None,
-    importance: float | None,
-    agent: str | None,
-    socket: str | None,
-    as_json: bool | None,
-) -> None:
+def write(obj: Ctx, text: str, agent: str | None, socket: str | None, as_json: bool | None, **options: Any) -> None:
     """Append TEXT (or '-' for stdin) to a Markdown note and index it."""
     ctx = _ctx(obj, agent, socket, as_json)
     body = sys.stdin.read() if text == "-" else text
     try:
         with ctx.client() as client:
-            done = client.write(body, path, agent=ctx.agent, type=kind, importance=importance)
+            done = client.write(body, agent=ctx.agent, **_given(options))
     except ClientError as exc:
         _fail(exc, ctx)
         return
@@ -256,7 +246,7 @@ def status(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None
 
 
 @main.command()
-@click.option("--force", is_flag=True, help="Re-read every file, not only changed ones.")
+@schema_options("sync")
 @_common
 @click.pass_obj
 def sync(obj: Ctx, force: bool, agent: str | None, socket: str | None, as_json: bool | None) -> None:

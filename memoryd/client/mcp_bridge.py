@@ -14,6 +14,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from memoryd.client.stub import ClientError, DaemonNotRunning, MemoryClient, RemoteError
+from memoryd.protocol.schema import METHODS
+from memoryd.protocol.validation import annotation
 
 DEFAULT_BUDGET = 4000
 
@@ -105,6 +107,21 @@ class Bridge:
                 time.sleep(0.2)
 
 
+def tool_signature(method: str) -> inspect.Signature:
+    """The MCP tool's arguments: the method's parameters the schema offers to agents, with their types, bounds and
+    help (a parameter whose wire name is a Python keyword, `from`, goes by its alias; the SDK passes it so)."""
+    params = []
+    for spec in METHODS[method].params:
+        if not spec.mcp:
+            continue
+        typ = annotation(spec, strict=False)
+        if spec.wire != spec.name:
+            typ = Annotated[typ, Field(alias=spec.wire)]
+        default = inspect.Parameter.empty if spec.required else spec.default
+        params.append(inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=typ))
+    return inspect.Signature(params, return_annotation=str)
+
+
 def build_server(bridge: Bridge) -> Any:
     from mcp.server.mcpserver import MCPServer
 
@@ -113,55 +130,24 @@ def build_server(bridge: Bridge) -> Any:
         instructions="Long-term memory for this agent. Search it before answering questions about the past.",
     )
 
-    @server.tool(name="memory_search", description=SEARCH_DESCRIPTION)
-    def memory_search(
-        query: Annotated[str, Field(description="What to recall, in any language; exact names and ids work too")],
-        max_results: Annotated[int | None, Field(ge=1, le=50, description="How many snippets (default 6)")] = None,
-        min_score: Annotated[float | None, Field(description="Drop snippets scoring below this")] = None,
-        sources: Annotated[list[str] | None, Field(description="'memory' (notes) and/or 'sessions' (chats)")] = None,
-        path: Annotated[str | None, Field(description="Only files under this prefix or matching this glob")] = None,
-        after: Annotated[str | None, Field(description="Only memories from this date (YYYY-MM-DD) on")] = None,
-        before: Annotated[str | None, Field(description="Only memories up to this date (YYYY-MM-DD)")] = None,
-        type: Annotated[str | None, Field(description="episodic, semantic, procedural or lore")] = None,
-    ) -> str:
-        raw = bridge.call(
-            "search",
-            query=query,
-            max_results=max_results,
-            min_score=min_score,
-            sources=sources,
-            path=path,
-            after=after,
-            before=before,
-            type=type,
-        )
-        return compact_results(raw, bridge.budget)
+    def memory_search(**arguments: Any) -> str:
+        return compact_results(bridge.call("search", **arguments), bridge.budget)
 
-    def memory_get_schema(
-        path: Annotated[str, Field(description="A path from a citation, e.g. memory/2026-01-05.md")],
-        start: Annotated[int | None, Field(alias="from", ge=1, description="First line (1-based)")] = None,
-        lines: Annotated[int | None, Field(ge=1, le=2000, description="How many lines")] = None,
-    ) -> str:
-        got = bridge.call("get", path=path, **{"from": start}, lines=lines)
+    def memory_get(**arguments: Any) -> str:
+        got = bridge.call("get", **arguments)
         head = f"{got['path']}#L{got['from']}-L{got['from'] + max(got['lines'], 1) - 1} ({got['total_lines']} lines)"
         return f"{head}\n{got['text']}"
 
-    def memory_get(**arguments: Any) -> str:
-        """The SDK passes the argument by its protocol name, `from`, a Python keyword."""
-        return memory_get_schema(arguments["path"], arguments.get("from"), arguments.get("lines"))
+    def memory_write(**arguments: Any) -> str:
+        return f"Saved as {bridge.call('write', **arguments)['citation']}"
 
-    memory_get.__signature__ = inspect.signature(memory_get_schema, eval_str=True)  # type: ignore[attr-defined]
-    server.add_tool(memory_get, name="memory_get", description=GET_DESCRIPTION)
-
-    @server.tool(name="memory_write", description=WRITE_DESCRIPTION)
-    def memory_write(
-        text: Annotated[str, Field(min_length=1, description="What to remember")],
-        type: Annotated[str | None, Field(description="episodic, semantic, procedural or lore")] = None,
-        importance: Annotated[float | None, Field(ge=0, le=1, description="0 (trivia) .. 1 (critical)")] = None,
-        path: Annotated[str | None, Field(description="Note under memory/ (default: today's note)")] = None,
-    ) -> str:
-        done = bridge.call("write", text=text, type=type, importance=importance, path=path)
-        return f"Saved as {done['citation']}"
+    for tool, method, description in (
+        (memory_search, "search", SEARCH_DESCRIPTION),
+        (memory_get, "get", GET_DESCRIPTION),
+        (memory_write, "write", WRITE_DESCRIPTION),
+    ):
+        tool.__signature__ = tool_signature(method)  # type: ignore[attr-defined]
+        server.add_tool(tool, name=f"memory_{method}", description=description)
 
     @server.tool(name="memory_status", description=STATUS_DESCRIPTION)
     def memory_status() -> str:

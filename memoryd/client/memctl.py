@@ -4,7 +4,7 @@ Agents call `memctl search` in loops, and a Python command line spends most of i
 click alone took half of a `memctl search` here (50 of ~90 ms on 2 slow cores). So the common form,
 
     memctl [--socket S] [--agent A] [--json] [--timeout T] search WORDS... [-n N] [--mode M] [--min-score S]
-           [--json] [--agent A] [--socket S]
+           [--json] [--agent A] [--socket S] (and any other one-valued option of memoryd.protocol.schema.Search)
 
 runs without click, and every other call, or any option, form or value this path does not take as it is
 (`--help`, `-n5`, `--mode=fuzzy`, `--explain`...), goes to the full command line in memoryd.client.cli, which
@@ -20,13 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-MODES = ("hybrid", "keyword", "vector")
-
-
-def _mode(value: str) -> str:
-    if value not in MODES:
-        raise ValueError(value)
-    return value
+    from memoryd.protocol.schema import Param
 
 
 def _seconds(value: str) -> float:
@@ -36,21 +30,42 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _converter(spec: Param) -> Callable[[str], Any] | None:
+    """How the fast path reads a value of this option; None: it leaves the option to the full command line."""
+    if spec.many or spec.scalar == "bool" or len([t for t in spec.types if t != "None"]) > 1:
+        return None
+    if spec.choices:
+        choices = spec.choices
+
+        def choice(value: str) -> str:
+            if value not in choices:
+                raise ValueError(value)
+            return value
+
+        return choice
+    return {"int": int, "float": float, "str": str}[spec.scalar]
+
+
+def _search_options() -> dict[str, tuple[str, Callable[[str], Any]]]:
+    from memoryd.protocol.schema import Search
+
+    options: dict[str, tuple[str, Callable[[str], Any]]] = {}
+    for spec in Search.params:
+        convert = _converter(spec) if spec.cli is not None else None
+        if convert is not None:
+            for flag in spec.cli or (f"--{spec.wire.replace('_', '-')}",):
+                options[flag] = (spec.name, convert)
+    return options
+
+
 GLOBAL_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--socket": ("socket", str),
     "--agent": ("agent", str),
     "-a": ("agent", str),
     "--timeout": ("timeout", _seconds),
 }
-SEARCH_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
-    "--socket": ("socket", str),
-    "--agent": ("agent", str),
-    "-a": ("agent", str),
-    "-n": ("max_results", int),
-    "--max-results": ("max_results", int),
-    "--mode": ("mode", _mode),
-    "--min-score": ("min_score", float),
-}
+SEARCH_OPTIONS = {**GLOBAL_OPTIONS, **_search_options()}
+del SEARCH_OPTIONS["--timeout"]
 
 
 def quick_search_args(argv: Sequence[str]) -> dict[str, Any] | None:
@@ -91,14 +106,9 @@ def quick_search(settings: dict[str, Any]) -> int:
     if query == "-":
         query = sys.stdin.read()
     try:
+        options = {k: v for k, v in settings.items() if k not in ("json", "timeout", "words", "socket")}
         with MemoryClient(settings.get("socket"), timeout=settings["timeout"]) as client:
-            found = client.search(
-                query,
-                agent=settings.get("agent"),
-                max_results=settings.get("max_results"),
-                min_score=settings.get("min_score"),
-                mode=settings.get("mode"),
-            )
+            found = client.search(query, **options)
     except ClientError as exc:
         message, code = failure(exc)
         print(failure_json(exc) if settings["json"] else message, file=sys.stdout if settings["json"] else sys.stderr)

@@ -13,14 +13,15 @@ import socket
 import threading
 import time
 
-import msgpack
-
+from memoryd.protocol import session
 from memoryd.protocol.paths import default_socket_path
 from memoryd.protocol.results import GetResult, SearchResults, WriteResult, search_results
-from memoryd.protocol.wire import ERROR_NOTIFICATION, IDEMPOTENT, MAX_MESSAGE_BYTES, NOTIFICATION, REQUEST, RESPONSE
+from memoryd.protocol.schema import IDEMPOTENT, METHODS
+from memoryd.protocol.wire import MAX_MESSAGE_BYTES, MAX_MSGID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 
@@ -80,67 +81,96 @@ CONNECT_BUSY_SECONDS = 3.0  # how long a full listen queue (EAGAIN) is retried b
 
 
 def _remote_error(error: Any) -> RemoteError:
-    """An error as the daemon sends it ({code, message}), or as other msgpack-rpc servers do ([code, message])."""
-    if isinstance(error, dict):
-        return RemoteError(str(error.get("code", "error")), str(error.get("message", error)), error.get("data"))
-    if isinstance(error, (list, tuple)) and len(error) >= 2:
-        return RemoteError(str(error[0]), str(error[1]))
-    return RemoteError("error", str(error))
+    return RemoteError(*session.error_fields(error))
 
 
-def _is_error_notification(message: Any) -> bool:
-    return isinstance(message, list) and len(message) == 3 and message[:2] == [NOTIFICATION, ERROR_NOTIFICATION]
+class Connection:
+    """The transport: one Unix socket to the daemon, bytes out, whole messages in (session.Framer)."""
 
+    def __init__(self, path: str, timeout: float) -> None:
+        self.path = path
+        self.sock = self._connect(timeout)
+        self.framer = session.Framer()
+        self.used = False  # whether a request went out on it: a failure then may mean a restarted daemon
 
-class MemoryClient:
-    """One connection to the daemon; thread-safe (one request at a time); reconnects once if the daemon restarted."""
-
-    def __init__(self, socket_path: str | os.PathLike[str] | None = None, timeout: float = 30.0) -> None:
-        self.socket_path = os.fspath(socket_path) if socket_path else default_socket_path()
-        self.timeout = timeout
-        self._sock: socket.socket | None = None
-        self._unpacker: msgpack.Unpacker | None = None
-        self._ids = itertools.count(1)
-        self._lock = threading.Lock()
-        self._fresh = False  # connected and nothing sent yet: a failure cannot mean a restarted daemon
-
-    # -- connection ----------------------------------------------------------------------------------
-
-    def connect(self) -> MemoryClient:
-        if self._sock is None:
-            self._sock = self._open_socket()
-            self._unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
-            self._fresh = True
-        return self
-
-    def _open_socket(self) -> socket.socket:
+    def _connect(self, timeout: float) -> socket.socket:
         """Connect, retrying briefly while the daemon's listen queue is full (EAGAIN is busy, not absent)."""
         deadline = time.monotonic() + CONNECT_BUSY_SECONDS
         delay = 0.01
         while True:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(self.timeout)
+            sock.settimeout(timeout)
             try:
-                sock.connect(self.socket_path)
+                sock.connect(self.path)
                 return sock
             except (FileNotFoundError, ConnectionRefusedError) as exc:
                 sock.close()
-                raise DaemonNotRunning(self.socket_path, exc.strerror or str(exc)) from None
+                raise DaemonNotRunning(self.path, exc.strerror or str(exc)) from None
             except OSError as exc:
                 sock.close()
-                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK) and time.monotonic() < deadline:
+                busy = exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK)
+                if busy and time.monotonic() < deadline:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.2)
                     continue
-                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-                    raise ConnectError(f"memoryd at {self.socket_path} is too busy to accept a connection") from None
-                raise ConnectError(f"cannot connect to {self.socket_path}: {exc.strerror or exc}") from None
+                if busy:
+                    raise ConnectError(f"memoryd at {self.path} is too busy to accept a connection") from None
+                raise ConnectError(f"cannot connect to {self.path}: {exc.strerror or exc}") from None
+
+    def send(self, payload: bytes, timeout: float) -> None:
+        self.used = True
+        self.sock.settimeout(timeout)
+        self.sock.sendall(payload)
+
+    def messages(self, deadline: float) -> Iterator[session.Message]:
+        """Messages as they arrive, until the deadline (TimeoutError) or the daemon closes (EOFError)."""
+        while True:
+            yield from self.framer
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            self.sock.settimeout(remaining)
+            data = self.sock.recv(1 << 16)
+            if not data:
+                raise EOFError
+            self.framer.feed(data)
+
+    def waiting_notice(self) -> RemoteError | None:
+        """An error notice the daemon sent before it closed, read from what already arrived."""
+        with contextlib.suppress(OSError, session.FrameError):
+            while data := self.sock.recv(1 << 16, socket.MSG_DONTWAIT):
+                self.framer.feed(data)
+        with contextlib.suppress(session.FrameError):
+            for message in self.framer:
+                fatal = session.fatal_error(message) if isinstance(message, session.Notice) else None
+                if fatal is not None:
+                    return RemoteError(*fatal)
+        return None
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-        self._sock = None
-        self._unpacker = None
+        self.sock.close()
+
+
+class MemoryClient:
+    """The daemon's methods as Python calls, on one connection (thread-safe: one request at a time). A
+    connection lost is made again once, and the request resent when the session's rule allows it."""
+
+    def __init__(self, socket_path: str | os.PathLike[str] | None = None, timeout: float = 30.0) -> None:
+        self.socket_path = os.fspath(socket_path) if socket_path else default_socket_path()
+        self.timeout = timeout
+        self._conn: Connection | None = None
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def connect(self) -> MemoryClient:
+        if self._conn is None:
+            self._conn = Connection(self.socket_path, self.timeout)
+        return self
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = None
 
     def __enter__(self) -> MemoryClient:
         return self.connect()
@@ -148,41 +178,28 @@ class MemoryClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- protocol ------------------------------------------------------------------------------------
-
     def call(self, method: str, params: dict[str, Any] | list[Any] | None = None, timeout: float | None = None) -> Any:
-        """Send one request and wait for its response; named params go as a single map.
-
-        A request is sent again only when it surely never reached the daemon (a connection left from before a
-        daemon restart fails on send), or when the method only reads. A `write` is never sent twice."""
+        """Send one request and wait for its response; named params go as a single map. A `write` is never sent
+        twice (session.may_resend)."""
         args = [params] if isinstance(params, dict) else list(params or [])
         with self._lock:
-            msgid = next(self._ids) & 0xFFFFFFFF
-            try:
-                payload = msgpack.packb([REQUEST, msgid, method, args], use_bin_type=True)
-            except UnicodeEncodeError as exc:
-                raise UnencodableRequest(
-                    f"the {method} request holds text that is not valid UTF-8 ({exc.reason})"
-                ) from None
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise UnencodableRequest(f"the {method} request cannot be sent: {exc}") from None
-            if len(payload) > MAX_REQUEST_BYTES:
-                raise RequestTooLarge(f"the request is {len(payload)} bytes; memoryd accepts {MAX_REQUEST_BYTES}")
+            msgid = next(self._ids) & MAX_MSGID
+            payload = self._encode(msgid, method, args)
             for attempt in (1, 2):
                 sent = False
+                conn = self.connect()._conn
+                assert conn is not None
+                fresh = not conn.used
                 try:
-                    self.connect()
-                    fresh = self._fresh
-                    self._send(payload)
+                    conn.send(payload, self.timeout)
                     sent = True
-                    return self._receive(method, msgid, timeout)
+                    return self._receive(conn, method, msgid, timeout or self.timeout)
                 except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, EOFError):
-                    notice = self._waiting_notice()
+                    notice = conn.waiting_notice()
                     self.close()
                     if notice is not None:  # the daemon said why it closed (too many connections, ...)
                         raise notice from None
-                    retry = (not sent and not fresh) or method in IDEMPOTENT
-                    if attempt == 1 and retry:
+                    if attempt == 1 and session.may_resend(method, sent, fresh):
                         continue
                     if not sent:
                         raise DaemonNotRunning(self.socket_path, "the connection was closed") from None
@@ -192,103 +209,72 @@ class MemoryClient:
                     ) from None
         raise AssertionError("unreachable")
 
-    def _waiting_notice(self) -> RemoteError | None:
-        """An error notice the daemon sent before it closed, read from what already arrived."""
-        if self._sock is None or self._unpacker is None:
-            return None
-        with contextlib.suppress(OSError):
-            while data := self._sock.recv(1 << 16, socket.MSG_DONTWAIT):
-                self._unpacker.feed(data)
-        with contextlib.suppress(ValueError, msgpack.UnpackException):
-            for message in self._unpacker:
-                if _is_error_notification(message):
-                    return _remote_error(message[2][0] if isinstance(message[2], list) and message[2] else None)
-        return None
+    @staticmethod
+    def _encode(msgid: int, method: str, args: list[Any]) -> bytes:
+        try:
+            return session.request(msgid, method, args)
+        except UnicodeEncodeError as exc:
+            raise UnencodableRequest(
+                f"the {method} request holds text that is not valid UTF-8 ({exc.reason})"
+            ) from None
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise UnencodableRequest(f"the {method} request cannot be sent: {exc}") from None
+        except session.FrameError as exc:
+            raise RequestTooLarge(exc.message) from None
 
-    def _send(self, payload: bytes) -> None:
-        assert self._sock is not None
-        self._fresh = False
-        self._sock.settimeout(self.timeout)
-        self._sock.sendall(payload)
-
-    def _receive(self, method: str, msgid: int, timeout: float | None) -> Any:
-        assert self._sock is not None and self._unpacker is not None
-        deadline = time.monotonic() + (timeout or self.timeout)
-        while True:
-            for message in self._unpacker:
-                if isinstance(message, list) and len(message) == 4 and message[0] == RESPONSE and message[1] == msgid:
-                    if message[2] is not None:
-                        raise _remote_error(message[2])
-                    return message[3]
-                if _is_error_notification(message):  # the daemon gave up on this connection and says why
+    def _receive(self, conn: Connection, method: str, msgid: int, timeout: float) -> Any:
+        try:
+            for message in conn.messages(time.monotonic() + timeout):
+                if isinstance(message, session.Reply) and message.msgid == msgid:
+                    if message.error is not None:
+                        raise _remote_error(message.error)
+                    return message.result
+                fatal = session.fatal_error(message) if isinstance(message, session.Notice) else None
+                if fatal is not None:  # the daemon gave up on this connection and says why
                     self.close()
-                    raise _remote_error(message[2][0] if isinstance(message[2], list) and message[2] else None)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.close()
-                raise RPCTimeout(f"no answer to {method!r} within {timeout or self.timeout:.0f}s")
-            self._sock.settimeout(remaining)
-            try:
-                data = self._sock.recv(1 << 16)
-            except TimeoutError:
-                self.close()
-                raise RPCTimeout(f"no answer to {method!r} within {timeout or self.timeout:.0f}s") from None
-            if not data:
-                raise EOFError
-            self._unpacker.feed(data)
+                    raise RemoteError(*fatal)
+        except TimeoutError:
+            self.close()
+            raise RPCTimeout(f"no answer to {method!r} within {timeout:.0f}s") from None
+        except session.FrameError as exc:
+            self.close()
+            raise ConnectionLost(f"memoryd's answer to {method!r} cannot be read: {exc.message}") from None
+        raise AssertionError("unreachable")
 
     # -- methods -------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _named(**kwargs: Any) -> dict[str, Any]:
-        return {k: v for k, v in kwargs.items() if v is not None}
+    def request(self, method: str, **values: Any) -> Any:
+        """Call a method by the Python names of its parameters (memoryd.protocol.schema); unknown names are a
+        TypeError here, before anything is sent. Values are checked by the daemon."""
+        return self.call(method, METHODS[method](**values).wire_params())
 
     def ping(self) -> dict[str, Any]:
         return self.call("ping")
 
-    def search(
-        self,
-        query: str,
-        *,
-        agent: str | None = None,
-        max_results: int | None = None,
-        min_score: float | None = None,
-        mode: str | None = None,
-        sources: list[str] | None = None,
-        **filters: Any,
-    ) -> SearchResults:
-        raw = self.call(
-            "search",
-            self._named(
-                query=query,
-                agent=agent,
-                max_results=max_results,
-                min_score=min_score,
-                mode=mode,
-                sources=sources,
-                **filters,
-            ),
-        )
-        return search_results(raw)
+    def search(self, query: str, **options: Any) -> SearchResults:
+        """Options as memoryd.protocol.schema.Search declares them: agent, max_results, min_score, mode, sources,
+        path, after, before, type, ..."""
+        return search_results(self.request("search", query=query, **options))
 
     def get(
         self, path: str, from_line: int | None = None, lines: int | None = None, *, agent: str | None = None
     ) -> GetResult:
-        return self.call("get", self._named(path=path, agent=agent, lines=lines, **{"from": from_line}))
+        return self.request("get", path=path, from_=from_line, lines=lines, agent=agent)
 
-    def write(self, text: str, path: str | None = None, *, agent: str | None = None, **extra: Any) -> WriteResult:
-        return self.call("write", self._named(text=text, path=path, agent=agent, **extra))
+    def write(self, text: str, path: str | None = None, **options: Any) -> WriteResult:
+        """Options: agent, type, importance."""
+        return self.request("write", text=text, path=path, **options)
 
     def status(self, agent: str | None = None) -> dict[str, Any]:
-        return self.call("status", self._named(agent=agent))
+        return self.request("status", agent=agent)
 
     def sync(self, agent: str | None = None, force: bool = False, timeout: float = 600) -> dict[str, Any]:
         """Sync and wait at most `timeout` seconds; the answer's `done` says whether it finished."""
-        named = self._named(agent=agent, force=force or None, timeout=timeout)
+        named = METHODS["sync"](agent=agent, force=force, timeout=timeout).wire_params()
         return self.call("sync", named, timeout=max(self.timeout, timeout + 5))
 
     def reindex(self, agent: str | None = None, wait: bool = False, timeout: float = 3600) -> dict[str, Any]:
-        named = self._named(agent=agent, wait=wait or None, timeout=timeout if wait else None)
+        named = METHODS["reindex"](agent=agent, wait=wait, timeout=timeout if wait else None).wire_params()
         return self.call("reindex", named, timeout=max(self.timeout, timeout + 5) if wait else None)
 
     def agents(self) -> list[dict[str, Any]]:

@@ -7,4 +7,3 @@ REQUEST, RESPONSE, NOTIFICATION = 0, 1, 2
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # one message, either way
 MAX_MSGID = 0xFFFFFFFF  # msgpack-rpc msgids are uint32
 ERROR_NOTIFICATION = "memoryd.error"  # why the daemon closes a connection: [2, "memoryd.error", [{code, message}]]
-IDEMPOTENT = frozenset({"ping", "search", "get", "status", "agents"})  # only read: safe to send again

@@ -8,8 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoryd.config import SOURCES
-from memoryd.sources.metadata import MEMORY_TYPES
+from memoryd.protocol.schema import SOURCES
 
 
 class FilterError(ValueError):
@@ -47,24 +46,15 @@ class Filters:
     def parse(
         cls,
         sources: Sequence[str] | None = None,
-        path: object = None,
+        path: str | None = None,
         after: object = None,
         before: object = None,
-        kind: object = None,
+        kind: str | Sequence[str] | None = None,
     ) -> Filters:
-        for source in sources or ():
-            if not isinstance(source, str) or source not in SOURCES:
-                raise FilterError(f"unknown source {source!r} (use {', '.join(SOURCES)})")
-        if path is not None and (not isinstance(path, str) or not path):
+        """Filters from a search request the schema already checked (memoryd.protocol.schema.Search)."""
+        if path is not None and not path:
             raise FilterError("'path' must be a non-empty string (a prefix or a glob)")
-        if not (kind is None or isinstance(kind, str)) and (
-            not isinstance(kind, (list, tuple)) or not all(isinstance(k, str) for k in kind)
-        ):
-            raise FilterError("'type' must be a memory type or a list of them")
         kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
-        for k in kinds:
-            if k not in MEMORY_TYPES:
-                raise FilterError(f"unknown memory type {k!r} (use {', '.join(MEMORY_TYPES)})")
         # repeats mean nothing more (and 100,000 of them overflowed SQLite's variables)
         unique_sources, kinds = tuple(dict.fromkeys(sources or ())), tuple(dict.fromkeys(kinds))
         return cls(unique_sources, path, parse_time(after, "after"), parse_time(before, "before", True), kinds)

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from memoryd.config import FUSIONS, QueryConfig
+from memoryd.config import QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.index.interface import MemoryStore
 from memoryd.index.rows import ChunkRow
+from memoryd.protocol.schema import Search
+from memoryd.protocol.validation import InvalidParams, request
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse
@@ -26,10 +27,8 @@ from memoryd.search.snippets import best_snippet, word_weights
 from memoryd.search.vector import VectorIndex, VectorScan
 from memoryd.sources.analyzer import analyze, snippet_words
 
-MODES = ("hybrid", "keyword", "vector")
 MAX_QUERY_CHARS = 8192
 QUERY_CACHE_SIZE = 256
-MAX_RESULTS_CAP = 200
 RESTORE_FROM = 20  # keyword hits whose words an unmarked query's marks are taken from
 
 VectorState = Callable[[], tuple[Embedder | None, str | None]]
@@ -78,20 +77,13 @@ class SearchResponse:
         return out
 
 
-def _check(query: object, mode: str, max_results: int, min_score: float) -> str:
-    if not isinstance(query, str):
-        raise SearchError("query must be a string")
+def _check(query: str) -> str:
+    """What the schema cannot say of a query: that it holds words, and not too many."""
     query = query.strip()
     if not query:
         raise SearchError("query is empty")
     if len(query) > MAX_QUERY_CHARS:
         raise SearchError(f"query is longer than {MAX_QUERY_CHARS} characters")
-    if mode not in MODES:
-        raise SearchError(f"mode must be one of {', '.join(MODES)}")
-    if not isinstance(max_results, int) or isinstance(max_results, bool) or not 1 <= max_results <= MAX_RESULTS_CAP:
-        raise SearchError(f"max_results must be an integer from 1 to {MAX_RESULTS_CAP}")
-    if not isinstance(min_score, (int, float)) or isinstance(min_score, bool) or not math.isfinite(min_score):
-        raise SearchError("min_score must be a finite number")
     return query
 
 
@@ -150,37 +142,28 @@ class SearchEngine:
         threading.Thread(target=run, name="query-vector", daemon=True).start()
         return future
 
-    def search(
-        self,
-        query: str,
-        *,
-        max_results: int | None = None,
-        min_score: float | None = None,
-        mode: str = "hybrid",
-        sources: Sequence[str] | None = None,
-        fusion: str | None = None,
-        path: str | None = None,
-        after: object = None,
-        before: object = None,
-        kind: object = None,
-        explain: bool = False,
-        mmr: bool | None = None,
-        decay: bool | None = None,
-        record_access: bool = True,
-    ) -> SearchResponse:
+    def search(self, query: str, *, record_access: bool = True, **options: object) -> SearchResponse:
+        """A search with the protocol's options (memoryd.protocol.schema.Search), checked as the daemon checks them."""
+        try:
+            checked = request("search", query=query, **options)
+        except InvalidParams as exc:
+            raise SearchError(str(exc)) from None
+        return self.run(checked, record_access=record_access)  # type: ignore[arg-type]
+
+    def run(self, req: Search, *, record_access: bool = True) -> SearchResponse:
+        """Answer a checked search request."""
         started = time.perf_counter()
         cfg = self.settings
-        overrides = {k: v for k, v in (("mmr", mmr), ("decay", decay)) if v is not None}
+        overrides = {k: v for k, v in (("mmr", req.mmr), ("decay", req.decay)) if v is not None}
         if overrides:
             cfg = replace(cfg, **overrides)
-        max_results = cfg.max_results if max_results is None else max_results
-        min_score = cfg.min_score if min_score is None else min_score
-        fusion = fusion or cfg.fusion
-        if fusion not in FUSIONS:
-            raise SearchError(f"fusion must be one of {', '.join(FUSIONS)}")
-        query = _check(query, mode, max_results, min_score)
+        max_results = cfg.max_results if req.max_results is None else req.max_results
+        min_score = cfg.min_score if req.min_score is None else req.min_score
+        fusion = req.fusion or cfg.fusion
+        mode = req.mode
+        query = _check(req.query)
         try:
-            filters = Filters.parse(sources, path, after, before, kind)
+            filters = Filters.parse(req.sources, req.path, req.after, req.before, req.type)
         except FilterError as exc:
             raise SearchError(str(exc)) from None
         pool = max_results * cfg.candidate_multiplier
@@ -194,7 +177,7 @@ class SearchEngine:
         degraded = gathered.degraded
         if mode == "hybrid" and actual == "keyword" and degraded is None:
             degraded = "vector search unavailable"
-        results = self._materialise(regions, explained, explain, query)
+        results = self._materialise(regions, explained, req.explain, query)
         if record_access and results and cfg.access_weight:
             self.store.record_access([row.hash for region in regions for row in region.rows])
         return SearchResponse(

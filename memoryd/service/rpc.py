@@ -17,17 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import msgpack
 import structlog
 
-from memoryd.protocol.wire import (
-    ERROR_NOTIFICATION,
-    MAX_MESSAGE_BYTES,
-    MAX_MSGID,
-    NOTIFICATION,
-    REQUEST,
-    RESPONSE,
-)
+from memoryd.protocol import session
+from memoryd.protocol.schema import METHODS
+from memoryd.protocol.session import Call, FrameError, Framer, Malformed, Message, Notice
 from memoryd.service.fairpool import FairPool
 
 log = structlog.get_logger("memoryd.rpc")
@@ -37,10 +31,11 @@ WRITE_HIGH_WATER = 1 << 20  # reply bytes a client may leave unread before its r
 READ_CHUNK = 1 << 16
 MAX_CONNECTIONS = 256  # open at once; one more is told why and closed
 LISTEN_BACKLOG = 1024  # connects queued before accept (the kernel caps it at somaxconn)
-LONG_METHODS = frozenset({"sync", "reindex", "write"})  # run on their own threads, so ping and search never queue
-INLINE_METHODS = frozenset({"ping"})  # answered on the event loop itself: it always answers
-CONTROL_METHODS = frozenset({"status", "agents"})  # their own threads: answered behind no search, get or write
-BULK_METHODS = frozenset({"get"})  # Python-heavy reads of whole files: two threads, so they cannot crowd the GIL
+# Where each method runs (memoryd.protocol.schema's `lane`): "inline" on the event loop itself, so it always answers;
+# "control" on threads of their own, behind no search, get or write; "bulk" (Python-heavy reads of whole files) on two
+# threads, so they cannot crowd the GIL; "jobs" (sync, reindex, write) on their own threads, so search never queues
+# behind them; everything else on the shared pool.
+LANES = {name: method.lane for name, method in METHODS.items()}
 CLOSE_GRACE_SECONDS = 2.0  # a refused connection's unread requests are read and dropped, then it closes
 
 Dispatch = Callable[[Any, Any], Any]
@@ -74,10 +69,6 @@ def peer_uid(sock: socket.socket) -> int | None:
     return None
 
 
-def _pack(message: list[Any]) -> bytes:
-    return msgpack.packb(message, use_bin_type=True, default=str)
-
-
 def _peer_gone(sock: socket.socket | None) -> bool:
     """After EOF: whether the peer closed entirely (POLLHUP), not just its sending side (it may still read)."""
     if sock is None or not hasattr(select, "poll"):
@@ -85,14 +76,6 @@ def _peer_gone(sock: socket.socket | None) -> bool:
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLHUP | getattr(select, "POLLRDHUP", 0))
     return any(events & select.POLLHUP for _, events in poller.poll(0))
-
-
-def _is_msgid(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_MSGID
-
-
-def _error_reply(msgid: int, error: RPCError) -> bytes:
-    return _pack([RESPONSE, msgid, error.as_dict(), None])
 
 
 class RPCServer:
@@ -178,7 +161,7 @@ class RPCServer:
             await asyncio.wait_for(discard(), CLOSE_GRACE_SECONDS)
 
     async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        unpacker: msgpack.Unpacker | None = None  # made at the first byte: an idle connection holds no buffer
+        framer: Framer | None = None  # made at the first byte: an idle connection holds no buffer
         in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
         pending: set[asyncio.Task[None]] = set()
         caller = object()  # this connection's turn in the pools
@@ -190,31 +173,22 @@ class RPCServer:
                     if _peer_gone(writer.get_extra_info("socket")):
                         self._drop(caller)  # nobody will read the answers: drop what has not started
                     return
-                if unpacker is None:
-                    unpacker = msgpack.Unpacker(
-                        raw=False, max_buffer_size=MAX_MESSAGE_BYTES, strict_map_key=False, read_size=READ_CHUNK
-                    )
+                framer = framer or Framer(READ_CHUNK)
                 try:
-                    unpacker.feed(data)
-                except msgpack.BufferFull:
-                    await self._fatal(writer, "too_large", f"message larger than {MAX_MESSAGE_BYTES} bytes")
+                    framer.feed(data)
+                    for message in framer:
+                        await in_flight.acquire()
+                        await writer.drain()  # a client that does not read its answers is not read either
+                        job = asyncio.create_task(self._handle(message, writer, caller))
+                        pending.add(job)
+                        self._calls.add(job)
+                        job.add_done_callback(
+                            lambda t: (pending.discard(t), self._calls.discard(t), in_flight.release())
+                        )
+                except FrameError as exc:
+                    await self._fatal(writer, exc.code, exc.message)
                     await self._drain_and_close(reader, writer)
                     return
-                while True:
-                    try:
-                        message = unpacker.unpack()
-                    except msgpack.OutOfData:
-                        break
-                    except (msgpack.FormatError, msgpack.StackError, ValueError, TypeError) as exc:
-                        await self._fatal(writer, "parse_error", f"malformed msgpack: {exc}")
-                        await self._drain_and_close(reader, writer)
-                        return
-                    await in_flight.acquire()
-                    await writer.drain()  # a client that does not read its answers is not read either
-                    job = asyncio.create_task(self._handle(message, writer, caller))
-                    pending.add(job)
-                    self._calls.add(job)
-                    job.add_done_callback(lambda t: (pending.discard(t), self._calls.discard(t), in_flight.release()))
         finally:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
@@ -222,7 +196,7 @@ class RPCServer:
     async def _fatal(self, writer: asyncio.StreamWriter, code: str, message: str) -> None:
         """The stream can no longer be read: say why in a notification, then close."""
         log.warning("closing connection", code=code, reason=message)
-        writer.write(_pack([NOTIFICATION, ERROR_NOTIFICATION, [{"code": code, "message": message}]]))
+        writer.write(session.fatal(code, message))
         await writer.drain()
 
     def _drop(self, caller: object) -> None:
@@ -235,17 +209,12 @@ class RPCServer:
         return (self.executor, self.jobs, self.control, self.bulk)
 
     def _pool(self, method: Any) -> FairPool:
-        if isinstance(method, str) and method in LONG_METHODS:
-            return self.jobs
-        if isinstance(method, str) and method in CONTROL_METHODS:
-            return self.control
-        if isinstance(method, str) and method in BULK_METHODS:
-            return self.bulk
-        return self.executor
+        lane = LANES.get(method) if isinstance(method, str) else None
+        return {"jobs": self.jobs, "control": self.control, "bulk": self.bulk}.get(lane or "", self.executor)
 
     async def _call(self, caller: object, method: Any, params: Any) -> Any:
         """The method's result; `Dropped` when it was dropped unstarted (its client left, or the daemon stops)."""
-        if isinstance(method, str) and method in INLINE_METHODS:
+        if isinstance(method, str) and LANES.get(method) == "inline":
             return self.dispatch(method, params)
         future = self._pool(method).submit(caller, self.dispatch, method, params)
         try:
@@ -255,32 +224,30 @@ class RPCServer:
                 raise Dropped from None
             raise
 
-    async def _handle(self, message: Any, writer: asyncio.StreamWriter, caller: object) -> None:
-        kind = message[0] if isinstance(message, list) and message else None
-        valid_id = kind == REQUEST and len(message) >= 2 and _is_msgid(message[1])
-        if valid_id and len(message) == 4:
-            msgid = message[1]
+    async def _handle(self, message: Message, writer: asyncio.StreamWriter, caller: object) -> None:
+        if isinstance(message, Call):
             try:
-                result = await self._call(caller, message[2], message[3])
-                reply = _pack([RESPONSE, msgid, None, result])
+                result = await self._call(caller, message.method, message.params)
+                reply = session.reply(message.msgid, result)
             except RPCError as exc:
-                reply = _error_reply(msgid, exc)
+                reply = session.error_reply(message.msgid, exc.code, exc.message)
             except Dropped:
                 return
             except Exception as exc:
-                log.exception("method failed", method=str(message[2])[:64])
-                reply = _error_reply(msgid, RPCError("internal_error", f"{type(exc).__name__}: {exc}"))
-        elif kind == NOTIFICATION and len(message) == 3:
+                log.exception("method failed", method=str(message.method)[:64])
+                reply = session.error_reply(message.msgid, "internal_error", f"{type(exc).__name__}: {exc}")
+        elif isinstance(message, Notice):
             try:
-                await self._call(caller, message[1], message[2])
+                await self._call(caller, message.method, message.params)
             except Exception as exc:
-                log.warning("notification failed", method=str(message[1])[:64], error=str(exc))
+                log.warning("notification failed", method=str(message.method)[:64], error=str(exc))
             return
-        elif valid_id:
-            reply = _error_reply(message[1], RPCError("invalid_request", "a request is [0, msgid, method, params]"))
-        else:
-            why = "expected [0, msgid, method, params] with a msgid from 0 to 2**32-1"
-            reply = _pack([NOTIFICATION, ERROR_NOTIFICATION, [{"code": "invalid_request", "message": why}]])
+        elif isinstance(message, Malformed) and message.msgid is not None:
+            reply = session.error_reply(message.msgid, "invalid_request", message.reason)
+        else:  # nothing to answer it by (a reply sent to the daemon, a bad msgid): say so on the connection
+            reply = session.fatal(
+                "invalid_request", "expected [0, msgid, method, params] with a msgid from 0 to 2**32-1"
+            )
         if not writer.is_closing():
             writer.write(reply)
             await writer.drain()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import re2
 
+from memoryd.protocol.schema import MEMORY_TYPES
 from memoryd.sources.markdown import Chunk
 
-MEMORY_TYPES = ("episodic", "semantic", "procedural", "lore")
 _DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
 # RE2 (linear time): in Python's `re` a long run after an opening `<!-- type:` backtracked quadratically

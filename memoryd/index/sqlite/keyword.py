@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from memoryd.index import topk
 from memoryd.index.rows import ChunkFilter, ChunkRow, Match
 from memoryd.index.sqlite.base import Connections
-from memoryd.settings import SOURCES
+from memoryd.protocol.schema import SOURCES
 
 MAX_REMEMBERED_FREQUENCIES = 100_000
 FTS_THREADS = 2  # threads for a keyword search's side queries (bm25_many), beside the caller's own
