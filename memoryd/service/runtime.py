@@ -15,9 +15,10 @@ from memoryd.config import AgentConfig, Config
 from memoryd.index.batch import DiskFull, SyncReport
 from memoryd.memory import AgentMemory
 from memoryd.service.budgets import lower_this_thread
+from memoryd.service.feed import Batch, ChangeFeed, Kind
 from memoryd.service.jobs import STOPPED, Cancelled, JobProgress, Stopping
 from memoryd.service.lane import EmbeddingLane
-from memoryd.sources.discovery import display_path, is_markdown, is_transcript, real_workspace
+from memoryd.sources.discovery import display_path, real_workspace
 from memoryd.sources.transcripts import grown_since
 
 log = structlog.get_logger("memoryd.runtime")
@@ -48,8 +49,7 @@ class AgentRuntime:
         self._running = False
         self._reindexing = False  # a reindex runs or is about to: syncs wait for it
         self._stopping = False
-        self._debounce: threading.Timer | None = None
-        self._first_event: float | None = None
+        self.feed = ChangeFeed(self._changes_settled, self._debounce_of, self._urgent, name=f"changes-{agent.id}")
         self._reindex_thread: threading.Thread | None = None
         self.lane = EmbeddingLane(
             self.memory,
@@ -219,33 +219,28 @@ class AgentRuntime:
 
     # -- file events ---------------------------------------------------------------------------------
 
-    def file_changed(self, path: str) -> None:
-        """A watcher saw a change: sync after the debounce, or at most 5 debounces after the first event.
-        A transcript syncs at once when enough has been appended (bytes or messages), else after its own debounce."""
-        transcript = is_transcript(Path(path))
-        single = (transcript or is_markdown(Path(path))) and not Path(path).is_dir()
-        if transcript and single and self._transcript_due(Path(path)):
-            with self._cond:
-                self._changed.add(Path(path))
-                self.dirty = True
-            self.request_sync(full=False)
-            return
-        debounce = self.config.session_debounce_seconds if transcript else self.config.debounce_seconds
+    def file_changed(self, path: str, kind: Kind) -> None:
+        """A watcher saw a change: it joins the change feed's next batch."""
+        self.dirty = True
+        self.feed.add(path, kind)
+
+    def _debounce_of(self, kind: Kind) -> float:
+        return self.config.session_debounce_seconds if kind == "transcript" else self.config.debounce_seconds
+
+    def _urgent(self, path: str, kind: Kind) -> bool:
+        """A transcript syncs at once when enough has been appended (bytes or messages) since it was read."""
+        return kind == "transcript" and self._transcript_due(Path(path))
+
+    def _changes_settled(self, batch: Batch) -> None:
+        """A batch from the feed: its notes and transcripts are synced alone, a folder by a walk."""
         with self._cond:
-            if single:
-                self._changed.add(Path(path))  # synced alone, unless something asks for a full walk
-            else:
-                self._full_pending = True  # a folder: walk
+            for path, kind in batch.items():
+                if kind == "folder" or Path(path).is_dir():
+                    self._full_pending = True
+                else:
+                    self._changed.add(Path(path))
             self.dirty = True
-            now = time.monotonic()
-            if self._first_event is None:
-                self._first_event = now
-            delay = min(debounce, max(0.0, self._first_event + 5 * debounce - now))
-            if self._debounce is not None:
-                self._debounce.cancel()
-            self._debounce = threading.Timer(delay, self._debounced)
-            self._debounce.daemon = True
-            self._debounce.start()
+        self.request_sync(full=False)
 
     def _transcript_due(self, path: Path) -> bool:
         """Has a transcript grown by session_sync_bytes or session_sync_messages since it was last read?"""
@@ -256,20 +251,11 @@ class AgentRuntime:
         except (OSError, apsw.Error):
             return False
 
-    def _debounced(self) -> None:
-        with self._cond:
-            self._debounce = None
-            self._first_event = None
-        self.request_sync(full=False)
-
     def sync_if_dirty(self, timeout: float = 5.0) -> None:
         """Before a search: when files changed and nothing is syncing, bring the index up to date first."""
-        if self.dirty and not self._running and not self._reindexing and self.config.sync_on_search:
-            with self._cond:
-                if self._debounce is not None:
-                    self._debounce.cancel()
-                    self._debounce = None
-                    self._first_event = None
+        dirty = self.dirty or self.feed.pending
+        if dirty and not self._running and not self._reindexing and self.config.sync_on_search:
+            self.feed.flush()
             self.wait_for(self.request_sync(full=False), timeout)
 
     # -- reindex -------------------------------------------------------------------------------------
@@ -351,7 +337,7 @@ class AgentRuntime:
                     "paused": "for the reindex" if self._reindexing and waiting else None,
                     "error": self.lane.error,
                 },
-                "dirty": self.dirty or pending,
+                "dirty": self.dirty or pending or self.feed.pending,
                 "syncing": self._running,
                 "sync_runs": self.sync_runs,
                 "sync_progress": self.sync_progress.as_dict() if self.sync_progress else None,
@@ -366,9 +352,8 @@ class AgentRuntime:
         """Tell every job and waiter to stop now: waiting clients get an error, the model stops between inputs."""
         with self._cond:
             self._stopping = True
-            if self._debounce is not None:
-                self._debounce.cancel()
             self._cond.notify_all()
+        self.feed.close()
         if self.memory.embedder is not None:
             self.memory.embedder.interrupt()
 

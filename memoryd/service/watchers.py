@@ -26,7 +26,10 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from memoryd.config import AgentConfig
+from memoryd.service.feed import Kind
 from memoryd.sources.discovery import IGNORED_DIRS, ROOT_FILES, is_markdown, is_transcript
+
+Notify = Callable[[str, Kind], None]
 
 log = structlog.get_logger("memoryd.watchers")
 
@@ -64,7 +67,10 @@ def watch_roots(agent: AgentConfig) -> list[tuple[Path, bool]]:
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, agent: AgentConfig, notify: Callable[[str], None], on_new_dir: Callable[[Path], None]) -> None:
+    """The one relevance filter: an event reaches the agent only for a note, a transcript or a folder of its
+    sources (not under an ignored folder), with its kind."""
+
+    def __init__(self, agent: AgentConfig, notify: Notify, on_new_dir: Callable[[Path], None]) -> None:
         self.agent = agent
         self.notify = notify
         self.on_new_dir = on_new_dir
@@ -91,7 +97,8 @@ class _Handler(FileSystemEventHandler):
             if target == self.agent.workspace / "memory":
                 self.on_new_dir(target)
         for path in relevant:
-            self.notify(path)
+            kind: Kind = "folder" if event.is_directory else "transcript" if is_transcript(Path(path)) else "note"
+            self.notify(path, kind)
 
 
 @dataclass
@@ -107,7 +114,7 @@ class _Watch:
 class _AgentWatches:
     agent: AgentConfig
     handler: _Handler
-    notify: Callable[[str], None]
+    notify: Notify
     watches: list[_Watch] = field(default_factory=list)
 
 
@@ -140,7 +147,7 @@ class WatchHub:
         with self._lock:
             return self._states.get(agent_id, "not watched")
 
-    def add(self, agent: AgentConfig, notify: Callable[[str], None]) -> str:
+    def add(self, agent: AgentConfig, notify: Notify) -> str:
         """Watch an agent's sources; returns the watcher state for status."""
         handler = _Handler(agent, notify, lambda path: self._new_memory_dir(agent.id, path))
         entry = _AgentWatches(agent, handler, notify)
@@ -238,7 +245,7 @@ class WatchHub:
                     for watch in entry.watches:
                         watch.handle = None
                         self._arm(entry, watch)
-                        entry.notify(str(watch.root))  # what changed while nobody watched
+                        entry.notify(str(watch.root), "folder")  # what changed while nobody watched
             for agent_id, entry in self._agents.items():
                 workspace_gone = False
                 for watch in entry.watches:
@@ -249,7 +256,7 @@ class WatchHub:
                         self._arm(entry, watch)
                         if watch.handle is not None:
                             log.info("watch re-armed", agent=agent_id, path=str(watch.root))
-                            entry.notify(str(watch.root))
+                            entry.notify(str(watch.root), "folder")
                     workspace_gone = workspace_gone or (watch.handle is None and watch.root == entry.agent.workspace)
                 state = self._states.get(agent_id, "")
                 if workspace_gone:
