@@ -91,7 +91,7 @@ def test_a_dead_observer_is_replaced(tmp_path: Path, workspace: Path) -> None:
         config = load_config(
             d.write_config(tmp_path / "c.toml", workspace=workspace, data_dir=tmp_path / "data", socket=tmp_path / "s")
         )
-        hub.add(config.default_agent, seen.append)
+        hub.add(config.default_agent, lambda path, kind: seen.append(path))
         hub._observer.stop()
         hub._observer.join()
         write(workspace / "memory" / "lost.md", "# Lost\nwritten while nobody watched\n")
