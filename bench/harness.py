@@ -78,13 +78,16 @@ class Daemon:
         with MemoryClient(self.socket) as client:
             return client.status()["agents"][0]
 
+    def check_running(self) -> None:
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"daemon exited with {self.proc.returncode}:\n{self.logs()[-3000:]}")
+
     def wait_idle(self, timeout: float = 7200.0, poll: float = 0.05) -> dict:
         """Wait until no agent has pending changes, a sync, a reindex or vectors still to add; returns the first
         agent's status."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"daemon exited with {self.proc.returncode}:\n{self.logs()[-3000:]}")
+            self.check_running()
             try:
                 with MemoryClient(self.socket, timeout=30) as client:
                     states = client.status()["agents"]
@@ -132,8 +135,7 @@ def wait_answering(daemon: Daemon, timeout: float = 120.0) -> Daemon:
     """Wait until the daemon answers `ping`; a daemon that exits or never answers is an error naming its log."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if daemon.proc.poll() is not None:
-            raise RuntimeError(f"daemon exited with {daemon.proc.returncode}:\n{daemon.logs()[-3000:]}")
+        daemon.check_running()
         try:
             with MemoryClient(daemon.socket, timeout=5) as client:
                 client.ping()
