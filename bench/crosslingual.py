@@ -1,0 +1,89 @@
+"""Cross-lingual recall through the daemon: XQuAD is parallel (the same paragraphs and questions in every
+language, in the same order), so each language's questions can be asked of every language's notes. For every
+ordered pair of the languages, keyword, vector and hybrid Recall@10 / MRR@10, the within-language pairs beside
+them, so that a gain across languages cannot hide a loss within one.
+
+python -m bench.crosslingual [--langs vi,en,zh,th] [--workdir DIR] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.beir import CACHE, RESULTS_PER_QUERY
+from bench.datasets import Dataset, dataset_workspace, load_xquad
+from bench.harness import start_daemon
+from bench.metrics import dedupe_docs, evaluate
+
+MODES = ("keyword", "vector", "hybrid")
+LANGS = "vi,en,zh,th"
+
+
+def positional(dataset: Dataset) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """Questions and their paragraph by position (`q17`, `p3`): the same in every language."""
+    order = {doc_id: f"p{i}" for i, doc_id in enumerate(dataset.docs)}
+    queries, qrels = {}, {}
+    for i, (qid, text) in enumerate(dataset.queries.items()):
+        queries[f"q{i}"] = text
+        qrels[f"q{i}"] = {order[d]: grade for d, grade in dataset.qrels[qid].items()}
+    return queries, qrels
+
+
+def measure(langs: list[str], work: Path) -> dict[str, Any]:
+    from memoryd.config import DEFAULT_LOCAL_MODEL, default_data_dir
+    from memoryd.embeddings.models.prepare import model_path
+
+    model = model_path(default_data_dir(), DEFAULT_LOCAL_MODEL)
+    sets = {lang: load_xquad(lang) for lang in langs}
+    asked = {lang: positional(data) for lang, data in sets.items()}
+    out: dict[str, Any] = {}
+    for notes in langs:
+        dataset = sets[notes]
+        workspace, mapping = dataset_workspace(dataset, work)
+        by_position = {path: f"p{list(dataset.docs).index(doc)}" for path, doc in mapping.items()}
+        daemon = start_daemon(workspace, work / dataset.name / f"local-{model.stem}", model_path=model)
+        try:
+            daemon.wait_idle()
+            with daemon.client() as client:
+                for question in langs:
+                    queries, qrels = asked[question]
+                    row = out.setdefault(f"{question}->{notes}", {})
+                    for mode in MODES:
+                        runs = {}
+                        for qid, text in queries.items():
+                            found = client.search(text, mode=mode, max_results=RESULTS_PER_QUERY, min_score=-1.0)
+                            runs[qid] = dedupe_docs([r.path for r in found.results], by_position)
+                        scores = evaluate(runs, qrels)
+                        row[mode] = {"recall@10": round(scores["recall@10"], 3), "mrr@10": round(scores["mrr@10"], 3)}
+                    print(f"{question} -> {notes}: " + "  ".join(f"{m} {row[m]}" for m in MODES), flush=True)
+        finally:
+            daemon.stop()
+    return out
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = ["| question → notes | keyword | vector | hybrid |", "|---|---|---|---|"]
+    for pair, row in results.items():
+        cells = [f"{row[m]['recall@10']} / {row[m]['mrr@10']}" for m in MODES]
+        lines.append(f"| {pair.replace('->', ' → ')} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="python -m bench.crosslingual", description=__doc__)
+    parser.add_argument("--langs", default=LANGS)
+    parser.add_argument("--workdir", type=Path, default=CACHE)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    results = measure(args.langs.split(","), args.workdir)
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()
