@@ -72,7 +72,12 @@ class Memory:
         self, text: str, path: str | None = None, *, type: str | None = None, importance: float | None = None
     ) -> WriteResult:
         checked = request("write", text=text, path=path, type=type, importance=importance)
-        return self._memory.write(text, path, kind=type, importance=checked.importance)  # type: ignore
+        return self._memory.write(  # type: ignore[return-value]
+            checked.text,
+            checked.path,
+            kind=checked.type,
+            importance=checked.importance,  # type: ignore[attr-defined]
+        )
 
     def status(self) -> dict[str, Any]:
         return self._memory.status()

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, ConfigDict, Field
 
-from memoryd.protocol.schema import FUSIONS, MAX_RESULTS
+from memoryd.protocol.schema import FUSIONS, MAX_RESULTS, SOURCES
 
 APP_NAME = "memoryd"
 DEFAULT_AGENT = "main"
@@ -118,7 +118,7 @@ class AgentTable:
     workspace: Annotated[str, Field(min_length=1)]
     store: str | None = None
     extra_paths: tuple[Annotated[str, Field(min_length=1)], ...] = ()
-    sources: tuple[Literal["memory", "sessions"], ...] = ("memory",)
+    sources: tuple[Literal[SOURCES], ...] = ("memory",)  # type: ignore[valid-type]
     sessions_dir: str | tuple[str, ...] = ()
     redact: tuple[str, ...] = ()
     embedding: dict[str, Any] | None = None

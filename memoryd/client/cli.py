@@ -7,7 +7,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -15,6 +15,7 @@ from memoryd.client.render import failure, failure_json, plural, search_text
 from memoryd.client.stub import ClientError, MemoryClient
 from memoryd.protocol.schema import METHODS, Param
 
+T = TypeVar("T")
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -42,13 +43,23 @@ def _emit(ctx: Ctx, data: Any, human: str) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2) if ctx.as_json else human)
 
 
-def _fail(exc: ClientError, ctx: Ctx | None = None) -> None:
+def _fail(exc: ClientError, ctx: Ctx | None = None) -> NoReturn:
     message, code = failure(exc)
     if ctx is not None and ctx.as_json:
         click.echo(failure_json(exc))
     else:
         click.echo(message, err=True)
     sys.exit(code)
+
+
+def _ask(ctx: Ctx, call: Callable[[MemoryClient], T]) -> T:
+    """One call to the daemon on a connection of its own; a client error is printed (as JSON with --json) and
+    ends memctl with its exit code."""
+    try:
+        with ctx.client() as client:
+            return call(client)
+    except ClientError as exc:
+        _fail(exc, ctx)
 
 
 @click.group(context_settings=CONTEXT)
@@ -118,12 +129,7 @@ def search(
     """Search memory: score, citation and snippet per hit. A QUERY of '-' is read from stdin."""
     ctx = _ctx(obj, agent, socket, as_json)
     text = sys.stdin.read() if query == ("-",) else " ".join(query)
-    try:
-        with ctx.client() as client:
-            found = client.search(text, agent=ctx.agent, **_given(options))
-    except ClientError as exc:
-        _fail(exc, ctx)
-        return
+    found = _ask(ctx, lambda client: client.search(text, agent=ctx.agent, **_given(options)))
     _emit(ctx, found.raw, search_text(found))
 
 
@@ -157,12 +163,7 @@ def get(obj: Ctx, location: str, agent: str | None, socket: str | None, as_json:
     """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO."""
     ctx = _ctx(obj, agent, socket, as_json)
     path, first, count = _parse_location(location)
-    try:
-        with ctx.client() as client:
-            got = client.get(path, first, count, agent=ctx.agent)
-    except ClientError as exc:
-        _fail(exc, ctx)
-        return
+    got = _ask(ctx, lambda client: client.get(path, first, count, agent=ctx.agent))
     _emit(ctx, got, got["text"])
 
 
@@ -175,12 +176,7 @@ def write(obj: Ctx, text: str, agent: str | None, socket: str | None, as_json: b
     """Append TEXT (or '-' for stdin) to a Markdown note and index it."""
     ctx = _ctx(obj, agent, socket, as_json)
     body = sys.stdin.read() if text == "-" else text
-    try:
-        with ctx.client() as client:
-            done = client.write(body, agent=ctx.agent, **_given(options))
-    except ClientError as exc:
-        _fail(exc, ctx)
-        return
+    done = _ask(ctx, lambda client: client.write(body, agent=ctx.agent, **_given(options)))
     _emit(ctx, done, f"wrote {done['citation']}")
 
 
@@ -232,12 +228,7 @@ def _status_line(agent: dict[str, Any]) -> str:
 def status(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None) -> None:
     """Daemon and index state per agent."""
     ctx = _ctx(obj, agent, socket, as_json)
-    try:
-        with ctx.client() as client:
-            state = client.status(ctx.agent)
-    except ClientError as exc:
-        _fail(exc, ctx)
-        return
+    state = _ask(ctx, lambda client: client.status(ctx.agent))
     daemon = state["daemon"]
     head = f"memoryd {daemon['version']} pid {daemon['pid']} up {daemon['uptime_s']}s on {daemon['socket']}"
     if daemon.get("reload_error"):
@@ -252,12 +243,7 @@ def status(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None
 def sync(obj: Ctx, force: bool, agent: str | None, socket: str | None, as_json: bool | None) -> None:
     """Bring the index up to date now."""
     ctx = _ctx(obj, agent, socket, as_json)
-    try:
-        with ctx.client() as client:
-            done = client.sync(ctx.agent, force=force)
-    except ClientError as exc:
-        _fail(exc, ctx)
-        return
+    done = _ask(ctx, lambda client: client.sync(ctx.agent, force=force))
     if not done.get("done", True):
         job = done.get("progress") or {}
         click.echo(f"memctl: still syncing after the wait ({job.get('done', 0)}/{job.get('total', 0)} files)", err=True)
@@ -288,7 +274,6 @@ def reindex(obj: Ctx, no_wait: bool, agent: str | None, socket: str | None, as_j
             job = _follow(client, started["agent"], sys.stderr.isatty() and not ctx.as_json)
     except ClientError as exc:
         _fail(exc, ctx)
-        return
     if job.get("state") != "done":
         click.echo(f"memctl: reindex {job.get('state')}: {job.get('error')}", err=True)
         sys.exit(1)
@@ -318,12 +303,7 @@ def _follow(client: MemoryClient, agent: str, show: bool) -> dict[str, Any]:
 def agents(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None) -> None:
     """The daemon's agents."""
     ctx = _ctx(obj, agent, socket, as_json)
-    try:
-        with ctx.client() as client:
-            listed = client.agents()
-    except ClientError as exc:
-        _fail(exc, ctx)
-        return
+    listed = _ask(ctx, lambda client: client.agents())
     _emit(ctx, listed, "\n".join(f"{'*' if a['default'] else ' '} {a['id']:12s} {a['workspace']}" for a in listed))
 
 

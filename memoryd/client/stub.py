@@ -17,7 +17,7 @@ from memoryd.protocol import session
 from memoryd.protocol.paths import default_socket_path
 from memoryd.protocol.results import GetResult, SearchResults, WriteResult, search_results
 from memoryd.protocol.schema import IDEMPOTENT, METHODS
-from memoryd.protocol.wire import MAX_MESSAGE_BYTES, MAX_MSGID
+from memoryd.protocol.wire import MAX_MSGID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -76,12 +76,7 @@ class ConnectError(ClientError):
     """The socket exists but cannot be connected to (permissions, not a socket, ...)."""
 
 
-MAX_REQUEST_BYTES = MAX_MESSAGE_BYTES
 CONNECT_BUSY_SECONDS = 3.0  # how long a full listen queue (EAGAIN) is retried before giving up
-
-
-def _remote_error(error: Any) -> RemoteError:
-    return RemoteError(*session.error_fields(error))
 
 
 class Connection:
@@ -227,7 +222,7 @@ class MemoryClient:
             for message in conn.messages(time.monotonic() + timeout):
                 if isinstance(message, session.Reply) and message.msgid == msgid:
                     if message.error is not None:
-                        raise _remote_error(message.error)
+                        raise RemoteError(*session.error_fields(message.error))
                     return message.result
                 fatal = session.fatal_error(message) if isinstance(message, session.Notice) else None
                 if fatal is not None:  # the daemon gave up on this connection and says why

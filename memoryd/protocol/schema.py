@@ -89,6 +89,7 @@ class Request:
     idempotent: ClassVar[bool] = False  # only reads: a client may send it again after a lost connection
     lane: ClassVar[str] = "shared"  # where the daemon runs it: inline (event loop), control, bulk, jobs or shared
     params: ClassVar[tuple[Param, ...]] = ()
+    _by_wire: ClassVar[dict[str, Param]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -101,10 +102,11 @@ class Request:
             spec.types = tuple(t.strip() for t in str(annotation).split("|"))
             found.append(spec)
         cls.params = tuple(found)
+        cls._by_wire = {p.wire: p for p in found}
 
     def __init__(self, **values: Any) -> None:
-        names = {p.name for p in self.params}
-        unknown = sorted(set(values) - names)
+        names = [p.name for p in self.params]
+        unknown = sorted(set(values).difference(names))
         if unknown:
             raise TypeError(f"{self.method}() got unknown parameters {', '.join(unknown)}; it takes {', '.join(names)}")
         for spec in self.params:
@@ -117,7 +119,8 @@ class Request:
 
     @classmethod
     def by_wire(cls) -> dict[str, Param]:
-        return {p.wire: p for p in cls.params}
+        """The parameters by their wire names (worked out once, when the class was made)."""
+        return cls._by_wire
 
     def wire_params(self) -> dict[str, Any]:
         """The values given that differ from the defaults, by their wire names (what a client sends); None is
@@ -130,11 +133,6 @@ class Request:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.items())})"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and dict(self.items()) == dict(other.items())  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 AGENT_HELP = "Agent id (default: the daemon's default agent)."

@@ -94,5 +94,5 @@ def validate(method: type[Request], args: list[Any] | None = None, named: dict[s
 def request(method: str, **values: Any) -> Request:
     """A checked request by Python names (`from_`), as a program builds one."""
     cls = METHODS[method]
-    wire = {p.name: p.wire for p in cls.params}
-    return validate(cls, named={wire.get(k, k): v for k, v in values.items()})
+    names = {p.name: p for p in cls.params}
+    return validate(cls, named={names[k].wire if k in names else k: v for k, v in values.items()})

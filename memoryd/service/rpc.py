@@ -49,9 +49,6 @@ class RPCError(Exception):
         self.code = code
         self.message = message
 
-    def as_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message}
-
 
 class Dropped(Exception):
     """A call dropped before it started: nobody is left to answer."""

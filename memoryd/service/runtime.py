@@ -92,11 +92,15 @@ class AgentRuntime:
 
     def wait_for(self, ticket: int, timeout: float | None = None) -> bool:
         """Wait until sync `ticket` is done (True), the timeout passes (False) or the daemon stops (Stopping)."""
+        return self._wait_until(lambda: self._completed >= ticket, timeout, "the sync")
+
+    def _wait_until(self, done: Callable[[], bool], timeout: float | None, what: str) -> bool:
+        """Wait on the runtime's condition until `done()` (True) or the timeout (False); Stopping on shutdown."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while self._completed < ticket:
+            while not done():
                 if self._stopping:
-                    raise Stopping("memoryd is stopping; the sync was not finished")
+                    raise Stopping(f"memoryd is stopping; {what} was not finished")
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return False
@@ -118,16 +122,11 @@ class AgentRuntime:
     def wait_embedded(self, timeout: float | None = None) -> bool:
         """Wait until the embedding lane has nothing left it can do (every vector added, or an embedding error);
         False when the timeout passed first. Raises Stopping on shutdown."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            while self.lane.wanted or self.lane.running or self._reindexing:
-                if self._stopping:
-                    raise Stopping("memoryd is stopping; the embedding was not finished")
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                self._cond.wait(remaining)
-            return True
+
+        def idle() -> bool:
+            return not (self.lane.wanted or self.lane.running or self._reindexing)
+
+        return self._wait_until(idle, timeout, "the embedding")
 
     def _loop(self) -> None:
         """Syncs one after another. While a reindex runs none starts: the reindex reads every file anyway, and a
@@ -235,7 +234,7 @@ class AgentRuntime:
         """A batch from the feed: its notes and transcripts are synced alone, a folder by a walk."""
         with self._cond:
             for path, kind in batch.items():
-                if kind == "folder" or Path(path).is_dir():
+                if kind == "folder":
                     self._full_pending = True
                 else:
                     self._changed.add(Path(path))
