@@ -33,8 +33,10 @@ from memoryd.settings import (
     Fusion,
     NonNegative,
     Positive,
+    PostgresStore,
     Provider,
     QueryConfig,
+    mask_password,
 )
 from memoryd.sources.redact import redact_pattern_error
 
@@ -191,12 +193,19 @@ def _agent_from_table(
     chunking = problems.check(ChunkingConfig, _merge(defaults.chunking, part("chunking")), f"{label}.chunking")
     if table is None or embedding is None or query is None or chunking is None:
         return None
+    if not (table.store and is_postgres_url(table.store)) and (table.read_url or table.namespace or table.readers):
+        problems.append(f"{label}: read_url, namespace and readers need a postgresql:// store")
+    elif table.store and is_postgres_url(table.store) and not table.namespace and len(table.id) > 32:
+        problems.append(f"{label}: an id over 32 characters cannot name a PostgreSQL namespace; set namespace")
     workspace = _expand(table.workspace, base)
     sessions = (table.sessions_dir,) if isinstance(table.sessions_dir, str) else table.sessions_dir
     agent = AgentConfig(
         id=table.id,
         workspace=workspace,
-        store=_expand(table.store, base) if table.store else data_dir / "agents" / table.id / "index.sqlite",
+        store=_expand(table.store, base)
+        if table.store and not is_postgres_url(table.store)
+        else data_dir / "agents" / table.id / "index.sqlite",
+        postgres=_postgres(table),
         extra_paths=tuple(_expand(p, workspace) for p in table.extra_paths),
         sources=table.sources,
         sessions_dirs=tuple(_expand(p, workspace) for p in sessions),
@@ -207,6 +216,22 @@ def _agent_from_table(
     )
     problems.extend(_agent_problems(agent))
     return agent
+
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(value: str) -> bool:
+    return value.startswith(POSTGRES_SCHEMES)
+
+
+def _postgres(table: AgentTable) -> PostgresStore | None:
+    """The PostgreSQL store of an agent whose `store` is a URL (environment variables in it are expanded, so that
+    a password can come from one)."""
+    if not table.store or not is_postgres_url(table.store):
+        return None
+    read_url = os.path.expandvars(table.read_url) if table.read_url else None
+    return PostgresStore(os.path.expandvars(table.store), table.namespace or table.id, read_url, table.readers)
 
 
 def quickstart_agent(workspace: Path, data_dir: Path, agent_id: str = DEFAULT_AGENT, **overrides: Any) -> AgentConfig:
@@ -264,6 +289,9 @@ def load_config(
     stores = [a.store for a in agents]
     if len(set(stores)) != len(stores):
         problems.append("every agent needs its own store file")
+    shared = [(mask_password(a.postgres.url), a.postgres.namespace) for a in agents if a.postgres]
+    if len(set(shared)) != len(shared):
+        problems.append("every agent needs its own PostgreSQL namespace")
     if check_paths:
         problems.extend(missing_paths(agents, data))
     problems.raise_any()

@@ -27,13 +27,16 @@ from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.select import create_embedder
 from memoryd.index.batch import DiskFull, Progress, SyncReport
 from memoryd.index.gate import SwapGate
+from memoryd.index.interface import StoreUnavailable
 from memoryd.index.lock import OwnerLock, index_lock_path
 from memoryd.index.reindex import build, cleanup_interrupted, remove_db, swap
 from memoryd.index.sqlite import Store
 from memoryd.index.sync import Syncer
+from memoryd.memory_status import agent_status
 from memoryd.notes import RequestError, append_entry, entry_text, read_lines
 from memoryd.protocol.schema import Search
 from memoryd.search.hybrid import SearchEngine, SearchResponse
+from memoryd.search.served_vectors import ServedVectors
 from memoryd.search.vector import VectorIndex
 from memoryd.sources.discovery import (
     SourceFile,
@@ -100,13 +103,44 @@ class AgentMemory:
             self._open_index()
 
     def _open_index(self) -> None:
-        self.store = Store(self.agent.store, use_sqlite_vec=self.use_sqlite_vec)
-        self.vectors = VectorIndex(self.store)
+        pg = self.agent.postgres
+        if pg is not None:
+            from memoryd.index.postgres import Store as PostgresStore  # psycopg only where PostgreSQL is used
+
+            self.store = PostgresStore(pg.url, pg.namespace, read_url=pg.read_url, readers=pg.readers)
+            self.vectors = ServedVectors(self.store)
+            self._lead()
+        else:
+            self.store = Store(self.agent.store, use_sqlite_vec=self.use_sqlite_vec)
+            self.vectors = VectorIndex(self.store)
         self.syncer = Syncer(self.store, self.agent, self.embedder, embed_inline=not self.embed_later)
         self.engine = SearchEngine(self.store, self.agent.query, self.vectors, self._vector_state)
         self._inode = self._store_inode()
 
+    def _lead(self) -> bool:
+        """A shared store: become its writer if no other daemon is; False while this daemon stands by."""
+        if self.agent.postgres is None:
+            return True
+        if self.store.writable:
+            return True
+        if not self.store.try_lead():
+            return False
+        log.info("writing the shared namespace", agent=self.agent.id, namespace=self.agent.postgres.namespace)
+        return True
+
+    @property
+    def role(self) -> str:
+        """writer, or standby (a shared store another daemon writes); an embedded store is always the writer."""
+        return "writer" if self.agent.postgres is None or self.store.writable else "standby"
+
+    def lead(self) -> bool:
+        """Take over writing a shared store when its writer is gone; True when this daemon (now) writes it."""
+        with self._sync_lock:
+            return self._lead()
+
     def _store_inode(self) -> int | None:
+        if self.agent.postgres is not None:
+            return None
         try:
             return self.agent.store.stat().st_ino
         except OSError:
@@ -204,6 +238,8 @@ class AgentMemory:
         beside it; an index swap waits for the group being embedded at most."""
         report = SyncReport()
         started = time.perf_counter()
+        if self.role != "writer":
+            return report  # the namespace's writer embeds what it stored
         while keep_going():
             try:
                 with self.gate.use():
@@ -221,8 +257,12 @@ class AgentMemory:
         return counts["chunks"] - counts["embedded_chunks"]
 
     def _synced(self, run: Callable[[], SyncReport], progress: Progress | None) -> SyncReport:
-        """Run a sync; when the index turns out corrupt, set it aside and fill a new one from every file."""
+        """Run a sync; when the index turns out corrupt, set it aside and fill a new one from every file. A
+        standby (another daemon writes the shared store) syncs nothing."""
         with self._sync_lock:
+            if not self._lead():
+                self.last_sync = SyncReport()
+                return self.last_sync
             self._check_index_file()
             try:
                 with self.gate.use():
@@ -236,6 +276,8 @@ class AgentMemory:
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Rebuild the whole index into a new file while this one keeps serving, then swap it in."""
+        if self.agent.postgres is not None:
+            return self._reindex_shared(progress)
         tmp, report = build(self.agent, self.embedder, progress, self.use_sqlite_vec)
         try:
             with self._sync_lock, self.gate.exclusive():
@@ -246,6 +288,22 @@ class AgentMemory:
                     self._open_index()
         finally:
             remove_db(tmp)
+        self.last_sync = report
+        return report
+
+    def _reindex_shared(self, progress: Progress | None) -> SyncReport:
+        """The same for a shared store: built in a staging schema, swapped in by name in one transaction."""
+        from memoryd.index.postgres import reindex as shared
+
+        if not self.lead():
+            raise StoreUnavailable("another daemon writes this namespace; reindex there")
+        staging, report = shared.build(self.store, lambda into: Syncer(into, self.agent, self.embedder), progress)
+        try:
+            with self._sync_lock, self.gate.exclusive():
+                shared.swap(self.store, staging)
+        except BaseException:
+            shared.discard(staging)
+            raise
         self.last_sync = report
         return report
 
@@ -322,6 +380,8 @@ class AgentMemory:
             return "the index is corrupt; it is rebuilt from the notes, this one included"
         except (DiskFull, apsw.FullError):
             return "the disk holding the index is full; the note is saved and is indexed once there is room"
+        except StoreUnavailable as exc:
+            return f"saved; indexed when the store can be written again ({exc})"
         except (apsw.Error, OSError, EmbeddingError) as exc:
             log.exception("written note not indexed", path=rel)
             return f"not indexed yet ({type(exc).__name__}: {exc}); the next sync retries"
@@ -331,60 +391,5 @@ class AgentMemory:
         return None
 
     def status(self) -> dict[str, Any]:
-        try:
-            with self.gate.use():
-                return self._status()
-        except CORRUPT as exc:
-            return {
-                "agent": self.agent.id,
-                "workspace": str(self.agent.workspace),
-                "store": str(self.agent.store),
-                "index_error": f"{type(exc).__name__}: {exc}; the next sync rebuilds it",
-                "index_healed": self.healed,
-                **self._memory_use(),
-                "time": time.time(),
-            }
-
-    def _memory_use(self) -> dict[str, Any]:
-        return {
-            "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 3),
-            "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
-            "model_loaded": self.embedder is not None and self.embedder.loaded,
-        }
-
-    def _status(self) -> dict[str, Any]:
-        counts = self.store.counts()
-        embedder, reason = self._vector_state()
-        last = self.store.get_meta("last_sync")
-        return {
-            "agent": self.agent.id,
-            "workspace": str(self.agent.workspace),
-            "store": str(self.agent.store),
-            **counts,
-            "embedding": {"waiting": self._vectors_waiting(counts)},
-            "provider": self.embedder.provider if self.embedder else None,
-            "model": self.embedder.model if self.embedder else None,
-            "dims": self.store.dims or (self.embedder.dims if self.embedder else 0),
-            "vector_available": embedder is not None,
-            "vector_backend": self.store.vector_backend or None,
-            "fts_available": self.store.fts_available,
-            "keyword_ranking": "bm25_topk" if self.store.ranking_error is None else "bm25",
-            "keyword_ranking_reason": self.store.ranking_error,
-            "fallback_reason": "; ".join(
-                dict.fromkeys(
-                    r
-                    for r in (self.embedder.fallback_reason if self.embedder else None, reason, self.embedder_reason)
-                    if r
-                )
-            )
-            or None,
-            "needs_reindex": self.syncer.needs_reindex(),
-            "batch_api_error": self.embedder.current.last_batch_error if self.embedder else None,
-            "last_sync": float(last) if last else None,
-            "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
-            "skipped_files": dict(self.last_sync.skipped) if self.last_sync else {},
-            "index_healed": self.healed,
-            **self._memory_use(),
-            "skipped_lines": {path: str(errors) for path, errors in self.syncer.skipped_lines.items()},
-            "time": time.time(),
-        }
+        """Counts, provider, store and health of this agent's memory (memoryd.memory_status)."""
+        return agent_status(self)

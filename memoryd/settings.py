@@ -3,6 +3,7 @@ pydantic when memoryd.config loads a file."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -116,7 +117,10 @@ class AgentTable:
     __pydantic_config__ = STRICT
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$", max_length=64)]
     workspace: Annotated[str, Field(min_length=1)]
-    store: str | None = None
+    store: str | None = None  # an index file, or a postgresql:// URL
+    read_url: str | None = None  # PostgreSQL: a streaming replica that answers searches
+    namespace: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$", max_length=32)] | None = None
+    readers: tuple[Annotated[str, Field(min_length=1, max_length=63)], ...] = ()  # roles granted read
     extra_paths: tuple[Annotated[str, Field(min_length=1)], ...] = ()
     sources: tuple[Literal[SOURCES], ...] = ("memory",)  # type: ignore[valid-type]
     sessions_dir: str | tuple[str, ...] = ()
@@ -148,11 +152,29 @@ class ConfigFile:
     agents: tuple[dict[str, Any], ...] | None = None
 
 
+def mask_password(url: str | None) -> str | None:
+    """A connection URL or conninfo string with its password hidden."""
+    if not url:
+        return url
+    url = re.sub(r"(password\s*=\s*)('[^']*'|\S+)", r"\1***", url)
+    return re.sub(r"^(\w+://[^:/@]*):[^/]*@", r"\1:***@", url)
+
+
+@dataclass(frozen=True)
+class PostgresStore:
+    """Where an agent's memory lives when it is shared through PostgreSQL."""
+
+    url: str  # credentials from the URL, PGPASSFILE or PGPASSWORD, never printed
+    namespace: str
+    read_url: str | None = None
+    readers: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class AgentConfig:
     id: str
     workspace: Path
-    store: Path
+    store: Path  # the SQLite index, or (with `postgres`) where this daemon's hold on the agent is recorded
     extra_paths: tuple[Path, ...] = ()
     sources: tuple[str, ...] = ("memory",)
     sessions_dirs: tuple[Path, ...] = ()
@@ -160,6 +182,7 @@ class AgentConfig:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     query: QueryConfig = field(default_factory=QueryConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    postgres: PostgresStore | None = None
 
 
 @dataclass(frozen=True)
@@ -201,7 +224,10 @@ class Config:
             if isinstance(value, (tuple, list)):
                 return [plain(v) for v in value]
             if isinstance(value, dict):
-                return {k: ("***" if k == "api_key" and v else plain(v)) for k, v in value.items()}
+                return {
+                    k: ("***" if k == "api_key" and v else mask_password(v) if k in ("url", "read_url") else plain(v))
+                    for k, v in value.items()
+                }
             return value
 
         return plain(asdict(self))

@@ -15,6 +15,10 @@ import numpy as np
 from memoryd.index.rows import ChunkFilter, ChunkRow, FileRow, Match, NewChunk, StoreChange, Unembedded, Vectors
 
 
+class StoreUnavailable(RuntimeError):
+    """The store's server cannot be reached (a server store only); the request may be retried later."""
+
+
 class MemoryStore(Protocol):
     """One agent's index. Thread-safe: any number of readers beside one writer."""
 

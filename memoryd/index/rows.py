@@ -73,12 +73,24 @@ class Unembedded:
 
 
 @dataclass(frozen=True)
+class Phrase:
+    """Tokens that must occur in this order in one of the keyword columns (0 body, 1 exact, 2 heading, 3 grams;
+    none named: any), with how many chunks hold it where the caller knows (-1 where not)."""
+
+    tokens: tuple[str, ...]
+    columns: tuple[int, ...] = ()
+    hits: int = -1
+
+
+@dataclass(frozen=True)
 class Match:
-    """A keyword query expression, with how many chunks each of its phrases matches, in order, where the caller
-    knows it (-1 where not): a ranker then need not count them by reading their posting lists."""
+    """A keyword query: an FTS5 expression, with how many chunks each of its phrases matches, in order, where the
+    caller knows it (-1 where not), and the same query as `groups` of phrases (a chunk matches when it holds a
+    phrase of every group), for stores that do not parse FTS5 expressions."""
 
     expression: str
     hits: tuple[int, ...] = ()
+    groups: tuple[tuple[Phrase, ...], ...] = ()
 
 
 @dataclass(frozen=True)

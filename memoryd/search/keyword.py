@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memoryd.index.interface import MemoryStore
-from memoryd.index.rows import Match
+from memoryd.index.rows import Match, Phrase
 from memoryd.search.filters import Filters
 from memoryd.sources.analyzer import Term, match_expression, phrase_hits, query_terms
 
@@ -67,9 +67,9 @@ class _Plan:
         out = []
         if self.scorers and len(terms) > 2:
             paired = f"({rare}) AND ({match_expression(self.scorers, 'OR')})"
-            out.append(Match(paired, phrase_hits(self.recruits + self.scorers, frequencies)))
+            out.append(_match(paired, [self.recruits, self.scorers], frequencies))
         if self.alone or not self.scorers:
-            out.append(Match(rare, phrase_hits(self.recruits, frequencies)))
+            out.append(_match(rare, [self.recruits], frequencies))
         return out
 
 
@@ -83,7 +83,7 @@ def keyword_search(store: MemoryStore, query: str, limit: int, filters: Filters 
     terms = [t for _, t in weighed]
     chunks = max(store.chunk_count(), 1)
     frequencies = store.document_frequencies(t for term in terms for t in term.phrase)
-    every = Match(match_expression(terms, "AND"), phrase_hits(terms, frequencies)) if len(terms) > 1 else None
+    every = _match(match_expression(terms, "AND"), [[t] for t in terms], frequencies) if len(terms) > 1 else None
     complete: list[tuple[int, float]] | None = None
     plan = None
     if every is not None and _expected_complete(weighed, chunks) >= limit:
@@ -104,7 +104,7 @@ def keyword_search(store: MemoryStore, query: str, limit: int, filters: Filters 
     if plan.scorers and len(terms) == 2 and complete:
         scores.update(complete)  # for two terms the paired query is the all-terms one
     if not plan.exact and _too_little(scores, limit, [df for df, t in weighed if t in plan.scorers], chunks):
-        anything = Match(match_expression(terms, "OR"), phrase_hits(terms, frequencies))
+        anything = _match(match_expression(terms, "OR"), [terms], frequencies)
         scores = dict(store.bm25(anything, BM25_WEIGHTS, limit, filters))
     ranked = dict.fromkeys(scores, 1.0)
     for chunk_id, score in complete or ():
@@ -113,6 +113,24 @@ def keyword_search(store: MemoryStore, query: str, limit: int, filters: Filters 
     hits = [KeywordHit(cid, score * ranked[cid], ranked[cid] > 1.0) for cid, score in scores.items()]
     hits.sort(key=lambda h: h.bm25, reverse=True)
     return hits[:limit]
+
+
+def _match(expression: str, groups: list[list[Term]], frequencies: Mapping[str, int]) -> Match:
+    """A keyword query as every store takes it: the FTS5 expression (its terms in group order) and its groups of
+    phrases (a chunk must hold a phrase of every group)."""
+    terms = [t for group in groups for t in group]
+    phrased = tuple(tuple(p for t in group for p in term_phrases(t, frequencies)) for group in groups)
+    return Match(expression, phrase_hits(terms, frequencies), phrased)
+
+
+def term_phrases(term: Term, frequencies: Mapping[str, int]) -> tuple[Phrase, ...]:
+    """The phrases of a term, as `term_expression` writes them: its words anywhere (or, for a word of an unspaced
+    script, in the body and heading, or its characters in the grams column), or any exact form."""
+    lone = len(term.phrase) == 1 and term.phrase[0] in frequencies
+    if term.grams:
+        return (Phrase(term.phrase, (0, 2)), Phrase(term.grams, (3,)))
+    words = Phrase(term.phrase, (), frequencies[term.phrase[0]] if lone else -1)
+    return (words, *(Phrase((e,), (1,)) for e in term.exact))
 
 
 def _frequency_plan(weighed: list[tuple[int, Term]]) -> _Plan:

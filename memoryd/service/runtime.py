@@ -13,11 +13,13 @@ import structlog
 
 from memoryd.config import AgentConfig, Config
 from memoryd.index.batch import DiskFull, SyncReport
+from memoryd.index.interface import StoreUnavailable
 from memoryd.memory import AgentMemory
 from memoryd.service.budgets import lower_this_thread
 from memoryd.service.feed import Batch, ChangeFeed, Kind
 from memoryd.service.jobs import STOPPED, Cancelled, JobProgress, Stopping
 from memoryd.service.lane import EmbeddingLane
+from memoryd.service.shared import watch_shared_store
 from memoryd.sources.discovery import display_path, real_workspace
 from memoryd.sources.transcripts import grown_since
 
@@ -62,13 +64,16 @@ class AgentRuntime:
         )
         self._worker = threading.Thread(target=self._loop, name=f"sync-{agent.id}", daemon=True)
         self._worker.start()
+        self.unindexed = False  # a write that the store could not take: a sync follows once it can
+        if agent.postgres is not None:
+            threading.Thread(target=watch_shared_store, args=(self,), name=f"store-{agent.id}", daemon=True).start()
 
     def _reindex_if_stale(self) -> None:
         """Reindex on its own when the vector space changed, but never while the workspace is missing: the new
         index would hold none of its notes (the user may still ask for a reindex)."""
         try:
             stale = self.memory.needs_reindex()
-        except apsw.Error:
+        except (apsw.Error, StoreUnavailable):
             return
         if not stale or self._stopping:
             return
@@ -247,7 +252,7 @@ class AgentRuntime:
             real = path.resolve()
             cursor = self.memory.cursor(display_path(real, real_workspace(self.agent)))
             return grown_since(real, cursor, self.config.session_sync_bytes, self.config.session_sync_messages)
-        except (OSError, apsw.Error):
+        except (OSError, apsw.Error, StoreUnavailable):
             return False
 
     def sync_if_dirty(self, timeout: float = 5.0) -> None:
@@ -357,6 +362,10 @@ class AgentRuntime:
             self.memory.embedder.interrupt()
 
     @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    @property
     def busy(self) -> bool:
         """A sync, a reindex or the embedding lane is running."""
         return self._running or self._reindexing or self.lane.running
@@ -364,6 +373,8 @@ class AgentRuntime:
     def write(self, text: str, path: str | None, kind: str | None, importance: float | None) -> dict[str, Any]:
         """Append to a note; it is keyword-searchable when this returns, and its vectors follow on the lane."""
         result = self.memory.write(text, path, kind=kind, importance=importance)
+        if not result["indexed"]:
+            self.unindexed = True
         self.lane.request()
         return result
 

@@ -1,0 +1,51 @@
+"""The PostgreSQL store: a namespace (one agent's memory) that several daemons share, one writing, any number
+reading, on the primary or a streaming replica. Keyword ranking is BM25 over memoryd's analyzer terms
+(`terms.py`), vectors go through pgvector's HNSW index."""
+
+import structlog
+from psycopg import sql
+
+from memoryd.index.postgres.cache import Cache
+from memoryd.index.postgres.connections import NotWriter, redact_url
+from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK
+
+log = structlog.get_logger("memoryd.postgres")
+
+
+class Store(Cache):
+    """One namespace in PostgreSQL (memoryd.index.interface.MemoryStore)."""
+
+    serves_vectors = True  # nearest neighbours come from the server, not a matrix in the daemon
+
+    def try_lead(self) -> bool:
+        """Become the namespace's writer if no other daemon is; on becoming it, drop what interrupted reindexes
+        left (holding the namespace's lock, this daemon knows no reindex of it runs anywhere)."""
+        was = self.writable
+        if not super().try_lead():
+            return False
+        if not was:
+            dropped = self.drop_leftovers()
+            if dropped:
+                log.warning("dropped what interrupted reindexes left", namespace=self.namespace, schemas=dropped)
+        return True
+
+    def leftovers(self) -> list[str]:
+        """Staging and retired schemas of this namespace."""
+        prefixes = [f"{self.schema}{STAGING_MARK}", f"{self.schema}{RETIRED_MARK}"]
+        with self.reading() as cur:
+            cur.execute(
+                "SELECT nspname FROM pg_namespace WHERE left(nspname, %s) = %s OR left(nspname, %s) = %s",
+                (len(prefixes[0]), prefixes[0], len(prefixes[1]), prefixes[1]),
+            )
+            return [r[0] for r in cur]
+
+    def drop_leftovers(self) -> list[str]:
+        found = self.leftovers()
+        if found:
+            with self.writing() as cur:
+                for name in found:
+                    cur.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+        return found
+
+
+__all__ = ["NotWriter", "Store", "redact_url"]

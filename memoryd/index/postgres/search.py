@@ -1,0 +1,258 @@
+"""Reading a namespace in PostgreSQL: chunks, BM25 over the keyword columns, and vectors through pgvector."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+from psycopg import sql
+
+from memoryd.index.postgres.files import Files, parse_vector, vector_text
+from memoryd.index.postgres.terms import idf, match_query, phrase_query, phrase_tokens, score_sql
+from memoryd.index.rows import ChunkFilter, ChunkRow, Match, Phrase
+from memoryd.protocol.schema import SOURCES
+
+MAX_REMEMBERED = 100_000
+EF_SEARCH_MIN = 100  # HNSW candidates per search at least (pgvector's default is 40)
+
+
+def _glob_regex(pattern: str) -> str:
+    """SQLite GLOB as a PostgreSQL regular expression (what the SQLite store's path filter means)."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            out.append("[" + ("^" + body[1:] if body.startswith("^") else body).replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "^" + "".join(out) + "$"
+
+
+def filter_sql(filters: ChunkFilter) -> tuple[str, list[object]]:
+    """A condition over `chunks c JOIN files f`, and its parameters (the SQLite store's filter_sql, for PostgreSQL)."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if filters.sources and set(filters.sources) != set(SOURCES):
+        clauses.append("c.source = ANY(%s)")
+        params.append(list(filters.sources))
+    if filters.path:
+        spellings = [filters.path] + ([] if filters.path.startswith("memory/") else [f"memory/{filters.path}"])
+        if any(ch in filters.path for ch in "*?["):
+            clauses.append("(" + " OR ".join("f.path ~ %s" for _ in spellings) + ")")
+            params += [_glob_regex(p) for p in spellings]
+        else:
+            clauses.append("(" + " OR ".join("left(f.path, %s) = %s" for _ in spellings) + ")")
+            for spelling in spellings:
+                params += [len(spelling), spelling]
+    if filters.after is not None:
+        clauses.append("c.ts >= %s")
+        params.append(filters.after)
+    if filters.before is not None:
+        clauses.append("c.ts < %s")
+        params.append(filters.before)
+    if filters.kinds:
+        clauses.append("c.kind = ANY(%s)")
+        params.append(list(filters.kinds))
+    return " AND ".join(clauses) or "true", params
+
+
+class Search(Files):
+    """Chunks as search reads them, BM25, and vectors."""
+
+    def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        if not ids:
+            return {}
+        with self.reading() as cur:
+            cur.execute(
+                sql.SQL(
+                    "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash, f.mtime_ns,"
+                    " c.ts, c.kind, c.importance, c.source_lines FROM {s}.chunks c JOIN {s}.files f"
+                    " ON f.id = c.file_id WHERE c.id = ANY(%s)"
+                ).format(s=self._s),
+                (list(map(int, ids)),),
+            )
+            return {row[0]: ChunkRow(*row) for row in cur}
+
+    def chunk_ids(self, filters: ChunkFilter) -> set[int]:
+        where, params = filter_sql(filters)
+        with self.reading() as cur:
+            cur.execute(
+                sql.SQL(f"SELECT c.id FROM {{s}}.chunks c JOIN {{s}}.files f ON f.id = c.file_id WHERE {where}").format(
+                    s=self._s
+                ),
+                params,
+            )
+            return {r[0] for r in cur}
+
+    # -- keyword ------------------------------------------------------------------------------------------
+    def document_frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
+        """How many chunks hold each token (the vocabulary table, kept by every write)."""
+        unique = list(dict.fromkeys(tokens))
+        if not unique:
+            return {}
+        with self._cache_lock:
+            known = dict(self._frequencies)
+            epoch = self._epoch
+        missing = [t for t in unique if t not in known]
+        if missing:
+            with self.reading() as cur:
+                cur.execute(sql.SQL("SELECT term, doc FROM {}.vocab WHERE term = ANY(%s)").format(self._s), (missing,))
+                found = dict(cur.fetchall())
+            fresh = {t: found.get(t, 0) for t in missing}
+            known.update(fresh)
+            with self._cache_lock:
+                if epoch == self._epoch:
+                    if len(self._frequencies) > MAX_REMEMBERED:
+                        self._frequencies = {}
+                    self._frequencies.update(fresh)
+        return {t: known.get(t, 0) for t in unique}
+
+    def _hits_of(self, phrase: Phrase) -> int:
+        """How many chunks hold a phrase in its columns (FTS5 counts these for its IDF too)."""
+        tokens = phrase_tokens(phrase)
+        if phrase.hits >= 0 and not phrase.columns and len(tokens) == 1:
+            return phrase.hits
+        if not phrase.columns and len(tokens) == 1:
+            return self.document_frequencies(tokens)[tokens[0]]
+        query = phrase_query(phrase)
+        with self._cache_lock:
+            if query in self._phrase_hits:
+                return self._phrase_hits[query]
+            epoch = self._epoch
+        with self.reading() as cur:
+            cur.execute(sql.SQL("SELECT count(*) FROM {}.chunks WHERE tsv @@ %s::tsquery").format(self._s), (query,))
+            hits = int(cur.fetchone()[0])  # type: ignore[index]
+        with self._cache_lock:
+            if epoch == self._epoch and len(self._phrase_hits) < MAX_REMEMBERED:
+                self._phrase_hits[query] = hits
+        return hits
+
+    def bm25(
+        self, query: str | Match, weights: Sequence[float], limit: int, filters: ChunkFilter | None = None
+    ) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score, larger is better) of the chunks a query's phrase groups match, best first."""
+        if not isinstance(query, Match) or not query.groups:
+            raise ValueError("the PostgreSQL store takes a Match with phrase groups")
+        tsquery = match_query(query.groups)
+        if not tsquery or limit <= 0:
+            return []
+        phrases = [p for group in query.groups for p in group]
+        totals = self._totals()
+        rows = max(int(totals["chunks"]), 1)
+        idfs = [idf(rows, self._hits_of(p)) for p in phrases]
+        score, score_params, inner, inner_params = score_sql(phrases, idfs, weights, totals["tokens"] / rows)
+        join, where, filter_params = "", "true", []
+        if filters is not None and filters.active:
+            where, filter_params = filter_sql(filters)
+            join = " JOIN {s}.files f ON f.id = c.file_id"
+        statement = sql.SQL(
+            f"SELECT x.id, {score} AS s FROM (SELECT c.id, c.doc_len{''.join(', ' + i for i in inner)}"
+            f" FROM {{s}}.chunks c{join} WHERE c.tsv @@ %s::tsquery AND {where} OFFSET 0) x"
+            " ORDER BY s DESC, x.id LIMIT %s"
+        ).format(s=self._s)
+        with self.reading() as cur:
+            cur.execute(statement, [*score_params, *inner_params, tsquery, *filter_params, limit])
+            return [(int(r[0]), float(r[1])) for r in cur]
+
+    def bm25_many(
+        self, queries: Sequence[str | Match], weights: Sequence[float], limit: int, filters: ChunkFilter | None = None
+    ) -> list[list[tuple[int, float]]]:
+        return [self.bm25(q, weights, limit, filters) for q in queries]
+
+    # -- vectors ------------------------------------------------------------------------------------------
+    def iter_vectors(self, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        if not self.dims:
+            return
+        conn = self.reader
+        with conn.transaction(), conn.cursor(name="vectors") as cur:
+            cur.itersize = batch
+            cur.execute(
+                sql.SQL("SELECT id, embedding::text FROM {}.chunks WHERE embedding IS NOT NULL ORDER BY id").format(
+                    self._s
+                )
+            )
+            while rows := cur.fetchmany(batch):
+                yield (
+                    np.array([r[0] for r in rows], dtype=np.int64),
+                    np.stack([parse_vector(r[1]) for r in rows]),
+                )
+
+    def vectors_by_ids(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        if not self.dims or not len(ids):
+            return {}
+        with self.reading() as cur:
+            cur.execute(
+                sql.SQL(
+                    "SELECT id, embedding::text FROM {}.chunks WHERE id = ANY(%s) AND embedding IS NOT NULL"
+                ).format(self._s),
+                (list(map(int, ids)),),
+            )
+            return {r[0]: parse_vector(r[1]) for r in cur}
+
+    def nearest(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the nearest chunks: through the HNSW index, or by an exact scan of `allowed`."""
+        if not self.dims or limit <= 0:
+            return []
+        text = vector_text(query)
+        with self.reading() as cur:
+            if allowed is not None:
+                cur.execute(
+                    sql.SQL(
+                        "SELECT id, 1 - (embedding <=> %s::vector) AS sim FROM {}.chunks"
+                        " WHERE id = ANY(%s) AND embedding IS NOT NULL ORDER BY sim DESC, id LIMIT %s"
+                    ).format(self._s),
+                    (text, list(allowed), limit),
+                )
+                return [(int(r[0]), float(r[1])) for r in cur]
+            ef = max(EF_SEARCH_MIN, 2 * limit)
+            if getattr(self._local, "ef", None) != ef:
+                cur.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(ef)))
+                self._local.ef = ef
+            cur.execute(
+                sql.SQL(
+                    "SELECT id, 1 - (embedding <=> %s::vector) FROM {}.chunks WHERE embedding IS NOT NULL"
+                    " ORDER BY embedding <=> %s::vector LIMIT %s"
+                ).format(self._s),
+                (text, text, limit),
+            )
+            return [(int(r[0]), float(r[1])) for r in cur]
+
+    def exact_nearest(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """The same by an exact scan of every vector (the benchmark's reference for HNSW recall)."""
+        text = vector_text(query)
+        with self.reading() as cur:
+            cur.execute(
+                sql.SQL(
+                    "SELECT id, 1 - (embedding <=> %s::vector) AS sim FROM {}.chunks WHERE embedding IS NOT NULL"
+                    " ORDER BY sim DESC, id LIMIT %s"
+                ).format(self._s),
+                (text, limit),
+            )
+            return [(int(r[0]), float(r[1])) for r in cur]
+
+    def sample_vectors(self, size: int) -> np.ndarray:
+        """About `size` stored vectors, drawn at random (fusion reads how a query scores against them)."""
+        embedded = self.row_counts()["embedded_chunks"]
+        if not self.dims or not embedded:
+            return np.zeros((0, max(self.dims, 1)), dtype=np.float32)
+        percent = min(100.0, 100.0 * 2 * size / embedded)
+        with self.reading() as cur:
+            cur.execute(
+                sql.SQL(
+                    "SELECT embedding::text FROM {}.chunks TABLESAMPLE BERNOULLI (%s) WHERE embedding IS NOT NULL"
+                    " LIMIT %s"
+                ).format(self._s),
+                (percent, size),
+            )
+            rows = [parse_vector(r[0]) for r in cur]
+        return np.stack(rows) if rows else np.zeros((0, self.dims), dtype=np.float32)
