@@ -27,7 +27,7 @@ from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.select import create_embedder
 from memoryd.index.batch import DiskFull, Progress, SyncReport
 from memoryd.index.gate import SwapGate
-from memoryd.index.interface import StoreUnavailable
+from memoryd.index.interface import NotGranted, StoreUnavailable
 from memoryd.index.lock import OwnerLock, index_lock_path
 from memoryd.index.reindex import build, cleanup_interrupted, remove_db, swap
 from memoryd.index.sqlite import Store
@@ -119,9 +119,7 @@ class AgentMemory:
 
     def _lead(self) -> bool:
         """A shared store: become its writer if no other daemon is; False while this daemon stands by."""
-        if self.agent.postgres is None:
-            return True
-        if self.store.writable:
+        if self.agent.postgres is None or self.store.writable:
             return True
         if not self.store.try_lead():
             return False
@@ -130,8 +128,10 @@ class AgentMemory:
 
     @property
     def role(self) -> str:
-        """writer, or standby (a shared store another daemon writes); an embedded store is always the writer."""
-        return "writer" if self.agent.postgres is None or self.store.writable else "standby"
+        """writer; standby (another daemon writes the shared store); reader (this role may only read it)."""
+        if self.agent.postgres is None or self.store.writable:
+            return "writer"
+        return "standby" if self.store.may_write else "reader"
 
     def lead(self) -> bool:
         """Take over writing a shared store when its writer is gone; True when this daemon (now) writes it."""
@@ -139,10 +139,8 @@ class AgentMemory:
             return self._lead()
 
     def _store_inode(self) -> int | None:
-        if self.agent.postgres is not None:
-            return None
         try:
-            return self.agent.store.stat().st_ino
+            return None if self.agent.postgres else self.agent.store.stat().st_ino
         except OSError:
             return None
 
@@ -210,6 +208,8 @@ class AgentMemory:
                 return self.syncer.needs_reindex()
         except CORRUPT:
             return None  # the next sync rebuilds the index anyway
+        except StoreUnavailable:
+            return None  # asked again once the store answers (its sync does)
 
     def file_count(self) -> int:
         try:
@@ -320,7 +320,12 @@ class AgentMemory:
         self._active()
         try:
             with self.gate.use():
-                response = run()
+                try:
+                    response = run()
+                except NotGranted:
+                    raise
+                except StoreUnavailable:  # a connection the server dropped is found dead only on use
+                    response = run()
                 if mode != "keyword" and self.embedder is not None:
                     counts = self.store.row_counts()
                     if self._vectors_waiting(counts):

@@ -19,6 +19,10 @@ class StoreUnavailable(RuntimeError):
     """The store's server cannot be reached (a server store only); the request may be retried later."""
 
 
+class NotGranted(StoreUnavailable):
+    """The shared namespace does not exist, or this daemon's role was not granted it (the server said so)."""
+
+
 class MemoryStore(Protocol):
     """One agent's index. Thread-safe: any number of readers beside one writer."""
 

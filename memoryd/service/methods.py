@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memoryd.config import ConfigError
-from memoryd.index.interface import StoreUnavailable
+from memoryd.index.interface import NotGranted, StoreUnavailable
 from memoryd.memory import IndexUnreadable, RequestError
 from memoryd.protocol import schema
 from memoryd.protocol.validation import InvalidParams, validate
@@ -29,8 +29,6 @@ def search(m: Manager, request: schema.Search) -> dict[str, Any]:
     except IndexUnreadable as exc:
         runtime.request_sync()  # the sync sets the broken file aside and rebuilds
         raise RPCError("index_rebuilding", str(exc)) from None
-    except StoreUnavailable as exc:
-        raise RPCError("store_unavailable", str(exc)) from None
     out = response.as_dict()
     out["agent"] = runtime.agent.id
     return out
@@ -130,5 +128,7 @@ def dispatch(manager: Manager, method: Any, params: Any) -> Any:
         raise RPCError("not_found", str(exc)) from None
     except Stopping as exc:
         raise RPCError("stopping", str(exc)) from None
+    except NotGranted as exc:
+        raise RPCError("forbidden", str(exc)) from None
     except StoreUnavailable as exc:
         raise RPCError("store_unavailable", str(exc)) from None

@@ -6,7 +6,7 @@ import structlog
 from psycopg import sql
 
 from memoryd.index.postgres.cache import Cache
-from memoryd.index.postgres.connections import NotWriter, redact_url
+from memoryd.index.postgres.connections import NotGranted, NotWriter, redact_url
 from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK
 
 log = structlog.get_logger("memoryd.postgres")
@@ -48,4 +48,4 @@ class Store(Cache):
         return found
 
 
-__all__ = ["NotWriter", "Store", "redact_url"]
+__all__ = ["NotGranted", "NotWriter", "Store", "redact_url"]

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import structlog
 from psycopg import sql
 
-from memoryd.index.interface import StoreUnavailable
+from memoryd.index.interface import NotGranted, StoreUnavailable
 from memoryd.index.postgres.schema import CHANNEL, SCHEMA_VERSION, create_tables, grant_read, lock_key, schema_name
 from memoryd.index.rows import StoreChange
 
+log = structlog.get_logger("memoryd.postgres")
 ChangeListener = Callable[[StoreChange], None]
 CONNECT_TIMEOUT = 3  # seconds; a server that does not answer is reported, never waited on
 STATEMENT_TIMEOUT_MS = 10_000
@@ -69,8 +71,11 @@ class Connections:
         self._closed = False
         self.health: dict[str, Any] = {"ok": True, "error": None, "since": time.time()}
         self.writable = False
+        self.may_write = True  # until the server says otherwise
+        self._created = not create
         if create:
-            self._create()
+            with contextlib.suppress(StoreUnavailable):  # the server may be away: made at the first use instead
+                self._create()
         self._listener = threading.Thread(target=self._listen, name=f"pg-listen-{namespace}", daemon=True)
         self._listener.start()
 
@@ -98,12 +103,13 @@ class Connections:
         if not self.health["ok"]:
             self.health = {"ok": True, "error": None, "since": time.time()}
 
-    @property
-    def reader(self) -> psycopg.Connection:
-        conn: psycopg.Connection | None = getattr(self._local, "conn", None)
+    def reader(self, replica: bool = False) -> psycopg.Connection:
+        """This thread's read connection to the primary, or (`replica`) to the read URL where there is one."""
+        slot = "replica" if replica and self.read_url else "primary"
+        conn: psycopg.Connection | None = getattr(self._local, slot, None)
         if conn is None or conn.closed or conn.broken:
-            conn = self._connect(self.read_url or self.url)
-            self._local.conn = conn
+            conn = self._connect(self.read_url if slot == "replica" else self.url)  # type: ignore[arg-type]
+            setattr(self._local, slot, conn)
             with self._held_lock:
                 self._held = [(t, c) for t, c in self._held if t.is_alive() and not c.closed] + [
                     (threading.current_thread(), conn)
@@ -111,16 +117,22 @@ class Connections:
         return conn
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[psycopg.Cursor]:
-        """A cursor on this thread's read connection; a lost connection is dropped and reported."""
-        conn = self.reader
+    def reading(self, replica: bool = False) -> Iterator[psycopg.Cursor]:
+        """A cursor on this thread's read connection; a lost connection is dropped and reported. Searches read
+        the replica (`replica`); everything a sync reads comes from the primary, which holds its own writes."""
+        if not self._created:
+            self._create()
+        conn = self.reader(replica)
         try:
             with conn.cursor() as cur:
                 yield cur
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName) as exc:
+            raise NotGranted(
+                f"the namespace {self.namespace!r} does not exist or this role may not read it ({_first_line(exc)})"
+            ) from None
         except psycopg.OperationalError as exc:
             if conn.broken or conn.closed:
-                self._local.conn = None
-                self._failed(exc)
+                setattr(self._local, "replica" if replica and self.read_url else "primary", None)
                 raise StoreUnavailable(f"PostgreSQL connection lost: {_first_line(exc)}") from None
             raise
 
@@ -129,6 +141,8 @@ class Connections:
         """One transaction on the write connection, under the write lock; the listeners hear of it after the
         commit (this daemon's through `_notify`, other daemons' through NOTIFY, sent at commit)."""
         with self._write_lock:
+            if not self._created:
+                self._create()
             conn = self._writer_connection()
             try:
                 with conn.transaction(), conn.cursor() as cur:
@@ -137,7 +151,7 @@ class Connections:
             except psycopg.OperationalError as exc:
                 if conn.broken or conn.closed:
                     self._writer = None
-                    self._failed(exc)
+                    self.writable = False  # the lock went with the session
                     raise StoreUnavailable(f"PostgreSQL connection lost: {_first_line(exc)}") from None
                 raise
             finally:
@@ -153,6 +167,15 @@ class Connections:
         self.writable = False
         conn = self._connect(self.url)
         try:
+            may = conn.execute(
+                "SELECT has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE') FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = 'chunks'",
+                (self.schema,),
+            ).fetchone()
+            self.may_write = bool(may and may[0])
+            if not self.may_write:  # a reader must not hold the lock the namespace's writer needs
+                conn.close()
+                raise NotWriter(f"this role may read the namespace {self.namespace!r}, not write it")
             held = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key(self.namespace),)).fetchone()
         except psycopg.Error as exc:
             conn.close()
@@ -184,24 +207,26 @@ class Connections:
             try:
                 conn.execute("SELECT 1")
                 return True
-            except psycopg.Error as exc:
+            except psycopg.Error:
                 self._writer = None
                 self.writable = False
-                self._failed(exc)
                 with contextlib.suppress(psycopg.Error):
                     conn.close()
                 return False
 
     def _create(self) -> None:
-        """Make the namespace's schema if it is missing (the first daemon with the right to does so)."""
+        """Make the namespace's schema if it is missing (the first daemon with the right to does so); a role
+        without that right reads it once another has made it."""
         with self._write_lock:
             conn = self._connect(self.url, autocommit=True)
             try:
                 with conn.cursor() as cur:
                     cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
                     if cur.fetchone() is None:
+                        cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+                        if cur.fetchone() is None:  # a superuser's step, once per database (see the README)
+                            cur.execute("CREATE EXTENSION vector")
                         with contextlib.suppress(psycopg.errors.DuplicateSchema), conn.transaction():
-                            cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
                             cur.execute(sql.SQL("CREATE SCHEMA {}").format(self._s))
                             cur.execute(create_tables(self.schema))
                             cur.execute(
@@ -209,6 +234,11 @@ class Connections:
                                 (str(SCHEMA_VERSION),),
                             )
                     self._grant(cur)
+                self._created = True
+            except psycopg.errors.InsufficientPrivilege as exc:
+                self._created = True  # as far as this role can: reading says what it may not
+                self.may_write = False
+                log.warning("cannot make the namespace's schema", namespace=self.namespace, error=_first_line(exc))
             finally:
                 conn.close()
 

@@ -72,7 +72,7 @@ class Search(Files):
     def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
             return {}
-        with self.reading() as cur:
+        with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(
                     "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash, f.mtime_ns,"
@@ -85,7 +85,7 @@ class Search(Files):
 
     def chunk_ids(self, filters: ChunkFilter) -> set[int]:
         where, params = filter_sql(filters)
-        with self.reading() as cur:
+        with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(f"SELECT c.id FROM {{s}}.chunks c JOIN {{s}}.files f ON f.id = c.file_id WHERE {where}").format(
                     s=self._s
@@ -105,7 +105,7 @@ class Search(Files):
             epoch = self._epoch
         missing = [t for t in unique if t not in known]
         if missing:
-            with self.reading() as cur:
+            with self.reading(replica=True) as cur:
                 cur.execute(sql.SQL("SELECT term, doc FROM {}.vocab WHERE term = ANY(%s)").format(self._s), (missing,))
                 found = dict(cur.fetchall())
             fresh = {t: found.get(t, 0) for t in missing}
@@ -129,7 +129,7 @@ class Search(Files):
             if query in self._phrase_hits:
                 return self._phrase_hits[query]
             epoch = self._epoch
-        with self.reading() as cur:
+        with self.reading(replica=True) as cur:
             cur.execute(sql.SQL("SELECT count(*) FROM {}.chunks WHERE tsv @@ %s::tsquery").format(self._s), (query,))
             hits = int(cur.fetchone()[0])  # type: ignore[index]
         with self._cache_lock:
@@ -160,7 +160,7 @@ class Search(Files):
             f" FROM {{s}}.chunks c{join} WHERE c.tsv @@ %s::tsquery AND {where} OFFSET 0) x"
             " ORDER BY s DESC, x.id LIMIT %s"
         ).format(s=self._s)
-        with self.reading() as cur:
+        with self.reading(replica=True) as cur:
             cur.execute(statement, [*score_params, *inner_params, tsquery, *filter_params, limit])
             return [(int(r[0]), float(r[1])) for r in cur]
 
@@ -173,7 +173,7 @@ class Search(Files):
     def iter_vectors(self, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         if not self.dims:
             return
-        conn = self.reader
+        conn = self.reader(replica=True)
         with conn.transaction(), conn.cursor(name="vectors") as cur:
             cur.itersize = batch
             cur.execute(
@@ -190,7 +190,7 @@ class Search(Files):
     def vectors_by_ids(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         if not self.dims or not len(ids):
             return {}
-        with self.reading() as cur:
+        with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(
                     "SELECT id, embedding::text FROM {}.chunks WHERE id = ANY(%s) AND embedding IS NOT NULL"
@@ -204,7 +204,7 @@ class Search(Files):
         if not self.dims or limit <= 0:
             return []
         text = vector_text(query)
-        with self.reading() as cur:
+        with self.reading(replica=True) as cur:
             if allowed is not None:
                 cur.execute(
                     sql.SQL(
@@ -230,7 +230,7 @@ class Search(Files):
     def exact_nearest(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
         """The same by an exact scan of every vector (the benchmark's reference for HNSW recall)."""
         text = vector_text(query)
-        with self.reading() as cur:
+        with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(
                     "SELECT id, 1 - (embedding <=> %s::vector) AS sim FROM {}.chunks WHERE embedding IS NOT NULL"
@@ -246,7 +246,7 @@ class Search(Files):
         if not self.dims or not embedded:
             return np.zeros((0, max(self.dims, 1)), dtype=np.float32)
         percent = min(100.0, 100.0 * 2 * size / embedded)
-        with self.reading() as cur:
+        with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(
                     "SELECT embedding::text FROM {}.chunks TABLESAMPLE BERNOULLI (%s) WHERE embedding IS NOT NULL"

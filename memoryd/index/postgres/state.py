@@ -83,7 +83,7 @@ class State(Connections):
         if not self.read_url:
             return None
         try:
-            with self.reading() as cur:
+            with self.reading(replica=True) as cur:
                 cur.execute(
                     "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,"
                     " extract(epoch FROM now() - pg_last_xact_replay_timestamp())"

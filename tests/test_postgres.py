@@ -1,0 +1,289 @@
+"""The PostgreSQL store against a real PostgreSQL 16 with pgvector (the pgserver wheel), a streaming replica made
+with pg_basebackup, real roles, and real daemons sharing one namespace."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bench.pg import Cluster
+from memoryd.client.stub import RemoteError
+from memoryd.config import quickstart_agent
+from memoryd.embeddings.hashing import HashingEmbedder
+from memoryd.memory import AgentMemory
+from memoryd.settings import PostgresStore
+from tests.conftest import write
+from tests.daemon import Daemon, cleanup, eventually, start
+
+NOTES = {
+    "MEMORY.md": "# Decisions\n\nWe chose payment_processor v2 for billing; getUserById stays.\n\n"
+    "## Auth\n\nAuth uses OAuth2 with PKCE tokens, decided in March.\n",
+    "memory/vi.md": "# Thanh toán\n\nHệ thống thanh toán đã chuyển sang máy chủ mới ở Hà Nội.\n",
+    "memory/zh.md": "# 服务器\n\n我们决定使用北京的服务器来处理支付。\n\n## 缓存\n\n缓存层改用了 Redis。\n",
+    "memory/th.md": "# การตัดสินใจ\n\nเราตัดสินใจย้ายฐานข้อมูลไปที่กรุงเทพ\n",
+    "memory/ops.md": "# Cache\n\nThe deploy agent moved the cache to Valkey after the Redis outage.\n\n"
+    "## Deploys\n\nDeploys run at night from CI runners; src/memory/hybrid.ts was rewritten.\n",
+}
+QUERIES = [
+    "payment_processor",
+    "getUserById",
+    "what did we decide about auth",
+    "thanh toan",
+    "thanh toán Hà Nội",
+    "北京服务器",
+    "缓存",
+    "กรุงเทพ",
+    "redis cache outage",
+    "src/memory/hybrid.ts",
+    "deploys at night",
+]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
+    pg = Cluster(root)
+    yield pg
+    pg.close()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _with_password(url: str) -> str:
+    """The sockets trust local users, so a password is accepted and ignored: enough to see it never shown."""
+    return url.replace("postgres@", "postgres:hunter2@")
+
+
+def _notes(workspace: Path) -> Path:
+    for name, text in NOTES.items():
+        write(workspace / name, text)
+    return workspace
+
+
+def _memory(workspace: Path, data: Path, store: PostgresStore | None) -> AgentMemory:
+    agent = replace(quickstart_agent(workspace, data), postgres=store)
+    return AgentMemory(agent, HashingEmbedder(256))
+
+
+def _found(memory: AgentMemory, query: str, mode: str) -> list[tuple[str, float]]:
+    return [(r.citation, round(r.score, 4)) for r in memory.search(query, mode=mode, max_results=5).results]
+
+
+def test_postgres_ranks_as_sqlite(cluster: Cluster, tmp_path: Path) -> None:
+    """Same chunks, same BM25 (keyword: citations and scores), same hybrid top results, in four languages."""
+    workspace = _notes(tmp_path / "ws")
+    with (
+        _memory(workspace, tmp_path / "a", None) as embedded,
+        _memory(workspace, tmp_path / "b", PostgresStore(_with_password(cluster.url()), "ranks")) as shared,
+    ):
+        embedded.sync()
+        shared.sync()
+        assert shared.store.counts()["chunks"] == embedded.store.counts()["chunks"] > 5
+        for query in QUERIES:
+            keyword = _found(shared, query, "keyword")
+            assert keyword, query
+            assert keyword == _found(embedded, query, "keyword"), query
+            assert _found(shared, query, "hybrid")[0][0] == _found(embedded, query, "hybrid")[0][0], query
+        status = shared.status()
+        assert status["store_kind"] == "postgresql" and status["role"] == "writer"
+        assert "hunter2" not in repr(status) and "hunter2" not in repr(shared.agent.postgres and shared.store.path)
+
+
+def test_hnsw_finds_the_exact_top_ten(cluster: Cluster, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    for i in range(300):
+        write(workspace / "memory" / f"n{i}.md", f"# Note {i}\n\nTopic {i % 17} item {i} detail {i * 7 % 101}.\n")
+    with _memory(workspace, tmp_path / "d", PostgresStore(cluster.url(), "hnsw")) as memory:
+        memory.sync()
+        store = memory.store
+        overlap = []
+        for i in range(0, 300, 15):
+            query = memory.embedder.embed_query(f"topic {i % 17} detail {i}").reshape(-1)
+            approximate = store.nearest(query, 10)
+            exact = store.exact_nearest(query, 10)
+            tenth = exact[-1][1] - 1e-6  # the hashing embedder scores many notes alike: ties count as found
+            overlap.append(sum(1 for _, similarity in approximate if similarity >= tenth) / 10)
+        assert sum(overlap) / len(overlap) >= 0.95
+
+
+def test_delete_and_replace_keep_counts_and_vocabulary(cluster: Cluster, tmp_path: Path) -> None:
+    """After deletions and rewrites, the vocabulary's document counts are FTS5's and the totals the rows'."""
+    from memoryd.sources.analyzer import query_terms
+
+    tokens = [t for term in query_terms("valkey redis cache deploys thanh toán 服务器") for t in term.phrase]
+    workspace = _notes(tmp_path / "ws")
+    with (
+        _memory(workspace, tmp_path / "a", None) as embedded,
+        _memory(workspace, tmp_path / "b", PostgresStore(cluster.url(), "counts")) as shared,
+    ):
+        for step in range(3):
+            embedded.sync()
+            shared.sync()
+            expected = embedded.store.document_frequencies(tokens)
+            assert shared.store.document_frequencies(tokens) == expected and any(expected.values()), step
+            counts = shared.store.counts()
+            assert counts["chunks"] == len(shared.store.chunk_ids(_everything())) == embedded.store.counts()["chunks"]
+            assert counts["files"] == embedded.store.counts()["files"]
+            if step == 0:
+                (workspace / "memory" / "ops.md").unlink()
+            else:
+                write(workspace / "memory" / "zh.md", "# 服务器\n\n服务器搬到了上海。\n\n## Cache\n\nRedis again.\n")
+        assert not _found(shared, "valkey", "keyword")
+
+
+def _everything():  # type: ignore[no-untyped-def]
+    from memoryd.search.filters import Filters
+
+    return Filters.parse(None, None, None, None, None)
+
+
+def test_reindex_swaps_in_one_step_and_leftovers_go(cluster: Cluster, tmp_path: Path) -> None:
+    workspace = _notes(tmp_path / "ws")
+    store = PostgresStore(cluster.url(), "reindex")
+    with _memory(workspace, tmp_path / "d", store) as memory:
+        memory.sync()
+        old_ids = memory.store.chunk_ids(_everything())
+        report = memory.reindex()
+        assert report.files_indexed == len(NOTES)
+        new_ids = memory.store.chunk_ids(_everything())
+        assert len(new_ids) == len(old_ids) and not new_ids & old_ids  # a straddling search finds nothing wrong
+        assert _found(memory, "valkey", "keyword")
+        # what a reindex killed mid-way leaves: its staging schema
+        from memoryd.index.postgres import Store
+
+        Store(cluster.url(), "reindex__staging_4242").close()
+        assert memory.store.leftovers() == ["memoryd_reindex__staging_4242"]
+    with _memory(workspace, tmp_path / "d", store) as memory:
+        assert memory.role == "writer"
+        assert memory.store.leftovers() == []
+        assert _found(memory, "valkey", "keyword")
+
+
+def _agent_table(agent_id: str, workspace: Path, url: str, namespace: str, extra: str = "") -> str:
+    return (
+        f'[[agents]]\nid = "{agent_id}"\nworkspace = "{workspace}"\nstore = "{url}"\nnamespace = "{namespace}"\n'
+        f'{extra}[agents.embedding]\nprovider = "hash"\n'
+    )
+
+
+def _daemon(tmp: Path, workspace: Path, table: str) -> Daemon:
+    tmp.mkdir(parents=True, exist_ok=True)
+    return start(tmp, workspace, extra=table, agent=False)
+
+
+def _hits(daemon: Daemon, query: str) -> list[str]:
+    with daemon.client(timeout=30) as client:
+        return [hit.citation for hit in client.search(query, mode="keyword")]
+
+
+def _role(daemon: Daemon) -> str:
+    return daemon.status()["role"]
+
+
+@pytest.mark.slow
+def test_two_daemons_share_one_namespace(cluster: Cluster, tmp_path: Path) -> None:
+    """A writes, B stands by: B finds what A wrote within 2 s, never what A deleted; A killed, B takes over."""
+    url = cluster.role("hostwriter", create_schemas=True)
+    ws_a = _notes(tmp_path / "a" / "ws")
+    ws_b = tmp_path / "b" / "ws"
+    shutil.copytree(ws_a, ws_b)
+    a = _daemon(tmp_path / "a", ws_a, _agent_table("team", ws_a, url, "team"))
+    b = None
+    try:
+        assert _role(a) == "writer"
+        b = _daemon(tmp_path / "b", ws_b, _agent_table("team", ws_b, url, "team"))
+        assert _role(b) == "standby"
+        with a.client() as client:
+            written = client.write("The night agent pinned libfoo to 2.3 after the flaky build.")
+        assert written["indexed"]
+        started = time.monotonic()
+        eventually(lambda: written["citation"] in _hits(b, "libfoo"), timeout=10)
+        assert time.monotonic() - started < 2.0
+        (ws_a / "memory" / "ops.md").unlink()
+        eventually(lambda: not _hits(b, "valkey"), timeout=10)
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait()
+        eventually(lambda: _role(b) == "writer", timeout=10)
+        write(ws_b / "memory" / "after.md", "# After\n\nThe standby took over and indexed quokka notes.\n")
+        eventually(lambda: _hits(b, "quokka"), timeout=10)
+    finally:
+        cleanup(a)
+        if b is not None:
+            cleanup(b)
+
+
+@pytest.mark.slow
+def test_roles_read_only_what_they_were_granted(cluster: Cluster, tmp_path: Path) -> None:
+    owner = cluster.role("owner", create_schemas=True)
+    bob, eve = cluster.role("bob"), cluster.role("eve")
+    ws = _notes(tmp_path / "o" / "ws")
+    writer = _daemon(tmp_path / "o", ws, _agent_table("secret", ws, owner, "secret", 'readers = ["bob"]\n'))
+    reader = outsider = None
+    try:
+        reader = _daemon(tmp_path / "r", ws, _agent_table("secret", ws, bob, "secret"))
+        outsider = _daemon(tmp_path / "e", ws, _agent_table("secret", ws, eve, "secret"))
+        assert _hits(reader, "valkey") and _role(reader) == "reader"
+        with outsider.client() as client, pytest.raises(RemoteError) as refused:
+            client.search("valkey")
+        assert refused.value.code == "forbidden"
+        assert cluster.sql("SELECT has_schema_privilege('eve', 'memoryd_secret', 'USAGE')") == [(False,)]
+        assert _role(writer) == "writer"  # the readers never took the writer's lock
+    finally:
+        for daemon in (writer, reader, outsider):
+            if daemon is not None:
+                cleanup(daemon)
+
+
+@pytest.mark.slow
+def test_server_down_then_back_loses_nothing(tmp_path: Path) -> None:
+    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
+    pg = Cluster(root)
+    ws = _notes(tmp_path / "ws")
+    daemon = _daemon(tmp_path, ws, _agent_table("main", ws, pg.url(), "down"))
+    try:
+        assert _hits(daemon, "valkey")
+        pg.stop()
+        began = time.monotonic()
+        with daemon.client() as client, pytest.raises(RemoteError) as down:
+            client.search("valkey")
+        assert down.value.code == "store_unavailable" and time.monotonic() - began < 10
+        with daemon.client() as client:
+            written = client.write("While the server was away we chose the capybara rollout.")
+        assert not written["indexed"] and "capybara" in (ws / written["path"]).read_text()
+        status = daemon.status()
+        assert status["store_health"]["ok"] is False
+        pg.start()
+        eventually(lambda: _hits(daemon, "capybara"), timeout=20)  # the first search after the restart answers
+        assert daemon.status()["store_health"]["ok"] is True
+        daemon.check_running()
+    finally:
+        cleanup(daemon)
+        pg.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_searches_read_the_replica(cluster: Cluster, tmp_path: Path) -> None:
+    replica = cluster.add_replica()
+    ws = _notes(tmp_path / "ws")
+    table = _agent_table("main", ws, cluster.url(), "replicated", f'read_url = "{replica}"\n')
+    daemon = _daemon(tmp_path, ws, table)
+    try:
+        with daemon.client() as client:
+            written = client.write("The replica should show the wombat decision.")
+        eventually(lambda: written["citation"] in _hits(daemon, "wombat"), timeout=10)
+        status = daemon.status()
+        assert status["read_from"].endswith("/postgres") and status["replica_lag_s"] is not None
+        served = cluster.sql(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'memoryd:replicated'", replica=True
+        )
+        assert served[0][0] >= 1
+    finally:
+        cleanup(daemon)
