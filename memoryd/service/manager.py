@@ -15,8 +15,16 @@ from memoryd.config import AgentConfig, Config, ConfigError, load_config
 from memoryd.service.budgets import sqlite_memory_limit
 from memoryd.service.runtime import AgentRuntime
 from memoryd.service.watchers import WatchHub
+from memoryd.settings import mask_password
 
 log = structlog.get_logger("memoryd.manager")
+
+
+def _store_name(agent: AgentConfig) -> str:
+    pg = agent.postgres
+    return f"{mask_password(pg.url)}#{pg.namespace}" if pg else str(agent.store)
+
+
 CONTEXT_IDLE_SECONDS = 60.0  # a model context (documents', queries') is closed after this long unused
 HEAP_TRIM_SECONDS = 60.0  # how often, when nothing is indexing, freed heap is handed back to the OS
 WATCH_CHECK_SECONDS = 3.0  # how often dead observers and deleted or replaced roots are looked for
@@ -64,7 +72,8 @@ class Manager:
             "agent ready",
             agent=agent.id,
             workspace=str(agent.workspace),
-            store=str(agent.store),
+            store=_store_name(agent),
+            role=runtime.memory.role,
             provider=runtime.memory.embedder.provider if runtime.memory.embedder else None,
             watcher=runtime.watcher_state,
         )
