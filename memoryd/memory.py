@@ -30,7 +30,7 @@ from memoryd.index.gate import SwapGate
 from memoryd.index.interface import NotGranted, StoreUnavailable
 from memoryd.index.lock import OwnerLock, index_lock_path
 from memoryd.index.reindex import build, cleanup_interrupted, remove_db, swap
-from memoryd.index.sqlite import Store
+from memoryd.index.sqlite import CORRUPT, Store
 from memoryd.index.sync import Syncer
 from memoryd.memory_status import agent_status
 from memoryd.notes import RequestError, append_entry, entry_text, read_lines
@@ -51,7 +51,6 @@ class IndexUnreadable(RuntimeError):
     """The index file is corrupt; the next sync rebuilds it."""
 
 
-CORRUPT = (apsw.CorruptError, apsw.NotADBError)
 REPLACED = "the index file was deleted or replaced while open"
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
 from memoryd.index.interface import StoreUnavailable
+from memoryd.index.sqlite import CORRUPT
 
 if TYPE_CHECKING:
     from memoryd.memory import AgentMemory
@@ -26,7 +25,7 @@ def agent_status(memory: AgentMemory) -> dict[str, Any]:
             **_memory_use(memory),
             "time": time.time(),
         }
-    except (apsw.CorruptError, apsw.NotADBError) as exc:
+    except CORRUPT as exc:
         return {
             "agent": memory.agent.id,
             "workspace": str(memory.agent.workspace),

@@ -115,4 +115,42 @@ class ChunkFilter(Protocol):
     def active(self) -> bool: ...
 
 
+def path_spellings(path: str) -> list[str]:
+    """What a search's path filter may match: as for `write`, a path that does not name memory/ may mean a note
+    under it (`people` finds memory/people/)."""
+    return [path] + ([] if path.startswith("memory/") else [f"memory/{path}"])
+
+
+def is_glob(path: str) -> bool:
+    return any(ch in path for ch in "*?[")
+
+
 Vectors = np.ndarray | Sequence[np.ndarray | None]  # one per chunk; None: stored without one, embedded later
+
+
+def vector_dims(chunks: Sequence[object], vectors: Vectors | None) -> int:
+    """The dimension of the vectors handed with a file's chunks (0: none), which must be one (or None) per chunk."""
+    if vectors is None:
+        return 0
+    if len(vectors) != len(chunks):
+        raise ValueError("one vector (or None) per chunk is required")
+    return next((len(v) for v in vectors if v is not None), 0)
+
+
+def file_change(removed: Sequence[int], added: Sequence[int], vectors: Vectors | None) -> StoreChange:
+    """What replacing a file's chunks did: the chunks removed, and those added with a vector, with their vectors."""
+    with_vectors = [i for i in range(len(added)) if vectors is not None and vectors[i] is not None]
+    matrix = (
+        np.stack([np.asarray(vectors[i], dtype=np.float32) for i in with_vectors])  # type: ignore[index]
+        if with_vectors
+        else None
+    )
+    return StoreChange(tuple(removed), tuple(added[i] for i in with_vectors), matrix)
+
+
+def attached_change(chunk_ids: Sequence[int], attached: Sequence[int], vectors: np.ndarray) -> StoreChange:
+    """What attaching vectors to stored chunks did: each attached chunk replaced by itself with its vector."""
+    alive = set(attached)
+    keep = [i for i, cid in enumerate(chunk_ids) if cid in alive]
+    ids = tuple(int(chunk_ids[i]) for i in keep)
+    return StoreChange(ids, ids, vectors[keep])

@@ -9,7 +9,6 @@ from typing import Protocol
 import numpy as np
 
 from memoryd.index.interface import MemoryStore
-from memoryd.index.rows import StoreChange
 from memoryd.search.vector import VectorScan
 
 # How a query scores against the whole namespace (fusion's noise estimate) is read from this many vectors drawn at
@@ -32,10 +31,6 @@ class ServedVectors:
         self._lock = threading.Lock()
         self._sample: np.ndarray | None = None
         self._sampled_at = 0  # embedded chunks when the sample was drawn
-        store.subscribe(self._apply)
-
-    def _apply(self, change: StoreChange) -> None:
-        """Commits only move the count the sample is checked against; nothing else is held."""
 
     @property
     def nbytes(self) -> int:

@@ -295,7 +295,7 @@ class Connections:
         self._listeners.append(listener)
 
     def _notify(self, change: StoreChange) -> None:
-        self._invalidate()
+        """After a commit of this daemon's (`writing` has already forgotten what it changed)."""
         for listener in self._listeners:
             listener(change)
 

@@ -14,7 +14,16 @@ from psycopg.types.json import Jsonb
 from memoryd.index.postgres.schema import vector_column
 from memoryd.index.postgres.state import State
 from memoryd.index.postgres.terms import document_terms, encode
-from memoryd.index.rows import FileRow, NewChunk, StoreChange, Unembedded, Vectors
+from memoryd.index.rows import (
+    FileRow,
+    NewChunk,
+    StoreChange,
+    Unembedded,
+    Vectors,
+    attached_change,
+    file_change,
+    vector_dims,
+)
 
 FILE_COLUMNS = "id, path, abs_path, source, hash, mtime_ns, size"
 
@@ -136,9 +145,7 @@ class Files(State):
         append: bool = False,
     ) -> list[int]:
         """Swap a file's chunks for new ones (or, with append, add to them) in one transaction; returns the new ids."""
-        if vectors is not None and len(vectors) != len(chunks):
-            raise ValueError("one vector (or None) per chunk is required")
-        dims = next((len(v) for v in vectors if v is not None), 0) if vectors is not None else 0
+        dims = vector_dims(chunks, vectors)
         if dims:
             self.ensure_vectors(dims)
         s = self._s
@@ -182,9 +189,7 @@ class Files(State):
                     ).format(s),
                     (file_id, *cursor),
                 )
-        with_vectors = [i for i in range(len(added)) if vectors is not None and vectors[i] is not None]
-        matrix = np.stack([np.asarray(vectors[i], dtype=np.float32) for i in with_vectors]) if with_vectors else None
-        self._notify(StoreChange(tuple(removed), tuple(added[i] for i in with_vectors), matrix))
+        self._notify(file_change(removed, added, vectors))
         return added
 
     def _insert_chunks(
@@ -284,10 +289,7 @@ class Files(State):
             live = [r[0] for r in cur.fetchall()]
             cur.execute(sql.SQL("UPDATE {}.totals SET embedded = embedded + %s").format(self._s), (len(live),))
         if live:
-            alive = set(live)
-            keep = [i for i, cid in enumerate(chunk_ids) if cid in alive]
-            ordered = tuple(int(chunk_ids[i]) for i in keep)
-            self._notify(StoreChange(ordered, ordered, vectors[keep]))
+            self._notify(attached_change(chunk_ids, live, vectors))
         return len(live)
 
     def unembedded(self, limit: int = 1000) -> list[Unembedded]:

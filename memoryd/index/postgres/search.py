@@ -10,7 +10,7 @@ from psycopg import sql
 
 from memoryd.index.postgres.files import Files, parse_vector, vector_text
 from memoryd.index.postgres.terms import idf, match_query, phrase_query, phrase_tokens, score_sql
-from memoryd.index.rows import ChunkFilter, ChunkRow, Match, Phrase
+from memoryd.index.rows import ChunkFilter, ChunkRow, Match, Phrase, is_glob, path_spellings
 from memoryd.protocol.schema import SOURCES
 
 MAX_REMEMBERED = 100_000
@@ -46,8 +46,8 @@ def filter_sql(filters: ChunkFilter) -> tuple[str, list[object]]:
         clauses.append("c.source = ANY(%s)")
         params.append(list(filters.sources))
     if filters.path:
-        spellings = [filters.path] + ([] if filters.path.startswith("memory/") else [f"memory/{filters.path}"])
-        if any(ch in filters.path for ch in "*?["):
+        spellings = path_spellings(filters.path)
+        if is_glob(filters.path):
             clauses.append("(" + " OR ".join("f.path ~ %s" for _ in spellings) + ")")
             params += [_glob_regex(p) for p in spellings]
         else:
@@ -101,7 +101,7 @@ class Search(Files):
         if not unique:
             return {}
         with self._cache_lock:
-            known = dict(self._frequencies)
+            known = {t: self._frequencies[t] for t in unique if t in self._frequencies}
             epoch = self._epoch
         missing = [t for t in unique if t not in known]
         if missing:
@@ -203,21 +203,15 @@ class Search(Files):
         """(chunk id, cosine) of the nearest chunks: through the HNSW index, or by an exact scan of `allowed`."""
         if not self.dims or limit <= 0:
             return []
+        if allowed is not None:
+            return self._scan(query, limit, allowed)
         text = vector_text(query)
         with self.reading(replica=True) as cur:
-            if allowed is not None:
-                cur.execute(
-                    sql.SQL(
-                        "SELECT id, 1 - (embedding <=> %s::vector) AS sim FROM {}.chunks"
-                        " WHERE id = ANY(%s) AND embedding IS NOT NULL ORDER BY sim DESC, id LIMIT %s"
-                    ).format(self._s),
-                    (text, list(allowed), limit),
-                )
-                return [(int(r[0]), float(r[1])) for r in cur]
             ef = max(EF_SEARCH_MIN, 2 * limit)
-            if getattr(self._local, "ef", None) != ef:
+            held = getattr(self._local, "ef", None)  # (connection, ef) it was set on: a new connection has none
+            if held is None or held[0] is not cur.connection or held[1] != ef:
                 cur.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(ef)))
-                self._local.ef = ef
+                self._local.ef = (cur.connection, ef)
             cur.execute(
                 sql.SQL(
                     "SELECT id, 1 - (embedding <=> %s::vector) FROM {}.chunks WHERE embedding IS NOT NULL"
@@ -228,15 +222,19 @@ class Search(Files):
             return [(int(r[0]), float(r[1])) for r in cur]
 
     def exact_nearest(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        """The same by an exact scan of every vector (the benchmark's reference for HNSW recall)."""
-        text = vector_text(query)
+        """The same by an exact scan of every vector (the reference for HNSW recall)."""
+        return self._scan(query, limit, None)
+
+    def _scan(self, query: np.ndarray, limit: int, allowed: set[int] | None) -> list[tuple[int, float]]:
+        """Nearest chunks by an exact scan (ordering by an expression the HNSW index cannot serve)."""
+        among = "id = ANY(%s) AND " if allowed is not None else ""
         with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(
-                    "SELECT id, 1 - (embedding <=> %s::vector) AS sim FROM {}.chunks WHERE embedding IS NOT NULL"
-                    " ORDER BY sim DESC, id LIMIT %s"
+                    f"SELECT id, 1 - (embedding <=> %s::vector) AS sim FROM {{}}.chunks WHERE {among}"
+                    "embedding IS NOT NULL ORDER BY sim DESC, id LIMIT %s"
                 ).format(self._s),
-                (text, limit),
+                (vector_text(query), *([list(allowed)] if allowed is not None else []), limit),
             )
             return [(int(r[0]), float(r[1])) for r in cur]
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
-from memoryd.index.rows import FileRow, NewChunk, StoreChange, Vectors
+from memoryd.index.rows import FileRow, NewChunk, StoreChange, Vectors, file_change, vector_dims
 from memoryd.index.schema import FTS_INSERT
 from memoryd.index.sqlite.vectors import Vectors as VectorRows
 
@@ -82,9 +80,7 @@ class Files(VectorRows):
         `vectors` holds one vector per chunk, or None for a chunk stored without one (embedded later): a chunk is
         keyword-searchable from this call on, whatever the embedder's pace. `cursor` is (inode, byte offset,
         lines read) for files read incrementally (transcripts)."""
-        if vectors is not None and len(vectors) != len(chunks):
-            raise ValueError("one vector (or None) per chunk is required")
-        dims = next((len(v) for v in vectors if v is not None), 0) if vectors is not None else 0
+        dims = vector_dims(chunks, vectors)
         if dims:
             self.ensure_vectors(dims)
         with self._write_lock:
@@ -117,11 +113,7 @@ class Files(VectorRows):
                         "INSERT OR REPLACE INTO cursors(file_id, inode, offset, lines) VALUES (?, ?, ?, ?)",
                         (file_id, *cursor),
                     )
-            with_vectors = [i for i in range(len(added)) if vectors is not None and vectors[i] is not None]
-            matrix = (
-                np.stack([np.asarray(vectors[i], dtype=np.float32) for i in with_vectors]) if with_vectors else None
-            )
-            self._notify(StoreChange(tuple(removed), tuple(added[i] for i in with_vectors), matrix))
+            self._notify(file_change(removed, added, vectors))
         return added
 
     def _insert_chunks(

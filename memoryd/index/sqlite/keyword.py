@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from memoryd.index import topk
-from memoryd.index.rows import ChunkFilter, ChunkRow, Match
+from memoryd.index.rows import ChunkFilter, ChunkRow, Match, is_glob, path_spellings
 from memoryd.index.sqlite.base import Connections
 from memoryd.protocol.schema import SOURCES
 
@@ -26,9 +26,8 @@ def filter_sql(filters: ChunkFilter, all_sources: Sequence[str]) -> tuple[str, l
         clauses.append(f"c.source IN ({','.join('?' * len(filters.sources))})")
         params += list(filters.sources)
     if filters.path:
-        # as for `write`, a path that does not name memory/ may mean a note under it: `people` finds memory/people/
-        spellings = [filters.path] + ([] if filters.path.startswith("memory/") else [f"memory/{filters.path}"])
-        if any(ch in filters.path for ch in "*?["):
+        spellings = path_spellings(filters.path)
+        if is_glob(filters.path):
             clauses.append("(" + " OR ".join("f.path GLOB ?" for _ in spellings) + ")")
             params += spellings
         else:

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from memoryd.index.rows import StoreChange, Unembedded
+from memoryd.index.rows import Unembedded, attached_change
 from memoryd.index.schema import vec_ddl
 from memoryd.index.sqlite.base import Connections
 
@@ -71,9 +71,7 @@ class Vectors(Connections):
                     self.conn.execute("UPDATE chunks SET model = ? WHERE id = ?", (model, chunk_id))
                     live.append(chunk_id)
             if live:
-                alive = set(live)
-                keep = [i for i, cid in enumerate(chunk_ids) if cid in alive]
-                self._notify(StoreChange(tuple(live), tuple(live), vectors[keep]))
+                self._notify(attached_change(chunk_ids, live, vectors))
         return len(live)
 
     def unembedded(self, limit: int = 1000) -> list[Unembedded]:
