@@ -1,7 +1,7 @@
 """One command for every benchmark: quality, speed and footprint, with a Markdown report and raw JSON.
 
 python -m bench all                     # everything (make bench)
-python -m bench quality | speed | hostile   # one part
+python -m bench quality | speed | hostile | pgstore   # one part
 python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
 python -m bench report                  # docs/benchmarks.md from the newest results of each part
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench import conversations, hostile, latency, quality
+from bench import conversations, hostile, latency, pgstore, quality
 from memoryd.config import DEFAULT_LOCAL_MODEL
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -46,6 +46,11 @@ TARGETS = {
     "write p50 ms @5k files": ("<=", 20.0),
     "vectors follow a write p99 ms": ("<=", 1000.0),
     "10k notes keyword-searchable s": ("<=", 30.0),
+    "pg quality: largest gap to SQLite": ("<=", 0.01),
+    "pg write on A found on B p95 s": ("<=", 2.0),
+    "pg failover: standby indexes a new note s": ("<=", 10.0),
+    "pg 2 daemons / 1 daemon q/s": (">=", 1.6),
+    "pg searches failed during a reindex": ("<=", 0),
 }
 
 
@@ -128,6 +133,7 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         "write p50 ms @5k files": _get(results, "hostile", "writes", "write", "p50_ms"),
         "vectors follow a write p99 ms": _get(results, "hostile", "writes", "vectors_follow", "p99_ms"),
         "10k notes keyword-searchable s": _get(results, "hostile", "first_index", "every_note_keyword_searchable_s"),
+        **pgstore.headline(results.get("pgstore", {})),
     }
 
 
@@ -211,6 +217,8 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
             "|---|---|---|---|",
             *(f"| {p['t']} | {p['files']} | {p['chunks']} | {p['embedded']} |" for p in curve),
         ]
+    if results.get("pgstore"):
+        lines += ["", *pgstore.markdown(results["pgstore"])]
     return "\n".join(lines) + "\n"
 
 
@@ -236,7 +244,8 @@ def _newest(folder: Path, pattern: str) -> dict[str, Any] | None:
 def _newest_parts(folder: Path) -> dict[str, Any]:
     """The newest result of each part (quality, conversations, speed, hostile), from whichever run made it."""
     merged: dict[str, Any] = {}
-    for path in sorted(folder.glob("bench-*.json")) + sorted(folder.glob("hostile-*.json")):
+    runs = [sorted(folder.glob(f"{kind}-*.json")) for kind in ("bench", "hostile", "pgstore")]
+    for path in [path for kind in runs for path in kind]:
         run = json.loads(path.read_text())
         for part, value in run.items():
             if part != "machine":
@@ -273,7 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("part", choices=["all", "quality", "speed", "hostile", "report"], nargs="?", default="all")
+    parser.add_argument(
+        "part", choices=["all", "quality", "speed", "hostile", "pgstore", "report"], nargs="?", default="all"
+    )
     parser.add_argument("--doc", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md")
     parser.add_argument("--quick", action="store_true", help="SciFact only and 10k chunks only")
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -288,6 +299,11 @@ def main(argv: list[str] | None = None) -> int:
         found = {"machine": machine(), "hostile": hostile.main([])}
         (args.out / f"hostile-{stamp}.json").write_text(json.dumps(found, indent=2))
         if args.part == "hostile":
+            return 0
+    if args.part == "pgstore" or (args.part == "all" and not args.quick):
+        found = {"machine": machine(), "pgstore": pgstore.main([])}
+        (args.out / f"pgstore-{stamp}.json").write_text(json.dumps(found, indent=2))
+        if args.part == "pgstore":
             return 0
 
     results: dict[str, Any] = {"machine": machine()}

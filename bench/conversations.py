@@ -208,7 +208,7 @@ def memoryd_chunks(index: Path) -> list[tuple[str, int, int, str]]:
     return [(str(p), int(s), int(e), str(t)) for p, s, e, t in rows]
 
 
-def _score(rows: list[tuple[bool, bool, float]]) -> dict[str, float]:
+def score_rows(rows: list[tuple[bool, bool, float]]) -> dict[str, float]:
     n = max(len(rows), 1)
     return {
         "session_r@5": round(sum(r[0] for r in rows) / n, 4),
@@ -251,8 +251,8 @@ def measure(layout: str, modes: list[str], work: Path, model_path: Path | None =
                         cite_rows.append(
                             judge(conv, [(r.path, r.start_line, r.end_line) for r in found.results], evidence)
                         )
-                out[mode] = _score(chunk_rows)
-                out[f"{mode}_citations"] = _score(cite_rows)
+                out[mode] = score_rows(chunk_rows)
+                out[f"{mode}_citations"] = score_rows(cite_rows)
                 print(f"  [{layout}] {mode:18s} {out[mode]}", flush=True)
                 print(f"  [{layout}] {mode + ' (citations)':18s} {out[f'{mode}_citations']}", flush=True)
     finally:
@@ -264,7 +264,7 @@ def measure(layout: str, modes: list[str], work: Path, model_path: Path | None =
             baseline = PlainFTS(chunks)
             for question, evidence in conv.questions:
                 rows.append(judge(conv, baseline.search(question, K), evidence))
-        out[name] = _score(rows)
+        out[name] = score_rows(rows)
         print(f"  [{layout}] {name:18s} {out[name]}", flush=True)
     return out
 

@@ -60,7 +60,7 @@ def gather_locomo(model: str, workdir: Path) -> dict[str, Any]:
 
 
 def score_locomo(gathered: dict[str, Any], rule: Rule) -> dict[str, float]:
-    from bench.conversations import Conversation, _score, judge
+    from bench.conversations import Conversation, judge, score_rows
 
     rows = []
     for qid, (cands_rows, stats) in gathered["queries"].items():
@@ -75,7 +75,7 @@ def score_locomo(gathered: dict[str, Any], rule: Rule) -> dict[str, float]:
         conv = Conversation(conv_id, ("", ""), [], [], turn_at)
         results = [gathered["chunks"][f"{conv_id}/{c.chunk_id}"] for c in cands[:5]]
         rows.append(judge(conv, results, evidence))
-    scored = _score(rows)
+    scored = score_rows(rows)
     return {"mrr@10": scored["turn_mrr@5"], "turn_r@5": scored["turn_r@5"], "session_r@5": scored["session_r@5"]}
 
 

@@ -151,6 +151,7 @@ class BenchAgent:
     id: str
     workspace: Path
     sessions_dir: Path | None = None
+    extra: str = ""  # more lines of its [[agents]] table (a PostgreSQL store, say)
 
 
 def write_config(
@@ -173,7 +174,7 @@ def write_config(
         tables.append(f"""[[agents]]
 id = "{agent.id}"
 workspace = "{agent.workspace}"
-{sessions}[agents.embedding]
+{sessions}{agent.extra}[agents.embedding]
 provider = "{provider}"
 model_path = "{model}"
 """)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -32,6 +34,7 @@ NOTES = {
     "memory/ops.md": "# Cache\n\nThe deploy agent moved the cache to Valkey after the Redis outage.\n\n"
     "## Deploys\n\nDeploys run at night from CI runners; src/memory/hybrid.ts was rewritten.\n",
 }
+MEMORYD = str(Path(sys.executable).with_name("memoryd"))
 QUERIES = [
     "payment_processor",
     "getUserById",
@@ -287,3 +290,103 @@ def test_searches_read_the_replica(cluster: Cluster, tmp_path: Path) -> None:
         assert served[0][0] >= 1
     finally:
         cleanup(daemon)
+
+
+@pytest.mark.slow
+def test_one_search_over_namespaces_says_where_each_hit_came_from(cluster: Cluster, tmp_path: Path) -> None:
+    """Daemon B searches its own agent, a namespace another daemon writes and it was granted, and one it was not:
+    hits from both readable ones, each naming its agent; the refused one is listed, not fatal."""
+    writer_url = cluster.role("teamwriter", create_schemas=True)
+    carol = cluster.role("carol")
+    team_ws = _notes(tmp_path / "a" / "ws")
+    tables = _agent_table("team", team_ws, writer_url, "crew", 'readers = ["carol"]\n') + _agent_table(
+        "vault", team_ws, writer_url, "vault"
+    )
+    a = _daemon(tmp_path / "a", team_ws, tables)
+    b = None
+    try:
+        mine = tmp_path / "b" / "mine"
+        write(mine / "MEMORY.md", "# Mine\n\nMy own note: the Valkey migration needs a runbook.\n")
+        b_tables = (
+            f'[[agents]]\nid = "me"\nworkspace = "{mine}"\n[agents.embedding]\nprovider = "hash"\n'
+            + _agent_table("team", tmp_path / "b" / "mine", carol, "crew")
+            + _agent_table("vault", tmp_path / "b" / "mine", carol, "vault")
+        )
+        b = _daemon(tmp_path / "b", mine, b_tables)
+        with b.client(timeout=30) as client:
+            found = client.search("valkey", agents=["me", "team", "vault"], mode="keyword")
+            where = {(hit.extra["agent"], hit.citation) for hit in found}
+            assert any(agent == "me" and citation.startswith("MEMORY.md") for agent, citation in where)
+            assert any(agent == "team" and citation.startswith("memory/ops.md") for agent, citation in where)
+            assert [(s["agent"], s["code"]) for s in found.raw["skipped"]] == [("vault", "forbidden")]
+            with pytest.raises(RemoteError) as refused:
+                client.search("valkey", agents=["vault"])
+            assert refused.value.code == "forbidden"
+    finally:
+        cleanup(a)
+        if b is not None:
+            cleanup(b)
+
+
+@pytest.mark.slow
+def test_store_migrate_moves_an_index_without_embedding_again(cluster: Cluster, tmp_path: Path) -> None:
+    """`memoryd store migrate` as a user runs it: the PostgreSQL namespace answers as the SQLite index did, its
+    vectors come from the copied cache, and the SQLite index is left as it was."""
+    workspace = _notes(tmp_path / "ws")
+    data = tmp_path / "data"
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'data_dir = "{data}"\n[[agents]]\nid = "main"\nworkspace = "{workspace}"\n'
+        '[agents.embedding]\nprovider = "hash"\n'
+    )
+    agent = quickstart_agent(workspace, data)
+    with AgentMemory(agent, HashingEmbedder(256)) as old:
+        old.sync()
+        before = {q: (_found(old, q, "keyword"), _found(old, q, "hybrid")[0][0]) for q in QUERIES}
+        old.store.record_access([old.store.chunks_by_ids([1])[1].hash])
+        old.store.flush_access()
+        sqlite_counts = old.store.counts()
+    url = _with_password(cluster.url())
+    done = subprocess.run(
+        [
+            MEMORYD,
+            "store",
+            "migrate",
+            "--config",
+            str(config),
+            "--from",
+            "sqlite",
+            "--to",
+            url,
+            "--namespace",
+            "moved",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "0 embedded anew" in done.stdout and 'namespace = "moved"' in done.stdout
+    assert "hunter2" not in done.stdout + done.stderr
+    with _memory(workspace, tmp_path / "pg", PostgresStore(cluster.url(), "moved")) as moved:
+        assert {q: (_found(moved, q, "keyword"), _found(moved, q, "hybrid")[0][0]) for q in QUERIES} == before
+        counts = moved.store.counts()
+        assert counts["chunks"] == sqlite_counts["chunks"] == counts["embedded_chunks"]
+        assert sum(hits for hits, _ in moved.store.export_access().values()) == 1
+    wrong = subprocess.run(
+        [
+            MEMORYD,
+            "store",
+            "migrate",
+            "--config",
+            str(config),
+            "--from",
+            "postgresql",
+            "--to",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert wrong.returncode != 0 and "uses a sqlite store" in wrong.stderr

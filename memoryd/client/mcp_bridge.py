@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from memoryd.client.render import hit_citation
 from memoryd.client.stub import ClientError, DaemonNotRunning, MemoryClient, RemoteError
 from memoryd.protocol.schema import METHODS
 from memoryd.protocol.validation import annotation
@@ -28,7 +29,7 @@ SEARCH_DESCRIPTION = (
 )
 GET_DESCRIPTION = (
     "Read lines of a memory file, e.g. after memory_search returned path#L10-L20: memory_get(path, from=10, "
-    "lines=30). Only files inside the agent's memory can be read."
+    "lines=30), with the agent the result names, if any. Only files inside the agent's memory can be read."
 )
 WRITE_DESCRIPTION = (
     "Save something worth remembering (a decision, a preference, a fact about a person, a todo) to today's "
@@ -47,7 +48,7 @@ def compact_results(raw: dict[str, Any], budget: int) -> str:
     parts: list[str] = []
     used = 0
     for hit in results:
-        head = f"[{hit['score']:.2f}] {hit['citation']}"
+        head = f"[{hit['score']:.2f}] {hit_citation(hit['citation'], hit)}"
         room = budget - used - len(head) - 2
         if room < 40:
             parts.append(f"... {len(results) - len(parts)} more results cut (budget {budget} characters)")

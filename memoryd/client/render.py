@@ -32,12 +32,18 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def hit_citation(citation: str, extra: dict[str, Any] | None) -> str:
+    """A result's citation, naming its agent when the search went over several (`memctl get -a AGENT` reads it)."""
+    agent = (extra or {}).get("agent")
+    return f"{citation}  (agent {agent})" if agent else citation
+
+
 def search_text(found: SearchResults) -> str:
     """Score, citation and the first lines of the snippet per hit, then how the search ran."""
     lines = []
     for hit in found.results:
         snippet = "\n".join("    " + ln for ln in hit.snippet.strip().splitlines()[:6])
-        lines.append(f"{hit.score:.3f}  {hit.citation}\n{snippet}")
+        lines.append(f"{hit.score:.3f}  {hit_citation(hit.citation, hit.extra)}\n{snippet}")
         explain = (hit.extra or {}).get("explain")
         if explain:
             lines[-1] += "\n    " + explain_line(explain)

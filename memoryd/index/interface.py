@@ -12,7 +12,17 @@ from typing import Protocol
 
 import numpy as np
 
-from memoryd.index.rows import ChunkFilter, ChunkRow, FileRow, Match, NewChunk, StoreChange, Unembedded, Vectors
+from memoryd.index.rows import (
+    CachedEmbedding,
+    ChunkFilter,
+    ChunkRow,
+    FileRow,
+    Match,
+    NewChunk,
+    StoreChange,
+    Unembedded,
+    Vectors,
+)
 
 
 class StoreUnavailable(RuntimeError):
@@ -110,6 +120,15 @@ class MemoryStore(Protocol):
     def cache_get(self, provider: str, model: str, key_fp: str, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
     def cache_put(self, provider: str, model: str, key_fp: str, items: dict[str, np.ndarray]) -> None: ...
     def copy_cache_from(self, other: Path) -> int: ...
+    def export_cache(self, batch: int = 2000) -> Iterator[list[CachedEmbedding]]:
+        """Every cached embedding, `batch` rows at a time (moving an index to another store)."""
+
+    def import_cache(self, rows: Sequence[CachedEmbedding]) -> int:
+        """Add cache rows (those already held stay); returns how many were new."""
+
+    def export_access(self) -> dict[str, tuple[int, float]]: ...
+    def import_access(self, stats: dict[str, tuple[int, float]]) -> None:
+        """Add search hits per chunk content to those already counted."""
 
     # -- access statistics ---------------------------------------------------------------------------
     def record_access(self, hashes: Sequence[str]) -> None: ...

@@ -63,6 +63,19 @@ class ChunkRow:
 
 
 @dataclass(frozen=True)
+class CachedEmbedding:
+    """One embedding cache row as stored (the vector's bytes untouched), for moving a cache between stores."""
+
+    provider: str
+    model: str
+    key_fp: str
+    hash: str
+    dims: int
+    vector: bytes
+    created_at: float
+
+
+@dataclass(frozen=True)
 class Unembedded:
     """A chunk stored without a vector: what the embedder needs to give it one."""
 

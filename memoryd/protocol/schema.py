@@ -148,7 +148,8 @@ class Search(Request):
     method, idempotent = "search", True
     summary = "Hybrid search: ranked snippets with `path#Lstart-Lend` citations."
     returns = (
-        "{results: [...], mode, provider, model, took_ms, fusion, degraded, restored_query, partial, embedded, agent}"
+        "{results: [...], mode, provider, model, took_ms, fusion, degraded, restored_query, partial, embedded, agent, "
+        "agents, skipped}"
     )
     query: str = param(help="What to recall, in any language; exact names and identifiers work too.", cli=None)
     max_results: int | None = param(
@@ -163,6 +164,11 @@ class Search(Request):
         None, "How the two sides are fused (default: the agent's, adaptive).", choices=FUSIONS, mcp=False
     )
     agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+    agents: list[str] | None = param(
+        None,
+        "Search these agents' memories together (shared namespaces among them); each result names its agent.",
+        cli=("--agents",),
+    )
     path: str | None = param(
         None, "Only files under this prefix (memory/people/) or matching this glob (memory/2026-*)."
     )
@@ -181,7 +187,7 @@ class Get(Request):
     path: str = param(help="A path inside the agent's memory, as citations give it.", cli=None)
     from_: int | None = param(None, "First line, 1-based (default 1).", ge=1, wire="from", cli=None)
     lines: int | None = param(None, "How many lines (default: up to 5,000).", ge=1, cli=None)
-    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+    agent: str | None = param(None, "Agent whose memory holds the path (a result names it).", cli=None)
 
 
 class Write(Request):

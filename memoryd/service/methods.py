@@ -3,7 +3,9 @@ checked request. Dispatch checks every call against the schema before it runs an
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from memoryd.config import ConfigError
@@ -11,27 +13,59 @@ from memoryd.index.interface import NotGranted, StoreUnavailable
 from memoryd.memory import IndexUnreadable, RequestError
 from memoryd.protocol import schema
 from memoryd.protocol.validation import InvalidParams, validate
-from memoryd.search.hybrid import SearchError
+from memoryd.search.federated import Skipped, merge
+from memoryd.search.hybrid import SearchError, SearchResponse
 from memoryd.service.jobs import Stopping
 from memoryd.service.manager import Manager
 from memoryd.service.rpc import RPCError
+from memoryd.service.runtime import AgentRuntime
 
 
 def ping(m: Manager, _: schema.Ping) -> dict[str, Any]:
     return {"pong": True, **m.info()}
 
 
-def search(m: Manager, request: schema.Search) -> dict[str, Any]:
-    runtime = m.runtime(request.agent)
+def _search_one(runtime: AgentRuntime, request: schema.Search) -> SearchResponse:
     runtime.sync_if_dirty()
     try:
-        response = runtime.memory.run_search(request)
+        return runtime.memory.run_search(request)
     except IndexUnreadable as exc:
         runtime.request_sync()  # the sync sets the broken file aside and rebuilds
         raise RPCError("index_rebuilding", str(exc)) from None
-    out = response.as_dict()
+
+
+def search(m: Manager, request: schema.Search) -> dict[str, Any]:
+    if request.agents:
+        return _search_agents(m, request)
+    runtime = m.runtime(request.agent)
+    out = _search_one(runtime, request).as_dict()
     out["agent"] = runtime.agent.id
     return out
+
+
+def _search_agents(m: Manager, request: schema.Search) -> dict[str, Any]:
+    """One search over several agents at once (each on a thread of its own), merged by score. An agent that
+    cannot answer (its store down, its namespace not granted) is listed in `skipped`; only when none answers is
+    the search an error."""
+    started = time.perf_counter()
+    ids = list(dict.fromkeys([*([request.agent] if request.agent else []), *(request.agents or [])]))
+    runtimes = [m.runtime(agent_id) for agent_id in ids]  # an unknown agent fails the whole search
+    answered: list[tuple[str, SearchResponse]] = []
+    skipped: list[Skipped] = []
+    failures: list[RPCError] = []
+    with ThreadPoolExecutor(max_workers=len(runtimes), thread_name_prefix="search-agents") as pool:
+        futures = [(r.agent.id, pool.submit(_search_one, r, request)) for r in runtimes]
+        for agent_id, future in futures:
+            try:
+                answered.append((agent_id, future.result()))
+            except (RPCError, NotGranted, StoreUnavailable) as exc:
+                error = exc if isinstance(exc, RPCError) else _store_error(exc)
+                failures.append(error)
+                skipped.append(Skipped(agent_id, error.code, error.message))
+    if not answered:
+        raise failures[0]
+    limit = request.max_results or max(r.agent.query.max_results for r in runtimes)
+    return merge(answered, skipped, limit, round((time.perf_counter() - started) * 1000, 3))
 
 
 def get(m: Manager, request: schema.Get) -> dict[str, Any]:
@@ -128,7 +162,9 @@ def dispatch(manager: Manager, method: Any, params: Any) -> Any:
         raise RPCError("not_found", str(exc)) from None
     except Stopping as exc:
         raise RPCError("stopping", str(exc)) from None
-    except NotGranted as exc:
-        raise RPCError("forbidden", str(exc)) from None
-    except StoreUnavailable as exc:
-        raise RPCError("store_unavailable", str(exc)) from None
+    except (NotGranted, StoreUnavailable) as exc:
+        raise _store_error(exc) from None
+
+
+def _store_error(exc: NotGranted | StoreUnavailable) -> RPCError:
+    return RPCError("forbidden" if isinstance(exc, NotGranted) else "store_unavailable", str(exc))

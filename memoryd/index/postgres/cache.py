@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import astuple
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ from psycopg import sql
 
 from memoryd.index.interface import StoreUnavailable
 from memoryd.index.postgres.search import Search
+from memoryd.index.rows import CachedEmbedding
 
 MAX_PENDING_ACCESS = 100_000
 
@@ -66,6 +68,39 @@ class Cache(Search):
             )
             return cur.rowcount
 
+    def export_cache(self, batch: int = 2000) -> Iterator[list[CachedEmbedding]]:
+        after = ("", "", "", "")
+        while True:
+            with self.reading() as cur:
+                cur.execute(
+                    sql.SQL(
+                        "SELECT provider, model, key_fp, hash, dims, vector, created_at FROM {}.embedding_cache"
+                        " WHERE (hash, provider, model, key_fp) > (%s, %s, %s, %s)"
+                        " ORDER BY hash, provider, model, key_fp LIMIT %s"
+                    ).format(self._s),
+                    (after[3], after[0], after[1], after[2], batch),
+                )
+                rows = [CachedEmbedding(p, m, k, h, d, bytes(v), c) for p, m, k, h, d, v, c in cur]
+            if not rows:
+                return
+            last = rows[-1]
+            after = (last.provider, last.model, last.key_fp, last.hash)
+            yield rows
+
+    def import_cache(self, rows: Sequence[CachedEmbedding]) -> int:
+        if not rows:
+            return 0
+        with self.writing() as cur:
+            cur.execute(
+                sql.SQL(
+                    "INSERT INTO {}.embedding_cache(provider, model, key_fp, hash, dims, vector, created_at)"
+                    " SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::int[], %s::bytea[],"
+                    " %s::float8[]) ON CONFLICT DO NOTHING"
+                ).format(self._s),
+                [list(column) for column in zip(*(astuple(row) for row in rows), strict=True)],
+            )
+            return cur.rowcount
+
     # -- access statistics ------------------------------------------------------------------------------
     def record_access(self, hashes: Sequence[str]) -> None:
         if not hashes:
@@ -104,6 +139,19 @@ class Cache(Search):
                     more, newer = merged.get(digest, (0, last))
                     merged[digest] = (hits + more, max(last, newer))
             return False
+
+    def export_access(self) -> dict[str, tuple[int, float]]:
+        self.flush_access()
+        with self.reading() as cur:
+            cur.execute(sql.SQL("SELECT hash, hits, last_at FROM {}.access").format(self._s))
+            return {h: (int(hits), float(last)) for h, hits, last in cur}
+
+    def import_access(self, stats: dict[str, tuple[int, float]]) -> None:
+        with self._cache_lock:
+            for digest, (hits, last) in stats.items():
+                more, newer = self._access.get(digest, (0, last))
+                self._access[digest] = (hits + more, max(last, newer))
+        self.flush_access()
 
     def access_stats(self, hashes: Sequence[str]) -> dict[str, tuple[int, float]]:
         unique = list(dict.fromkeys(hashes))

@@ -50,6 +50,17 @@ class Access(Connections):
                     self._access[digest] = (hits + more, max(last, newer))
             return False
 
+    def export_access(self) -> dict[str, tuple[int, float]]:
+        self.flush_access()
+        return {h: (hits, last) for h, hits, last in self.reader.execute("SELECT hash, hits, last_at FROM access")}
+
+    def import_access(self, stats: dict[str, tuple[int, float]]) -> None:
+        with self._access_lock:
+            for digest, (hits, last) in stats.items():
+                more, newer = self._access.get(digest, (0, last))
+                self._access[digest] = (hits + more, max(last, newer))
+        self.flush_access()
+
     def access_stats(self, hashes: Sequence[str]) -> dict[str, tuple[int, float]]:
         unique = list(dict.fromkeys(hashes))
         if not unique:

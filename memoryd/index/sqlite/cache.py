@@ -4,12 +4,14 @@ again."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import astuple
 from pathlib import Path
 
 import apsw
 import numpy as np
 
+from memoryd.index.rows import CachedEmbedding
 from memoryd.index.sqlite.base import Connections
 
 
@@ -76,3 +78,31 @@ class EmbeddingCache(Connections):
                 return added
             finally:
                 self.conn.execute("DETACH DATABASE seed")
+
+    def export_cache(self, batch: int = 2000) -> Iterator[list[CachedEmbedding]]:
+        last = 0
+        while True:
+            rows = list(
+                self.reader.execute(
+                    "SELECT id, provider, model, key_fp, hash, dims, vector, created_at FROM embedding_cache"
+                    " WHERE id > ? ORDER BY id LIMIT ?",
+                    (last, batch),
+                )
+            )
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [CachedEmbedding(*row[1:]) for row in rows]
+
+    def import_cache(self, rows: Sequence[CachedEmbedding]) -> int:
+        with self._write_lock:
+            with self.conn:
+                before = self.conn.total_changes()
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO embedding_cache(provider, model, key_fp, hash, dims, vector, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [astuple(row) for row in rows],
+                )
+                added = self.conn.total_changes() - before
+            self._counts_changed(cache_rows=added)
+            return added
