@@ -334,9 +334,11 @@ def store_migrate(
 ) -> None:
     """Move an agent's index to another store: its embedding cache and access counts are copied, the rest is
     built from the Markdown (nothing already embedded is embedded again). The old store is only read."""
+    from memoryd.service.logging import configure
     from memoryd.service.migrate import MigrationError, migrate, open_source, target_agent
     from memoryd.settings import mask_password
 
+    configure("warning", json=False)  # stdout is the summary; the bars and warnings go to stderr
     config = _load(config_path, workspace, socket_path, data_dir)
     try:
         agent = config.agent(agent_id)
