@@ -13,7 +13,10 @@ python -m bench.pgstore --parts freshness,failover --writes 100
   standby holds the lock, and until it finds the note.
 - scaleout: 8 clients on one daemon, then 8 on each of two (one reading a streaming replica), on SciFact.
 - reindex: an atomic reindex of SciFact's namespace under a steady search load (failed searches counted), then
-  one killed with SIGKILL halfway: the old index must still answer and no staging schema be left."""
+  one killed with SIGKILL halfway: the old index must still answer and no staging schema be left.
+- scale: keyword and hybrid latency (1 client, 8 clients) at 100k chunks through each store, on bench.scale's
+  index (the real sync, model-free vectors, queries embedded by the real model), `store migrate`'s time, and the
+  reindex part on that namespace."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +38,16 @@ from bench.beir import CACHE, RESULTS_PER_QUERY, load
 from bench.conversations import Conversation, K, judge, load_locomo, score_rows, write_notes
 from bench.datasets import dataset_workspace
 from bench.harness import BenchAgent, Daemon, median, percentile, start_daemon
+from bench.latency import reindex_under_load, search_modes
 from bench.metrics import dedupe_docs, evaluate
 from bench.pg import Cluster
+from bench.scale import fill
+from bench.synthetic import build
+from bench.synthetic import queries as synthetic_queries
 from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK, schema_name
 
 SETS = "scifact,xquad-vi,xquad-en,xquad-zh,xquad-th,locomo"
-PARTS = "quality,freshness,failover,scaleout,reindex"
+PARTS = "quality,freshness,failover,scaleout,reindex,scale"
 MODES = ("keyword", "hybrid")
 MEMORYD = str(Path(sys.executable).with_name("memoryd"))
 
@@ -302,39 +310,27 @@ def scaleout(cluster: Cluster, work: Path, seconds: float) -> dict[str, Any]:
     return out
 
 
-def reindex(cluster: Cluster, work: Path) -> dict[str, Any]:
-    queries = list(load("scifact").queries.values())
-    daemon = _reader(cluster, work, "reindex", "scifact-main")
+def reindex(cluster: Cluster, start: Callable[[], Daemon], namespace: str, queries: list[str]) -> dict[str, Any]:
+    """An atomic reindex under a steady hybrid search load (failed searches counted), then one killed with SIGKILL
+    halfway: after a restart the old index answers and no staging or retired schema is left."""
+    daemon = start()
     out: dict[str, Any] = {}
     try:
         daemon.wait_idle()
-        result: dict[str, Any] = {}
-        with daemon.client(timeout=3600) as client:
-            started = time.perf_counter()
-            stop_load = threading.Event()
-
-            def load_until_done() -> None:
-                result.update(_load_until(daemon, queries, stop_load))
-
-            searching = threading.Thread(target=load_until_done)
-            searching.start()
-            client.reindex(wait=True, timeout=3600)
-            out["seconds"] = round(time.perf_counter() - started, 2)
-            stop_load.set()
-            searching.join()
-        out["searches_during"] = result
+        out.update(reindex_under_load(daemon, queries))
         chunks = daemon.status()["chunks"]
         with daemon.client(timeout=60) as client:
             client.reindex(wait=False)
         time.sleep(out["seconds"] / 2)
         daemon.stop(signal.SIGKILL)
-        daemon = _reader(cluster, work, "reindex", "scifact-main")
+        daemon = start()
         state = daemon.wait_idle()
         with daemon.client() as client:
-            answered = bool(client.search("insulin resistance", mode="keyword").results)
+            answered = bool(client.search(queries[0], mode="keyword").results)
+        schema = schema_name(namespace)
         leftovers = cluster.sql(
             "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s) OR starts_with(nspname, %s)",
-            (f"{schema_name('scifact-main')}{STAGING_MARK}", f"{schema_name('scifact-main')}{RETIRED_MARK}"),
+            (f"{schema}{STAGING_MARK}", f"{schema}{RETIRED_MARK}"),
         )
         out["killed_mid_reindex"] = {
             "answers_after_restart": answered,
@@ -348,20 +344,43 @@ def reindex(cluster: Cluster, work: Path) -> dict[str, Any]:
     return out
 
 
-def _load_until(daemon: Daemon, queries: list[str], stop: threading.Event) -> dict[str, Any]:
-    done, failed, latencies = 0, 0, []
-    with daemon.client(timeout=60) as client:
-        i = 0
-        while not stop.is_set():
-            started = time.perf_counter()
-            try:
-                client.search(queries[i % len(queries)], mode="hybrid")
-                done += 1
-                latencies.append(time.perf_counter() - started)
-            except Exception:
-                failed += 1
-            i += 1
-    return {"answered": done, "failed": failed, **_ms(latencies)}
+def scale(cluster: Cluster, work: Path, chunks: int, n_queries: int) -> dict[str, Any]:
+    """Search latency at `chunks` chunks through each store (bench.scale's index: the real sync with model-free
+    vectors, queries embedded by the real model), the migration's time, and a reindex under load in PostgreSQL."""
+    root = work / f"scale-fill-{chunks}"
+    workspace = build(root / "workspace", chunks)
+    data = root / "data"
+    out: dict[str, Any] = {"chunks": chunks}
+    if not (data / "agents" / "main" / "index.sqlite").exists():
+        print(f"[{chunks} chunks] filling the index (real sync, model-free vectors)", flush=True)
+        out["fill"] = fill(workspace, data)
+    qs = synthetic_queries(n_queries)
+    daemon = start_daemon(workspace, data)
+    try:
+        daemon.wait_idle()
+        out["sqlite"] = search_modes(daemon, qs, f"[{chunks} sqlite] ")
+    finally:
+        daemon.stop()
+    namespace = f"scale-{chunks}"
+    out["migrate"] = migrate(daemon, "main", cluster.url(), namespace)
+    print(f"  [{chunks}] moved: {out['migrate']}", flush=True)
+    agent = [BenchAgent("main", workspace, extra=_pg_lines(cluster.url(), namespace))]
+
+    def start() -> Daemon:
+        return start_daemon(workspace, root / "data-pg", agents=agent)
+
+    daemon = start()
+    try:
+        daemon.wait_idle()
+        out["postgresql"] = search_modes(daemon, qs, f"[{chunks} pg] ")
+    finally:
+        daemon.stop()
+    one = "1_client"
+    out["hybrid_p50_ratio"] = round(
+        out["postgresql"]["search_hybrid"][one]["p50_ms"] / out["sqlite"]["search_hybrid"][one]["p50_ms"], 2
+    )
+    out["reindex"] = reindex(cluster, start, namespace, qs)
+    return out
 
 
 # -- report ----------------------------------------------------------------------------------------------------
@@ -379,13 +398,16 @@ def headline(found: dict[str, Any]) -> dict[str, float | None]:
     gaps = _gaps(found.get("quality", {}))
     fresh = found.get("freshness", {}).get("write_on_a_found_on_b", {})
     indexed = found.get("failover", {}).get("standby_indexes_new_note_s") or []
-    during = found.get("reindex", {}).get("searches_during", {})
+    reindexes = [found.get("reindex")] + [row.get("reindex") for row in found.get("scale", {}).values()]
+    failed = [r["searches_failed"] for r in reindexes if r and "searches_failed" in r]
+    largest = max(found.get("scale", {}).values(), key=lambda row: row["chunks"], default={})
     return {
         "pg quality: largest gap to SQLite": round(max(gaps), 4) if gaps else None,
         "pg write on A found on B p95 s": round(fresh["p95_ms"] / 1000, 3) if fresh else None,
         "pg failover: standby indexes a new note s": max(indexed) if indexed else None,
         "pg 2 daemons / 1 daemon q/s": found.get("scaleout", {}).get("ratio"),
-        "pg searches failed during a reindex": during.get("failed"),
+        "pg searches failed during a reindex": sum(failed) if failed else None,
+        f"pg / sqlite hybrid p50 @{largest.get('chunks', '?')}": largest.get("hybrid_p50_ratio"),
     }
 
 
@@ -421,6 +443,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--writes", type=int, default=100)
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=20.0, help="how long each scale-out load runs")
+    parser.add_argument("--scales", default="100000", help="index sizes of the scale part")
+    parser.add_argument("--queries", type=int, default=300, help="queries per mode in the scale part")
     parser.add_argument("--workdir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
@@ -441,7 +465,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if "scaleout" in parts:
             out["scaleout"] = scaleout(cluster, args.workdir, args.seconds)
         if "reindex" in parts:
-            out["reindex"] = reindex(cluster, args.workdir)
+            scifact = list(load("scifact").queries.values())
+            out["reindex"] = reindex(
+                cluster, lambda: _reader(cluster, args.workdir, "reindex", "scifact-main"), "scifact-main", scifact
+            )
+        if "scale" in parts:
+            out["scale"] = {n: scale(cluster, args.workdir, int(n), args.queries) for n in args.scales.split(",")}
     finally:
         cluster.close()
         shutil.rmtree(root, ignore_errors=True)

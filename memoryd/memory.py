@@ -33,7 +33,7 @@ from memoryd.index.reindex import build, cleanup_interrupted, remove_db, swap
 from memoryd.index.sqlite import CORRUPT, Store
 from memoryd.index.sync import Syncer
 from memoryd.memory_status import agent_status
-from memoryd.notes import RequestError, append_entry, entry_text, read_lines
+from memoryd.notes import RequestError, append_entry, entry_text, indexed_lines, read_lines
 from memoryd.protocol.schema import Search
 from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.search.served_vectors import ServedVectors
@@ -152,12 +152,8 @@ class AgentMemory:
             aside = live.with_name(f"{live.name}.corrupt-{int(time.time())}")
             os.replace(live, aside)
             remove_db(live)  # its -wal and -shm belong to the broken file
-            log.error(
-                "index unreadable; set aside, rebuilding from the sources",
-                index=str(live),
-                moved_to=str(aside),
-                reason=reason,
-            )
+            what = {"index": str(live), "moved_to": str(aside), "reason": reason}
+            log.error("index unreadable; set aside, rebuilding from the sources", **what)
         else:
             log.warning("index file gone; rebuilding from the sources", index=str(live), reason=reason)
         self.healed = f"{time.strftime('%Y-%m-%d %H:%M:%S')}: {reason}"
@@ -235,8 +231,7 @@ class AgentMemory:
     def embed_pending(self, keep_going: Callable[[], bool] = lambda: True) -> SyncReport:
         """Embed chunks stored without vectors, a group at a time while `keep_going()`. Syncs and writes run
         beside it; an index swap waits for the group being embedded at most."""
-        report = SyncReport()
-        started = time.perf_counter()
+        report, started = SyncReport(), time.perf_counter()
         if self.role != "writer":
             return report  # the namespace's writer embeds what it stored
         while keep_going():
@@ -348,8 +343,14 @@ class AgentMemory:
         return True
 
     def get(self, path: str, from_line: int = 1, lines: int | None = None) -> dict[str, Any]:
-        """Lines from..from+lines-1 (1-based) of a file inside the agent's sources (see notes.read_lines)."""
-        return read_lines(self.agent, self.syncer.redact, path, from_line, lines)
+        """Lines from..from+lines-1 (1-based) of a file inside the agent's sources (see notes.read_lines); where
+        another daemon writes the shared store, a note this host has no copy of is read from the index."""
+        try:
+            return read_lines(self.agent, self.syncer.redact, path, from_line, lines)
+        except RequestError:
+            if self.role == "writer" or not (found := indexed_lines(self.store, path, from_line, lines)):
+                raise
+            return found
 
     def write(
         self, text: str, path: str | None = None, kind: str | None = None, importance: float | None = None

@@ -14,6 +14,8 @@ from typing import Any
 
 from memoryd.config import AgentConfig
 from memoryd.durable import append_durably
+from memoryd.index.interface import MemoryStore
+from memoryd.search.filters import Filters
 from memoryd.sources.discovery import (
     ROOT_FILES,
     PathOutsideSources,
@@ -88,6 +90,35 @@ def read_lines(
         "total_lines": window.total_lines,
         "text": text,
         "truncated": truncated,
+    }
+
+
+def indexed_lines(store: MemoryStore, path: str, from_line: int = 1, lines: int | None = None) -> dict[str, Any] | None:
+    """`read_lines`' answer made from the chunks a shared store holds of a note (None when it holds none): what a
+    host that searches a namespace without a copy of its folder can read. Lines no chunk covers (blank lines
+    between sections, front matter) come back empty; `from_index` says so."""
+    rows = store.chunks_by_ids(list(store.chunk_ids(Filters.parse(path=path))))
+    text_at: dict[int, str] = {}
+    for row in rows.values():
+        if row.path == path:
+            for offset, line in enumerate(row.text.split("\n")):
+                text_at.setdefault(row.file_line(offset), line)
+    if not text_at:
+        return None
+    total = max(text_at)
+    if from_line > total:
+        raise RequestError(f"{path!r} has {total} lines in the index; line {from_line} is past its end")
+    last = min(total, from_line + min(lines or MAX_GET_LINES, MAX_GET_LINES) - 1)
+    chosen = [text_at.get(n, "")[:MAX_GET_LINE_CHARS] for n in range(from_line, last + 1)]
+    text = "\n".join(chosen)[:MAX_GET_CHARS]
+    return {
+        "path": path,
+        "from": from_line,
+        "lines": len(split_lines(text)) if len(text) == MAX_GET_CHARS else len(chosen),
+        "total_lines": total,
+        "text": text,
+        "truncated": len(text) == MAX_GET_CHARS,
+        "from_index": True,
     }
 
 

@@ -319,6 +319,11 @@ def test_one_search_over_namespaces_says_where_each_hit_came_from(cluster: Clust
             assert any(agent == "me" and citation.startswith("MEMORY.md") for agent, citation in where)
             assert any(agent == "team" and citation.startswith("memory/ops.md") for agent, citation in where)
             assert [(s["agent"], s["code"]) for s in found.raw["skipped"]] == [("vault", "forbidden")]
+            team_hit = next(hit for hit in found if hit.extra["agent"] == "team")
+            read = client.get(team_hit.path, team_hit.start_line, agent="team")  # B has no copy: the index answers
+            assert read["from_index"] and "Valkey" in read["text"] and read["from"] == team_hit.start_line
+            with pytest.raises(RemoteError):
+                client.get("memory/nothing-here.md", agent="team")
             with pytest.raises(RemoteError) as refused:
                 client.search("valkey", agents=["vault"])
             assert refused.value.code == "forbidden"
