@@ -249,9 +249,11 @@ def _newest_parts(folder: Path) -> dict[str, Any]:
     for path in [path for kind in runs for path in kind]:
         run = json.loads(path.read_text())
         for part, value in run.items():
-            if part != "machine":
-                merged[part] = value
-                merged.setdefault("machines", {})[part] = run.get("machine", {})
+            if part == "machine":
+                continue
+            # pgstore's parts run alone too (python -m bench pgstore --pg-parts scale): the newest of each
+            merged[part] = {**merged.get(part, {}), **value} if part == "pgstore" else value
+            merged.setdefault("machines", {})[part] = run.get("machine", {})
     return merged
 
 
@@ -290,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="SciFact only and 10k chunks only")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
+    parser.add_argument("--pg-parts", default=pgstore.PARTS, help="which parts of the pgstore bench run")
     args = parser.parse_args(argv)
     if args.part == "report":
         print(f"wrote {report(args.out, args.doc)}")
@@ -302,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.part == "hostile":
             return 0
     if args.part == "pgstore" or (args.part == "all" and not args.quick):
-        found = {"machine": machine(), "pgstore": pgstore.main([])}
+        found = {"machine": machine(), "pgstore": pgstore.main(["--parts", args.pg_parts])}
         (args.out / f"pgstore-{stamp}.json").write_text(json.dumps(found, indent=2))
         if args.part == "pgstore":
             return 0

@@ -91,7 +91,7 @@ def keyword_search(store: MemoryStore, query: str, limit: int, filters: Filters 
         if len(complete) >= limit:
             plan = _bounded_plan(weighed, complete[limit - 1][1] * ALL_TERMS_BOOST, chunks)
     if plan is None:
-        plan = _frequency_plan(weighed)
+        plan = _frequency_plan(weighed, store.ranking_cost)
     queries = plan.queries(terms, frequencies)
     if every is not None and complete is None:
         queries.append(every)
@@ -133,12 +133,14 @@ def term_phrases(term: Term, frequencies: Mapping[str, int]) -> tuple[Phrase, ..
     return (words, *(Phrase((e,), (1,)) for e in term.exact))
 
 
-def _frequency_plan(weighed: list[tuple[int, Term]]) -> _Plan:
-    """Terms in more than RECRUIT_POSTINGS chunks score what rarer terms recruit (when there are rarer ones)."""
-    recruits = [t for df, t in weighed if df <= RECRUIT_POSTINGS]
+def _frequency_plan(weighed: list[tuple[int, Term]], ranking_cost: float = 1.0) -> _Plan:
+    """Terms in more than RECRUIT_POSTINGS chunks (fewer where ranking a row costs the store more than it costs
+    FTS5) score what rarer terms recruit (when there are rarer ones)."""
+    limit = RECRUIT_POSTINGS / max(ranking_cost, 1.0)
+    recruits = [t for df, t in weighed if df <= limit]
     if not recruits:
         return _Plan([t for _, t in weighed], [], alone=True, exact=True)
-    scorers = [t for df, t in weighed if df > RECRUIT_POSTINGS]
+    scorers = [t for df, t in weighed if df > limit]
     return _Plan(recruits, scorers, alone=True, exact=not scorers)
 
 

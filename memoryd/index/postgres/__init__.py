@@ -16,6 +16,9 @@ class Store(Cache):
     """One namespace in PostgreSQL (memoryd.index.interface.MemoryStore)."""
 
     serves_vectors = True  # nearest neighbours come from the server, not a matrix in the daemon
+    # a matching row's BM25 is computed in SQL from its jsonb counts: about 40 times what FTS5 spends (on SciFact,
+    # terms in more than 500 chunks only scoring made keyword search 4.5x faster, the same top 10 on 100 of 100)
+    ranking_cost = 40.0
 
     def try_lead(self) -> bool:
         """Become the namespace's writer if no other daemon is; on becoming it, drop what interrupted reindexes

@@ -13,5 +13,7 @@ CORRUPT = (apsw.CorruptError, apsw.NotADBError)  # an index file that cannot be 
 class Store(Files, Keyword, EmbeddingCache, Access):
     """One agent's SQLite index (memoryd.index.interface.MemoryStore)."""
 
+    ranking_cost = 1.0
+
 
 __all__ = ["CORRUPT", "Store", "filter_sql"]
