@@ -7,6 +7,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,7 @@ class Connections:
         self._held_lock = threading.Lock()
         self._writer: psycopg.Connection | None = None
         self._cache_lock = threading.Lock()
+        self._ranking: ThreadPoolExecutor | None = None  # keyword queries of one search ranked side by side
         self._counts: dict[str, int] | None = None
         self._epoch = 0  # moved by every commit heard of: what was read across one is not kept
         self._frequencies: dict[str, int] = {}
@@ -305,6 +307,8 @@ class Connections:
             self.flush_access()
         self._closed = True
         self._listeners.clear()
+        if self._ranking is not None:
+            self._ranking.shutdown(wait=False)
         with self._held_lock:
             held, self._held = self._held, []
         for _, conn in held:

@@ -33,8 +33,10 @@ def vector_text(vector: np.ndarray) -> str:
     return "[" + ",".join(np.char.mod("%.8g", np.asarray(vector, dtype=np.float32))) + "]"
 
 
-def parse_vector(text: str) -> np.ndarray:
-    return np.array(text[1:-1].split(","), dtype=np.float32)
+def sent_vector(data: bytes) -> np.ndarray:
+    """A vector as pgvector's `vector_send` gives it: dimensions and a reserved word (int16 each), then big-endian
+    float32s; read without parsing text (a search reads up to hundreds of them)."""
+    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
 
 
 class Files(State):

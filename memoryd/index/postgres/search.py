@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from psycopg import sql
 
-from memoryd.index.postgres.files import Files, parse_vector, vector_text
+from memoryd.index.postgres.files import Files, sent_vector, vector_text
 from memoryd.index.postgres.terms import idf, match_query, phrase_query, phrase_tokens, score_sql
 from memoryd.index.rows import ChunkFilter, ChunkRow, Match, Phrase, is_glob, path_spellings
 from memoryd.protocol.schema import SOURCES
+
+RANKING_THREADS = 2  # a search sends at most three keyword queries; the first runs on the caller's thread
 
 MAX_REMEMBERED = 100_000
 EF_SEARCH_MIN = 100  # HNSW candidates per search at least (pgvector's default is 40)
@@ -167,7 +170,15 @@ class Search(Files):
     def bm25_many(
         self, queries: Sequence[str | Match], weights: Sequence[float], limit: int, filters: ChunkFilter | None = None
     ) -> list[list[tuple[int, float]]]:
-        return [self.bm25(q, weights, limit, filters) for q in queries]
+        """Each query's ranking, side by side on connections of their own (the server ranks them in parallel)."""
+        if len(queries) < 2:
+            return [self.bm25(q, weights, limit, filters) for q in queries]
+        with self._cache_lock:
+            if self._ranking is None:
+                self._ranking = ThreadPoolExecutor(RANKING_THREADS, thread_name_prefix=f"pg-bm25-{self.namespace}")
+            pool = self._ranking
+        others = [pool.submit(self.bm25, q, weights, limit, filters) for q in queries[1:]]
+        return [self.bm25(queries[0], weights, limit, filters), *(f.result() for f in others)]
 
     # -- vectors ------------------------------------------------------------------------------------------
     def iter_vectors(self, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -177,14 +188,14 @@ class Search(Files):
         with conn.transaction(), conn.cursor(name="vectors") as cur:
             cur.itersize = batch
             cur.execute(
-                sql.SQL("SELECT id, embedding::text FROM {}.chunks WHERE embedding IS NOT NULL ORDER BY id").format(
-                    self._s
-                )
+                sql.SQL(
+                    "SELECT id, vector_send(embedding) FROM {}.chunks WHERE embedding IS NOT NULL ORDER BY id"
+                ).format(self._s)
             )
             while rows := cur.fetchmany(batch):
                 yield (
                     np.array([r[0] for r in rows], dtype=np.int64),
-                    np.stack([parse_vector(r[1]) for r in rows]),
+                    np.stack([sent_vector(r[1]) for r in rows]),
                 )
 
     def vectors_by_ids(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
@@ -193,11 +204,11 @@ class Search(Files):
         with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(
-                    "SELECT id, embedding::text FROM {}.chunks WHERE id = ANY(%s) AND embedding IS NOT NULL"
+                    "SELECT id, vector_send(embedding) FROM {}.chunks WHERE id = ANY(%s) AND embedding IS NOT NULL"
                 ).format(self._s),
                 (list(map(int, ids)),),
             )
-            return {r[0]: parse_vector(r[1]) for r in cur}
+            return {r[0]: sent_vector(r[1]) for r in cur}
 
     def nearest(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the nearest chunks: through the HNSW index, or by an exact scan of `allowed`."""
@@ -247,10 +258,10 @@ class Search(Files):
         with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(
-                    "SELECT embedding::text FROM {}.chunks TABLESAMPLE BERNOULLI (%s) WHERE embedding IS NOT NULL"
-                    " LIMIT %s"
+                    "SELECT vector_send(embedding) FROM {}.chunks TABLESAMPLE BERNOULLI (%s)"
+                    " WHERE embedding IS NOT NULL LIMIT %s"
                 ).format(self._s),
                 (percent, size),
             )
-            rows = [parse_vector(r[0]) for r in cur]
+            rows = [sent_vector(r[0]) for r in cur]
         return np.stack(rows) if rows else np.zeros((0, self.dims), dtype=np.float32)
