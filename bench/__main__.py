@@ -4,7 +4,7 @@ python -m bench all                     # everything (make bench)
 python -m bench quality | speed | hostile | pgstore   # one part
 python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
-python -m bench report                  # docs/benchmarks.md from the newest results of each part
+python -m bench report                  # docs/benchmarks.md (and its raw .json) from the newest results of each part
 """
 
 from __future__ import annotations
@@ -228,7 +228,16 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
         dirty = subprocess.run(  # the report itself does not count
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs/benchmarks.md"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                ":!docs/benchmarks.md",
+                ":!docs/benchmarks.json",
+            ],
             cwd=root,
             capture_output=True,
         )
@@ -242,9 +251,14 @@ def _newest(folder: Path, pattern: str) -> dict[str, Any] | None:
     return json.loads(found[-1].read_text()) if found else None
 
 
-def _newest_parts(folder: Path) -> dict[str, Any]:
-    """The newest result of each part (quality, conversations, speed, hostile), from whichever run made it."""
+def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]:
+    """The newest result of each part (quality, conversations, speed, hostile, pgstore), from whichever run made
+    it: the runs behind the committed report first (`committed`, docs/benchmarks.json), then this machine's."""
     merged: dict[str, Any] = {}
+    if committed is not None and committed.exists():
+        kept = json.loads(committed.read_text())
+        merged = {part: value for part, value in kept.items() if part != "machines"}
+        merged["machines"] = dict(kept.get("machines", {}))
     runs = [sorted(folder.glob(f"{kind}-*.json")) for kind in ("bench", "hostile", "pgstore")]
     for path in [path for kind in runs for path in kind]:
         run = json.loads(path.read_text())
@@ -259,10 +273,12 @@ def _newest_parts(folder: Path) -> dict[str, Any]:
 
 def report(folder: Path, doc: Path) -> Path:
     """docs/benchmarks.md from the newest results of each part, with the date, commit and machine of each."""
-    results = _newest_parts(folder)
-    machines = results.pop("machines", {})
-    if not results:
+    raw = doc.with_suffix(".json")
+    results = _newest_parts(folder, raw)
+    if not any(part != "machines" for part in results):
         raise SystemExit(f"no results in {folder}: run python -m bench all (or a part) first")
+    raw.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    machines = results.pop("machines", {})
     results["machine"] = next(iter(machines.values()))
     body = markdown(results, None, measured_only=True).split("\n", 1)[1]
     machine_info = results["machine"]
