@@ -20,6 +20,8 @@ from memoryd.service.manager import Manager
 from memoryd.service.rpc import RPCError
 from memoryd.service.runtime import AgentRuntime
 
+MAX_PARALLEL_AGENTS = 8  # a search over more agents runs this many at a time
+
 
 def ping(m: Manager, _: schema.Ping) -> dict[str, Any]:
     return {"pong": True, **m.info()}
@@ -53,7 +55,7 @@ def _search_agents(m: Manager, request: schema.Search) -> dict[str, Any]:
     answered: list[tuple[str, SearchResponse]] = []
     skipped: list[Skipped] = []
     failures: list[RPCError] = []
-    with ThreadPoolExecutor(max_workers=len(runtimes), thread_name_prefix="search-agents") as pool:
+    with ThreadPoolExecutor(max_workers=min(len(runtimes), MAX_PARALLEL_AGENTS), thread_name_prefix="agents") as pool:
         futures = [(r.agent.id, pool.submit(_search_one, r, request)) for r in runtimes]
         for agent_id, future in futures:
             try:
