@@ -32,7 +32,7 @@ def positional(dataset: Dataset) -> tuple[dict[str, str], dict[str, dict[str, in
     return queries, qrels
 
 
-def measure(langs: list[str], work: Path) -> dict[str, Any]:
+def measure(langs: list[str], work: Path, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
     from memoryd.config import DEFAULT_LOCAL_MODEL, default_data_dir
     from memoryd.embeddings.models.prepare import model_path
 
@@ -51,14 +51,14 @@ def measure(langs: list[str], work: Path) -> dict[str, Any]:
                 for question in langs:
                     queries, qrels = asked[question]
                     row = out.setdefault(f"{question}->{notes}", {})
-                    for mode in MODES:
+                    for mode in modes:
                         runs = {}
                         for qid, text in queries.items():
                             found = client.search(text, mode=mode, max_results=RESULTS_PER_QUERY, min_score=-1.0)
                             runs[qid] = dedupe_docs([r.path for r in found.results], by_position)
                         scores = evaluate(runs, qrels)
                         row[mode] = {"recall@10": round(scores["recall@10"], 3), "mrr@10": round(scores["mrr@10"], 3)}
-                    print(f"{question} -> {notes}: " + "  ".join(f"{m} {row[m]}" for m in MODES), flush=True)
+                    print(f"{question} -> {notes}: " + "  ".join(f"{m} {row[m]}" for m in modes), flush=True)
         finally:
             daemon.stop()
     return out
@@ -67,7 +67,7 @@ def measure(langs: list[str], work: Path) -> dict[str, Any]:
 def table(results: dict[str, Any]) -> str:
     lines = ["| question → notes | keyword | vector | hybrid |", "|---|---|---|---|"]
     for pair, row in results.items():
-        cells = [f"{row[m]['recall@10']} / {row[m]['mrr@10']}" for m in MODES]
+        cells = [f"{row[m]['recall@10']} / {row[m]['mrr@10']}" if m in row else "–" for m in MODES]
         lines.append(f"| {pair.replace('->', ' → ')} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -75,10 +75,11 @@ def table(results: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.crosslingual", description=__doc__)
     parser.add_argument("--langs", default=LANGS)
+    parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--workdir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    results = measure(args.langs.split(","), args.workdir)
+    results = measure(args.langs.split(","), args.workdir, tuple(args.modes.split(",")))
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

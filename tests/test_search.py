@@ -458,3 +458,38 @@ def test_the_matrix_grows_in_bounded_steps_and_compacts(
     assert memory.vectors.similarity(memory.store.all_vectors()[1][0], [1, 2, 3]) == {}  # removed chunks are gone
     ids = set(memory.store.all_vectors()[0].tolist())
     assert {cid for cid, _ in memory.vectors.search(memory.store.all_vectors()[1][0], 3)} <= ids
+
+
+def test_keyword_evidence_tells_a_held_query_from_a_stray_match(memory: AgentMemory) -> None:
+    """The best hit holding every query word scores about the query's whole weight; one that shares a single word
+    with a question mostly in another script scores a small part of it."""
+    from memoryd.search.keyword import keyword_evidence, keyword_search
+
+    held = "JWT expiry authentication"
+    stray = "JWT 我们应该如何处理认证的过期时间问题"  # one shared token, the rest in words no note holds
+    strong = keyword_evidence(memory.store, held, keyword_search(memory.store, held, 10))
+    weak = keyword_evidence(memory.store, stray, keyword_search(memory.store, stray, 10))
+    assert strong > 0.8 and weak < 0.35 and weak < strong / 3
+    assert keyword_evidence(memory.store, "nothing matches zzqx", []) == 0.0
+
+
+def test_adaptive_fusion_moves_unearned_keyword_weight_to_a_confident_vector_side() -> None:
+    from memoryd.search.fusion import Candidate, adaptive_fusion
+    from memoryd.search.vector import VectorScan
+
+    def fused(evidence: float, std: float) -> list[int]:
+        cands = [
+            Candidate(1, vector_score=0.85, text_score=1.0, text_rank=1, vector_rank=2),
+            Candidate(2, vector_score=0.90, text_score=0.1, text_rank=2, vector_rank=1),
+            Candidate(3, vector_score=0.30, vector_rank=3),
+        ]
+        scan = VectorScan([], 0.2, std, 1000)
+        adaptive_fusion(
+            cands, 0.5, 0.5, has_vector=True, has_text=True, scan=scan, span=2.0,
+            evidence=evidence, evidence_floor=0.1, evidence_span=0.3,
+        )  # fmt: skip
+        return [c.chunk_id for c in sorted(cands, key=lambda c: -c.score)][:2]
+
+    assert fused(evidence=1.0, std=0.05) == [1, 2]  # the keyword side holds the query: it keeps its weight
+    assert fused(evidence=0.05, std=0.05) == [2, 1]  # a stray match: the confident vector side decides
+    assert fused(evidence=0.05, std=1.0) == [1, 2]  # an unsure vector side takes nothing over

@@ -94,9 +94,13 @@ def adaptive_fusion(
     has_text: bool,
     scan: VectorScan | None,
     span: float,
+    evidence: float | None = None,
+    evidence_floor: float = 0.0,
+    evidence_span: float = 0.0,
 ) -> None:
     """Both sides scaled to 0..1 per query (the keyword side by its best BM25, the vector side min-max over its
-    candidates), the vector side weighted by its confidence."""
+    candidates), the vector side weighted by its confidence; with `evidence_span`, the keyword side weighted by
+    how much of the query its best hit holds, the weight it does not earn going to a confident vector side."""
     if not has_text:  # vector search alone: rank by similarity, as the weighted rule does
         weighted_fusion(candidates, vector_weight, text_weight, has_vector=has_vector, has_text=has_text)
         return
@@ -105,6 +109,12 @@ def adaptive_fusion(
     # keyword search, and a query nothing matches by keyword stays below min_score
     confidence = vector_confidence(scan, candidates, span)
     wv, wt = wv * confidence, wt + wv * (1.0 - confidence)
+    if has_vector and evidence is not None and evidence_span > 0:
+        # a question in another language shares only names and stray syllables with a note: its keyword hits
+        # are noise that the scaling to the best hit would otherwise present as a perfect match
+        earned = min(1.0, max(0.0, (evidence - evidence_floor) / evidence_span))
+        moved = wt * (1.0 - earned) * confidence
+        wv, wt = wv + moved, wt - moved
     scores = [c.vector_score for c in candidates if c.vector_score is not None]
     floor, top = min(scores, default=0.0), max(scores, default=0.0)
     width = top - floor if top > floor else 1.0
@@ -121,6 +131,7 @@ def fuse(
     has_vector: bool,
     has_text: bool,
     scan: VectorScan | None = None,
+    evidence: float | None = None,
 ) -> None:
     if fusion == "rrf":
         rrf_fusion(candidates, cfg.vector_weight, cfg.text_weight, cfg.rrf_k, has_vector=has_vector, has_text=has_text)
@@ -135,4 +146,7 @@ def fuse(
             has_text=has_text,
             scan=scan,
             span=cfg.confidence_span,
+            evidence=evidence,
+            evidence_floor=cfg.evidence_floor,
+            evidence_span=cfg.evidence_span,
         )

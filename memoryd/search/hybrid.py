@@ -20,7 +20,7 @@ from memoryd.protocol.validation import InvalidParams, request
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse
-from memoryd.search.keyword import KeywordHit, keyword_search
+from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.regions import Region, group_regions
 from memoryd.search.snippets import best_snippet, word_weights
@@ -96,6 +96,7 @@ class Gathered:
     degraded: str | None
     vector_scan: VectorScan | None = None
     restored_query: str | None = None  # what the vector side embedded, when marks were put back
+    evidence: float = 0.0  # how much of the query the best keyword hit holds (search.keyword.keyword_evidence)
 
 
 class SearchEngine:
@@ -170,7 +171,15 @@ class SearchEngine:
         gathered = self.gather(query, mode, pool, filters)
         pool_list = gathered.candidates
         has_vector, has_text, embedder = gathered.has_vector, gathered.has_text, gathered.embedder
-        fuse(pool_list, fusion, cfg, has_vector=has_vector, has_text=has_text, scan=gathered.vector_scan)
+        fuse(
+            pool_list,
+            fusion,
+            cfg,
+            has_vector=has_vector,
+            has_text=has_text,
+            scan=gathered.vector_scan,
+            evidence=gathered.evidence,
+        )
         regions, explained = self._rank(pool_list, cfg, min_score, max_results)
 
         actual = "hybrid" if has_vector and has_text else ("vector" if has_vector else "keyword")
@@ -229,7 +238,10 @@ class SearchEngine:
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
-        return Gathered(list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored)
+        evidence = keyword_evidence(self.store, query, hits) if use_text else 0.0
+        return Gathered(
+            list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored, evidence
+        )
 
     def _restored(self, query: str, hits: list[KeywordHit]) -> str | None:
         """The query with the diacritics its best keyword hits use, when it was typed without them."""

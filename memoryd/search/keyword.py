@@ -115,6 +115,23 @@ def keyword_search(store: MemoryStore, query: str, limit: int, filters: Filters 
     return hits[:limit]
 
 
+def keyword_evidence(store: MemoryStore, query: str, hits: list[KeywordHit]) -> float:
+    """How much of the query the best keyword hit holds: its BM25 over what a chunk holding each query term once
+    would score (the sum of their IDFs; a term no chunk holds counts at the IDF of the rarest). About 1 or more
+    when the hit holds the query; near 0 when it shares only a name or a stray syllable with it, as a question in
+    another language does."""
+    if not hits:
+        return 0.0
+    terms = query_terms(query)
+    chunks = max(store.chunk_count(), 1)
+    frequencies = store.document_frequencies(t for term in terms for t in term.phrase)
+    whole = 0.0
+    for term in terms:
+        df = min(frequencies.get(t, 0) for t in term.phrase)
+        whole += max(1e-6, math.log((chunks - df + 0.5) / (df + 0.5)))
+    return hits[0].bm25 / whole if whole > 0 else 0.0
+
+
 def _match(expression: str, groups: list[list[Term]], frequencies: Mapping[str, int]) -> Match:
     """A keyword query as every store takes it: the FTS5 expression (its terms in group order) and its groups of
     phrases (a chunk must hold a phrase of every group)."""

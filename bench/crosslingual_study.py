@@ -1,0 +1,203 @@
+"""Fusion rules offline, across languages and within them: each question's keyword and vector candidates (and how
+much of it the best keyword hit holds, `keyword_evidence`) are gathered once through the engine, then fused every
+way and scored. XQuAD's questions in each language are asked of every language's paragraphs (16 pairs); SciFact
+and LoCoMo (notes) stand beside them, so a rule that helps across languages cannot hide a loss within one.
+
+python -m bench.crosslingual_study [--langs vi,en,zh,th] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.beir import CACHE, load, open_memory
+from bench.crosslingual import positional
+from bench.datasets import load_xquad
+from bench.metrics import dedupe_docs, evaluate
+from memoryd.config import DEFAULT_LOCAL_MODEL, EmbeddingConfig, QueryConfig, default_data_dir, quickstart_agent
+from memoryd.embeddings.models.prepare import model_path
+from memoryd.memory import AgentMemory
+from memoryd.search.filters import Filters
+from memoryd.search.fusion import Candidate, fuse
+from memoryd.search.vector import VectorScan
+
+POOL = 200  # what a 50-result search gathers (max_results x candidate_multiplier)
+NO_FILTER = Filters.parse(None, None, None, None, None)
+Rule = Callable[[list[Candidate], VectorScan | None, float], None]
+
+
+def _record(memory: AgentMemory, text: str) -> tuple[list[tuple], tuple | None, float]:
+    got = memory.engine.gather(text, "hybrid", POOL, NO_FILTER)
+    scan = got.vector_scan
+    rows = [(c.chunk_id, c.text_score, c.vector_score, c.text_rank, c.vector_rank) for c in got.candidates]
+    return rows, (scan.mean, scan.std, scan.count) if scan else None, got.evidence
+
+
+def _cached(path: Path, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    out = make()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(out))
+    return out
+
+
+def gather_pair(question: str, notes: str, work: Path) -> dict[str, Any]:
+    def make() -> dict[str, Any]:
+        dataset = load_xquad(notes)
+        queries, qrels = positional(load_xquad(question))
+        memory, mapping = open_memory(dataset, "local", work, model_path(default_data_dir(), DEFAULT_LOCAL_MODEL))
+        order = {doc: f"p{i}" for i, doc in enumerate(dataset.docs)}
+        with memory:
+            memory.sync()
+            gathered = {qid: _record(memory, text) for qid, text in queries.items()}
+            ids = {row[0] for rows, _, _ in gathered.values() for row in rows}
+            paths = {cid: row.path for cid, row in memory.store.chunks_by_ids(list(ids)).items()}
+        print(f"  gathered {question}->{notes}", flush=True)
+        return {
+            "queries": gathered,
+            "paths": paths,
+            "mapping": {p: order[d] for p, d in mapping.items()},
+            "qrels": qrels,
+        }
+
+    return _cached(work / f"xquad-{notes}" / f"xl-gathered-{question}.pickle", make)
+
+
+def gather_beir(name: str, work: Path) -> dict[str, Any]:
+    def make() -> dict[str, Any]:
+        dataset = load(name)
+        memory, mapping = open_memory(dataset, "local", work, model_path(default_data_dir(), DEFAULT_LOCAL_MODEL))
+        with memory:
+            memory.sync()
+            gathered = {qid: _record(memory, text) for qid, text in dataset.queries.items()}
+            ids = {row[0] for rows, _, _ in gathered.values() for row in rows}
+            paths = {cid: row.path for cid, row in memory.store.chunks_by_ids(list(ids)).items()}
+        return {"queries": gathered, "paths": paths, "mapping": mapping, "qrels": dataset.qrels}
+
+    return _cached(work / name / "xl-gathered.pickle", make)
+
+
+def gather_locomo(work: Path) -> dict[str, Any]:
+    from bench.conversations import load_locomo, write_notes
+
+    def make() -> dict[str, Any]:
+        queries, chunks, judges = {}, {}, {}
+        for conv in load_locomo():
+            workspace = work / "locomo" / "xl-study" / conv.id
+            write_notes(conv, workspace)
+            agent = quickstart_agent(
+                workspace,
+                work / "locomo" / "xl-study" / "data" / conv.id,
+                embedding=EmbeddingConfig(
+                    provider="local", model_path=str(model_path(default_data_dir(), DEFAULT_LOCAL_MODEL))
+                ),
+                query=QueryConfig(min_score=-1.0),
+            )
+            with AgentMemory(agent) as memory:
+                memory.sync()
+                for i, (question, evidence) in enumerate(conv.questions):
+                    qid = f"{conv.id}/{i}"
+                    queries[qid] = _record(memory, question)
+                    for cid, row in memory.store.chunks_by_ids([r[0] for r in queries[qid][0]]).items():
+                        chunks[f"{conv.id}/{cid}"] = (row.path, row.start_line, row.end_line)
+                    judges[qid] = (conv.turn_at, evidence)
+        return {"queries": queries, "chunks": chunks, "judges": judges}
+
+    return _cached(work / "locomo" / "xl-gathered.pickle", make)
+
+
+def _ranked(rows: list[tuple], stats: tuple | None, evidence: float, rule: Rule) -> list[Candidate]:
+    cands = [Candidate(cid, vector_score=v, text_score=t, vector_rank=vr, text_rank=tr) for cid, t, v, tr, vr in rows]
+    rule(cands, VectorScan([], *stats) if stats else None, evidence)
+    cands.sort(key=lambda c: (-c.score, c.chunk_id))
+    return cands
+
+
+def score(gathered: dict[str, Any], rule: Rule) -> dict[str, float]:
+    if "judges" in gathered:
+        from bench.conversations import Conversation, judge, score_rows
+
+        judged = []
+        for qid, (rows, stats, evidence) in gathered["queries"].items():
+            conv_id = qid.split("/")[0]
+            turn_at, wanted = gathered["judges"][qid]
+            ranked = _ranked(rows, stats, evidence, rule)[:5]
+            found = [gathered["chunks"][f"{conv_id}/{c.chunk_id}"] for c in ranked]
+            judged.append(judge(Conversation(conv_id, ("", ""), [], [], turn_at), found, wanted))
+        scored = score_rows(judged)
+        return {"mrr@10": scored["turn_mrr@5"], "recall@10": scored["turn_r@5"], "session_r@5": scored["session_r@5"]}
+    runs = {}
+    for qid, (rows, stats, evidence) in gathered["queries"].items():
+        ranked = _ranked(rows, stats, evidence, rule)
+        runs[qid] = dedupe_docs([gathered["paths"][c.chunk_id] for c in ranked], gathered["mapping"])
+    return evaluate(runs, gathered["qrels"])
+
+
+def side_only(side: str) -> Rule:
+    def rule(cands: list[Candidate], scan: VectorScan | None, evidence: float) -> None:
+        for c in cands:
+            rank = c.text_rank if side == "text" else c.vector_rank
+            c.score = -rank if rank is not None else -1e9
+
+    return rule
+
+
+def configured(**settings: Any) -> Rule:
+    cfg = QueryConfig(**settings)
+
+    def rule(cands: list[Candidate], scan: VectorScan | None, evidence: float) -> None:
+        fuse(cands, cfg.fusion, cfg, has_vector=True, has_text=True, scan=scan, evidence=evidence)
+
+    return rule
+
+
+def rules(grid: bool) -> dict[str, Rule]:
+    out = {"keyword": side_only("text"), "vector": side_only("vector"), "default": configured()}
+    if grid:
+        for low in (0.1, 0.2, 0.3, 0.4, 0.5):
+            for width in (0.1, 0.2, 0.3, 0.5):
+                out[f"ev{low}+{width}"] = configured(evidence_floor=low, evidence_span=width)
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--langs", default="vi,en,zh,th")
+    parser.add_argument("--others", default="scifact,locomo", help="within-language sets beside XQuAD")
+    parser.add_argument("--grid", action="store_true", help="every evidence floor and span, not only the default")
+    parser.add_argument("--workdir", type=Path, default=CACHE)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    langs = args.langs.split(",")
+    sets: dict[str, dict[str, Any]] = {}
+    for notes in langs:
+        for question in langs:
+            sets[f"{question}->{notes}"] = gather_pair(question, notes, args.workdir)
+    for name in filter(None, args.others.split(",")):
+        sets[name] = gather_locomo(args.workdir) if name == "locomo" else gather_beir(name, args.workdir)
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for label, rule in rules(args.grid).items():
+        table[label] = {name: {k: round(v, 4) for k, v in score(g, rule).items()} for name, g in sets.items()}
+    cross = [n for n in sets if "->" in n and n.split("->")[0] != n.split("->")[1]]
+    within = [n for n in sets if n not in cross]
+    print(f"{'rule':14s} {'cross min MRR':>14s} {'cross mean':>11s} {'cross min R@10':>15s} {'within worst d':>15s}")
+    for label, row in table.items():
+        mrr = [row[n]["mrr@10"] for n in cross]
+        drop = min(row[n]["mrr@10"] - table["default"][n]["mrr@10"] for n in within)
+        print(
+            f"{label:14s} {min(mrr, default=0):14.4f} {sum(mrr) / max(len(mrr), 1):11.4f} "
+            f"{min((row[n]['recall@10'] for n in cross), default=0):15.4f} {drop:+15.4f}"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(table, indent=2))
+    return table
+
+
+if __name__ == "__main__":
+    main()
