@@ -167,3 +167,10 @@ def attached_change(chunk_ids: Sequence[int], attached: Sequence[int], vectors: 
     keep = [i for i, cid in enumerate(chunk_ids) if cid in alive]
     ids = tuple(int(chunk_ids[i]) for i in keep)
     return StoreChange(ids, ids, vectors[keep])
+
+
+def add_access(counts: dict[str, tuple[int, float]], more: dict[str, tuple[int, float]]) -> None:
+    """Add search hits per chunk content (hits, last time) to those counted so far."""
+    for digest, (hits, last) in more.items():
+        held, newer = counts.get(digest, (0, last))
+        counts[digest] = (hits + held, max(last, newer))

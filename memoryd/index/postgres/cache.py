@@ -12,7 +12,7 @@ from psycopg import sql
 
 from memoryd.index.interface import StoreUnavailable
 from memoryd.index.postgres.search import Search
-from memoryd.index.rows import CachedEmbedding
+from memoryd.index.rows import CachedEmbedding, add_access
 
 MAX_PENDING_ACCESS = 100_000
 
@@ -134,10 +134,7 @@ class Cache(Search):
             return True
         except StoreUnavailable:
             with self._cache_lock:
-                merged = self._access
-                for digest, (hits, last) in pending.items():
-                    more, newer = merged.get(digest, (0, last))
-                    merged[digest] = (hits + more, max(last, newer))
+                add_access(self._access, pending)
             return False
 
     def export_access(self) -> dict[str, tuple[int, float]]:
@@ -148,9 +145,7 @@ class Cache(Search):
 
     def import_access(self, stats: dict[str, tuple[int, float]]) -> None:
         with self._cache_lock:
-            for digest, (hits, last) in stats.items():
-                more, newer = self._access.get(digest, (0, last))
-                self._access[digest] = (hits + more, max(last, newer))
+            add_access(self._access, stats)
         self.flush_access()
 
     def access_stats(self, hashes: Sequence[str]) -> dict[str, tuple[int, float]]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import apsw
 
+from memoryd.index.rows import add_access
 from memoryd.index.sqlite.base import Connections
 
 MAX_PENDING_ACCESS = 100_000  # distinct chunks counted between flushes
@@ -45,9 +46,7 @@ class Access(Connections):
             return True
         except apsw.Error:
             with self._access_lock:
-                for digest, (hits, last) in pending.items():
-                    more, newer = self._access.get(digest, (0, last))
-                    self._access[digest] = (hits + more, max(last, newer))
+                add_access(self._access, pending)
             return False
 
     def export_access(self) -> dict[str, tuple[int, float]]:
@@ -56,9 +55,7 @@ class Access(Connections):
 
     def import_access(self, stats: dict[str, tuple[int, float]]) -> None:
         with self._access_lock:
-            for digest, (hits, last) in stats.items():
-                more, newer = self._access.get(digest, (0, last))
-                self._access[digest] = (hits + more, max(last, newer))
+            add_access(self._access, stats)
         self.flush_access()
 
     def access_stats(self, hashes: Sequence[str]) -> dict[str, tuple[int, float]]:
