@@ -395,3 +395,26 @@ def test_store_migrate_moves_an_index_without_embedding_again(cluster: Cluster, 
         timeout=60,
     )
     assert wrong.returncode != 0 and "uses a sqlite store" in wrong.stderr
+
+
+def test_fewer_recruits_in_postgres_keep_the_same_keyword_ranking(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL ranks a row dearly (ranking_cost), so there only rarer terms recruit chunks and the commoner ones
+    score what those find: the page must stay what ranking every matching chunk gives."""
+    from memoryd.search import keyword
+
+    workspace = _notes(tmp_path / "ws")
+    for i in range(12):  # "cache" and "deploy" in many notes, each note's own word in one
+        write(workspace / "memory" / f"c{i}.md", f"# Note {i}\n\nThe cache deploy note {i} mentions word{i} once.\n")
+    with (
+        _memory(workspace, tmp_path / "a", None) as embedded,
+        _memory(workspace, tmp_path / "b", PostgresStore(cluster.url(), "recruits")) as shared,
+    ):
+        embedded.sync()
+        shared.sync()
+        queries = ["cache deploy word3", "redis cache outage", "deploy cache", "valkey deploy night"]
+        everything = {q: _found(shared, q, "keyword") for q in queries}
+        monkeypatch.setattr(keyword, "RECRUIT_POSTINGS", 2 * shared.store.ranking_cost)  # terms in > 2 chunks score
+        for query in queries:
+            assert _found(shared, query, "keyword") == everything[query] == _found(embedded, query, "keyword"), query
