@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -222,3 +223,30 @@ def test_autostart_finds_the_running_daemon_instead_of_starting_a_second(tmp_pat
         assert running.proc.poll() is None and running.status()["files"] == 1
     finally:
         d.cleanup(running)
+
+
+def test_mcp_memctl_and_rpc_rank_alike_in_any_language(tmp_path: Path) -> None:
+    """The same questions, in several languages, through the RPC, `memctl search --json` and the MCP tool: the
+    same citations in the same order."""
+    ws = tmp_path / "ws"
+    write(ws / "MEMORY.md", "# Auth\n\nWe decided to use JWT with 24h expiry for the payment service.\n")
+    write(ws / "memory" / "vi.md", "# Thanh toán\n\nHệ thống thanh toán chuyển sang máy chủ mới ở Hà Nội.\n")
+    write(ws / "memory" / "zh.md", "# 服务器\n\n我们决定使用北京的服务器来处理支付。\n")
+    write(ws / "memory" / "ops.md", "# Cache\n\nThe deploy agent moved the cache to Valkey after the outage.\n")
+    questions = ["what did we decide about auth?", "thanh toán ở đâu", "支付服务器", "where is the payment server"]
+    daemon = d.start(tmp_path, ws)
+    try:
+        with daemon.client() as client:
+            by_rpc = [[hit.citation for hit in client.search(q)] for q in questions]
+        by_memctl = []
+        for q in questions:
+            out = subprocess.run(
+                [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "--json", "search", q],
+                capture_output=True, text=True, check=True,
+            ).stdout  # fmt: skip
+            by_memctl.append([hit["citation"] for hit in json.loads(out)["results"]])
+        _, results = run_session(daemon.socket, [("memory_search", {"query": q}) for q in questions])
+        by_mcp = [re.findall(r"^\[[\d.]+\] (\S+#L\d+-L\d+)", text_of(r), re.M) for r in results]
+        assert any(by_rpc) and by_rpc == by_memctl == by_mcp
+    finally:
+        d.cleanup(daemon)
