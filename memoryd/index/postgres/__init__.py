@@ -16,8 +16,8 @@ class Store(Cache):
     """One namespace in PostgreSQL (memoryd.index.interface.MemoryStore)."""
 
     serves_vectors = True  # nearest neighbours come from the server, not a matrix in the daemon
-    # a matching row's BM25 is computed in SQL from its jsonb counts: about 40 times what FTS5 spends (on SciFact,
-    # terms in more than 500 chunks only scoring made keyword search 4.5x faster, the same top 10 on 100 of 100)
+    # a matching row's BM25 is computed in SQL from its jsonb counts: about 40 times what FTS5 spends (see
+    # memoryd.search.keyword.RECRUIT_SHARE for what it changes)
     ranking_cost = 40.0
 
     def try_lead(self) -> bool:
