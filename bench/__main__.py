@@ -309,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
     parser.add_argument("--pg-parts", default=pgstore.PARTS, help="which parts of the pgstore bench run")
+    parser.add_argument("--pg-root", type=Path, help="pgstore: keep its PostgreSQL cluster here, for the next run")
     args = parser.parse_args(argv)
     if args.part == "report":
         print(f"wrote {report(args.out, args.doc)}")
@@ -321,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.part == "hostile":
             return 0
     if args.part == "pgstore" or (args.part == "all" and not args.quick):
-        found = {"machine": machine(), "pgstore": pgstore.main(["--parts", args.pg_parts])}
+        kept = ["--pg-root", str(args.pg_root)] if args.pg_root else []
+        found = {"machine": machine(), "pgstore": pgstore.main(["--parts", args.pg_parts, *kept])}
         (args.out / f"pgstore-{stamp}.json").write_text(json.dumps(found, indent=2))
         if args.part == "pgstore":
             return 0

@@ -362,7 +362,11 @@ def scale(cluster: Cluster, work: Path, chunks: int, n_queries: int) -> dict[str
     finally:
         daemon.stop()
     namespace = f"scale-{chunks}"
-    out["migrate"] = migrate(daemon, "main", cluster.url(), namespace)
+    held = cluster.sql("SELECT count(*) FROM pg_namespace WHERE nspname = %s", (schema_name(namespace),))[0][0]
+    if held and cluster.sql(f'SELECT count(*) FROM "{schema_name(namespace)}".chunks')[0][0] >= chunks:
+        out["migrate"] = {"reused": True}  # a kept cluster (--pg-root) that already holds it
+    else:
+        out["migrate"] = migrate(daemon, "main", cluster.url(), namespace)
     print(f"  [{chunks}] moved: {out['migrate']}", flush=True)
     agent = [BenchAgent("main", workspace, extra=_pg_lines(cluster.url(), namespace))]
 
@@ -446,10 +450,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--scales", default="100000", help="index sizes of the scale part")
     parser.add_argument("--queries", type=int, default=300, help="queries per mode in the scale part")
     parser.add_argument("--workdir", type=Path, default=CACHE)
+    parser.add_argument("--pg-root", type=Path, help="keep the PostgreSQL cluster here (reused by the next run)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     parts = args.parts.split(",")
-    root = Path(tempfile.mkdtemp(prefix="pgb-", dir="/tmp"))
+    root = args.pg_root or Path(tempfile.mkdtemp(prefix="pgb-", dir="/tmp"))
     cluster = Cluster(root)
     out: dict[str, Any] = {}
     try:
@@ -473,7 +478,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             out["scale"] = {n: scale(cluster, args.workdir, int(n), args.queries) for n in args.scales.split(",")}
     finally:
         cluster.close()
-        shutil.rmtree(root, ignore_errors=True)
+        if args.pg_root is None:
+            shutil.rmtree(root, ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
     return out
