@@ -493,3 +493,40 @@ def test_adaptive_fusion_moves_unearned_keyword_weight_to_a_confident_vector_sid
     assert fused(evidence=1.0, std=0.05) == [1, 2]  # the keyword side holds the query: it keeps its weight
     assert fused(evidence=0.05, std=0.05) == [2, 1]  # a stray match: the confident vector side decides
     assert fused(evidence=0.05, std=1.0) == [1, 2]  # an unsure vector side takes nothing over
+
+
+def test_stemming_from_many_threads_gives_the_stems_one_thread_does() -> None:
+    """Sync, reindex and searches analyse text on threads of their own; a stemmer shared between them garbled
+    stems and raised IndexError (a reindex under search load failed)."""
+    import random
+    import sys
+    import threading
+
+    from memoryd.sources.analyzer import stem
+
+    uncached = stem.__wrapped__
+    rng = random.Random(1)
+    endings = ["ational", "ization", "fulness", "iveness", "ing", "ed", "s", "ly"]
+    words = ["".join(rng.choice("aeioulnrstcdpmgh") for _ in range(rng.randint(3, 12))) + rng.choice(endings)]
+    words += ["".join(rng.choice("aeioulnrstcdpmgh") for _ in range(rng.randint(3, 12))) + e for e in endings * 300]
+    expected = [uncached(w) for w in words]
+    failures: list[str] = []
+
+    def work() -> None:
+        try:
+            if [uncached(w) for w in words] != expected:
+                failures.append("a stem differed")
+        except Exception as exc:
+            failures.append(repr(exc))
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns often, as they do under load
+    try:
+        threads = [threading.Thread(target=work) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert failures == []

@@ -17,6 +17,7 @@ FTS5 space-separated tokens:
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,7 +34,10 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _COMBINING = re.compile("[\u0300-\u036f]")
 MAX_QUERY_TERMS = 32
 MAX_TOKEN_CHARS = 64
-_STEMMER = snowballstemmer.stemmer("porter")
+# snowballstemmer's stemmers keep the word being stemmed on the instance: one shared by the threads that sync,
+# reindex and search garbled stems and raised IndexError (a reindex under search load failed), so each thread has
+# its own.
+_STEMMERS = threading.local()
 _STEMMABLE = re.compile(r"[a-z]{3,}")
 
 
@@ -68,7 +72,12 @@ fold = lru_cache(maxsize=65536)(fold_text)
 @lru_cache(maxsize=262144)
 def stem(token: str) -> str:
     """Porter stem for plain lowercase ASCII words; everything else passes through."""
-    return _STEMMER.stemWord(token) if _STEMMABLE.fullmatch(token) else token
+    if not _STEMMABLE.fullmatch(token):
+        return token
+    stemmer = getattr(_STEMMERS, "porter", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.porter = snowballstemmer.stemmer("porter")
+    return stemmer.stemWord(token)
 
 
 def _split_part(part: str) -> list[str]:
