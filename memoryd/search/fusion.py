@@ -109,7 +109,8 @@ def adaptive_fusion(
     # keyword search, and a query nothing matches by keyword stays below min_score
     confidence = vector_confidence(scan, candidates, span)
     wv, wt = wv * confidence, wt + wv * (1.0 - confidence)
-    if has_vector and evidence is not None and evidence_span > 0:
+    measured = scan is not None and scan.count >= 2 and scan.std > 1e-9  # a confidence, not the default trust
+    if has_vector and measured and evidence is not None and evidence_span > 0:
         # a question in another language shares only names and stray syllables with a note: its keyword hits
         # are noise that the scaling to the best hit would otherwise present as a perfect match
         earned = min(1.0, max(0.0, (evidence - evidence_floor) / evidence_span))

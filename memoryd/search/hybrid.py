@@ -96,7 +96,7 @@ class Gathered:
     degraded: str | None
     vector_scan: VectorScan | None = None
     restored_query: str | None = None  # what the vector side embedded, when marks were put back
-    evidence: float = 0.0  # how much of the query the best keyword hit holds (search.keyword.keyword_evidence)
+    evidence: float | None = None  # how much of the query the best keyword hit holds (keyword_evidence)
 
 
 class SearchEngine:
@@ -238,7 +238,7 @@ class SearchEngine:
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
-        evidence = keyword_evidence(self.store, query, hits) if use_text else 0.0
+        evidence = keyword_evidence(self.store, query, hits) if use_text else None
         return Gathered(
             list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored, evidence
         )
