@@ -265,8 +265,12 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
         for part, value in run.items():
             if part == "machine":
                 continue
-            # pgstore's parts run alone too (python -m bench pgstore --pg-parts scale): the newest of each
-            merged[part] = {**merged.get(part, {}), **value} if part == "pgstore" else value
+            if part == "pgstore":  # its parts run alone too (--pg-parts scale): the newest of each, each named
+                merged[part] = {**merged.get(part, {}), **value}
+                for sub in value:
+                    merged.setdefault("machines", {})[f"pgstore {sub}"] = run.get("machine", {})
+                continue
+            merged[part] = value
             merged.setdefault("machines", {})[part] = run.get("machine", {})
     return merged
 
