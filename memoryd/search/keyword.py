@@ -121,7 +121,7 @@ def keyword_search(store: MemoryStore, query: str, limit: int, filters: Filters 
 
 def keyword_evidence(store: MemoryStore, query: str, hits: list[KeywordHit]) -> float | None:
     """How much of the query the best keyword hit holds: its BM25 over what a chunk holding each query term once
-    would score (the sum of their IDFs; a term no chunk holds counts at the IDF of the rarest). About 1 or more
+    would score (the sum of their IDFs; a term no chunk holds counts at the highest IDF there is). About 1 or more
     when the hit holds the query; near 0 when it shares only a name or a stray syllable with it, as a question in
     another language does. None without hits: there is no keyword ranking to weigh."""
     if not hits:

@@ -7,6 +7,7 @@ is only read, and the target is written under the namespace's writer lock (or a 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -19,6 +20,7 @@ from memoryd.memory import AgentMemory
 from memoryd.settings import PostgresStore
 
 Progress = Callable[[str, int, int], None]  # stage ("cache", "sync"), done, total
+NAMESPACE = re.compile(r"[A-Za-z0-9._-]{1,32}")  # as the config takes it
 
 
 class MigrationError(RuntimeError):
@@ -47,7 +49,10 @@ def target_agent(agent: AgentConfig, to: str, namespace: str | None, data_dir: P
     if to.startswith(("postgresql://", "postgres://")):
         if agent.postgres is not None and agent.postgres.url == to:
             raise MigrationError(f"agent {agent.id} already uses this PostgreSQL store")
-        store = PostgresStore(to, namespace or agent.id, readers=agent.postgres.readers if agent.postgres else ())
+        name = namespace or agent.id
+        if not NAMESPACE.fullmatch(name):
+            raise MigrationError(f"namespace {name!r}: 1-32 letters, digits, '.', '_' or '-'")
+        store = PostgresStore(to, name, readers=agent.postgres.readers if agent.postgres else ())
         hold = data_dir / "agents" / agent.id / f"migrate-{store.namespace}.hold"  # this run's hold on the agent
         return replace(agent, store=hold, postgres=store)
     path = Path(to).expanduser().resolve()
