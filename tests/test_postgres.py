@@ -373,6 +373,7 @@ def test_store_migrate_moves_an_index_without_embedding_again(cluster: Cluster, 
     assert done.returncode == 0, done.stderr
     assert "0 embedded anew" in done.stdout and 'namespace = "moved"' in done.stdout
     assert "hunter2" not in done.stdout + done.stderr
+    assert not list((data / "agents" / "main").glob("migrate-*"))  # the run's hold on the agent is gone
     with _memory(workspace, tmp_path / "pg", PostgresStore(cluster.url(), "moved")) as moved:
         assert {q: (_found(moved, q, "keyword"), _found(moved, q, "hybrid")[0][0]) for q in QUERIES} == before
         counts = moved.store.counts()

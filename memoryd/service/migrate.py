@@ -16,6 +16,7 @@ from typing import Any
 
 from memoryd.config import AgentConfig
 from memoryd.index.interface import MemoryStore
+from memoryd.index.lock import index_lock_path
 from memoryd.memory import AgentMemory
 from memoryd.settings import PostgresStore
 
@@ -95,6 +96,8 @@ def migrate(source: MemoryStore, target: AgentConfig, progress: Progress | None 
         memory.store.import_access(access)
         report = memory.sync(force=True, progress=(lambda d, t: progress("sync", d, t)) if progress else None)
         counts = memory.store.counts()
+    if target.postgres is not None:  # this run's hold on the agent is over; a daemon holds its own
+        index_lock_path(target.store).unlink(missing_ok=True)
     return Migration(
         source=str(source.path),
         target=str(memory.store.path),
