@@ -467,10 +467,11 @@ def test_keyword_evidence_tells_a_held_query_from_a_stray_match(memory: AgentMem
 
     held = "JWT expiry authentication"
     stray = "JWT 我们应该如何处理认证的过期时间问题"  # one shared token, the rest in words no note holds
-    strong = keyword_evidence(memory.store, held, keyword_search(memory.store, held, 10))
-    weak = keyword_evidence(memory.store, stray, keyword_search(memory.store, stray, 10))
+    strong = keyword_evidence(memory.store, query_terms(held), keyword_search(memory.store, held, 10))
+    weak = keyword_evidence(memory.store, query_terms(stray), keyword_search(memory.store, stray, 10))
+    assert strong is not None and weak is not None
     assert strong > 0.8 and weak < 0.35 and weak < strong / 3
-    assert keyword_evidence(memory.store, "nothing matches zzqx", []) is None  # no keyword ranking to weigh
+    assert keyword_evidence(memory.store, query_terms("nothing matches zzqx"), []) is None  # no ranking to weigh
 
 
 def test_adaptive_fusion_moves_unearned_keyword_weight_to_a_confident_vector_side() -> None:

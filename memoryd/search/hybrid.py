@@ -25,7 +25,7 @@ from memoryd.search.ranking import Explained, access_factor, decay_factor, impor
 from memoryd.search.regions import Region, group_regions
 from memoryd.search.snippets import best_snippet, word_weights
 from memoryd.search.vector import VectorIndex, VectorScan
-from memoryd.sources.analyzer import analyze, snippet_words
+from memoryd.sources.analyzer import analyze, query_terms, snippet_words
 
 MAX_QUERY_CHARS = 8192
 QUERY_CACHE_SIZE = 256
@@ -207,8 +207,9 @@ class SearchEngine:
             embedder, degraded = self.vector_state()
         allowed = self._allowed(filters) if embedder is not None else None
         vector_side = self._vector_side(embedder, query, pool, allowed) if embedder is not None else None
+        terms = query_terms(query)
         # keyword hits also serve the vector side: an unmarked query is embedded with the marks they use
-        hits = keyword_search(self.store, query, pool, filters) if self.store.fts_available else []
+        hits = keyword_search(self.store, query, pool, filters, terms) if self.store.fts_available else []
         query_vector = None
         scan = None
         restored = None
@@ -238,7 +239,8 @@ class SearchEngine:
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
-        evidence = keyword_evidence(self.store, query, hits) if use_text else None
+        # only adaptive fusion with a vector side weighs it
+        evidence = keyword_evidence(self.store, terms, hits) if use_text and scan is not None else None
         return Gathered(
             list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored, evidence
         )

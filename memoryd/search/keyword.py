@@ -77,11 +77,14 @@ class _Plan:
         return out
 
 
-def keyword_search(store: MemoryStore, query: str, limit: int, filters: Filters | None = None) -> list[KeywordHit]:
-    """Up to `limit` chunks matching any query term, best first; never raises on query syntax."""
+def keyword_search(
+    store: MemoryStore, query: str, limit: int, filters: Filters | None = None, terms: list[Term] | None = None
+) -> list[KeywordHit]:
+    """Up to `limit` chunks matching any query term, best first; never raises on query syntax. `terms`: the
+    query's, when the caller has analysed it already."""
     if not store.fts_available or limit <= 0:
         return []
-    weighed = weighed_terms(store, query_terms(query))
+    weighed = weighed_terms(store, query_terms(query) if terms is None else terms)
     if not weighed:
         return []
     terms = [t for _, t in weighed]
@@ -119,14 +122,13 @@ def keyword_search(store: MemoryStore, query: str, limit: int, filters: Filters 
     return hits[:limit]
 
 
-def keyword_evidence(store: MemoryStore, query: str, hits: list[KeywordHit]) -> float | None:
+def keyword_evidence(store: MemoryStore, terms: list[Term], hits: list[KeywordHit]) -> float | None:
     """How much of the query the best keyword hit holds: its BM25 over what a chunk holding each query term once
     would score (the sum of their IDFs; a term no chunk holds counts at the highest IDF there is). About 1 or more
     when the hit holds the query; near 0 when it shares only a name or a stray syllable with it, as a question in
     another language does. None without hits: there is no keyword ranking to weigh."""
     if not hits:
         return None
-    terms = query_terms(query)
     chunks = max(store.chunk_count(), 1)
     frequencies = store.document_frequencies(t for term in terms for t in term.phrase)
     whole = 0.0
