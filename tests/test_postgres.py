@@ -20,6 +20,7 @@ from bench.pg import Cluster
 from memoryd.client.stub import RemoteError
 from memoryd.config import quickstart_agent
 from memoryd.embeddings.hashing import HashingEmbedder
+from memoryd.index.sqlite import Store as SQLiteStore
 from memoryd.memory import AgentMemory
 from memoryd.settings import PostgresStore
 from tests.conftest import write
@@ -351,6 +352,7 @@ def test_store_migrate_moves_an_index_without_embedding_again(cluster: Cluster, 
         old.store.record_access([old.store.chunks_by_ids([1])[1].hash])
         old.store.flush_access()
         sqlite_counts = old.store.counts()
+        assert sum(len(rows) for rows in old.store.export_cache(batch=2)) == sqlite_counts["cached_embeddings"]
     url = _with_password(cluster.url())
     done = subprocess.run(
         [
@@ -379,6 +381,13 @@ def test_store_migrate_moves_an_index_without_embedding_again(cluster: Cluster, 
         counts = moved.store.counts()
         assert counts["chunks"] == sqlite_counts["chunks"] == counts["embedded_chunks"]
         assert sum(hits for hits, _ in moved.store.export_access().values()) == 1
+        pages = [[row.hash for row in rows] for rows in moved.store.export_cache(batch=2)]  # paged by key
+        assert sum(map(len, pages)) == len({h for page in pages for h in page}) == counts["cached_embeddings"] > 2
+    untouched = SQLiteStore(agent.store)  # the SQLite index was only read
+    try:
+        assert untouched.counts() == sqlite_counts
+    finally:
+        untouched.close()
     wrong = subprocess.run(
         [
             MEMORYD,

@@ -54,7 +54,6 @@ def _search_agents(m: Manager, request: schema.Search) -> dict[str, Any]:
     runtimes = [m.runtime(agent_id) for agent_id in ids]  # an unknown agent fails the whole search
     answered: list[tuple[str, SearchResponse]] = []
     skipped: list[Skipped] = []
-    failures: list[RPCError] = []
     with ThreadPoolExecutor(max_workers=min(len(runtimes), MAX_PARALLEL_AGENTS), thread_name_prefix="agents") as pool:
         futures = [(r.agent.id, pool.submit(_search_one, r, request)) for r in runtimes]
         for agent_id, future in futures:
@@ -62,10 +61,9 @@ def _search_agents(m: Manager, request: schema.Search) -> dict[str, Any]:
                 answered.append((agent_id, future.result()))
             except (RPCError, NotGranted, StoreUnavailable) as exc:
                 error = exc if isinstance(exc, RPCError) else _store_error(exc)
-                failures.append(error)
                 skipped.append(Skipped(agent_id, error.code, error.message))
     if not answered:
-        raise failures[0]
+        raise RPCError(skipped[0].code, skipped[0].message)
     limit = request.max_results or max(r.agent.query.max_results for r in runtimes)
     return merge(answered, skipped, limit, round((time.perf_counter() - started) * 1000, 3))
 

@@ -69,7 +69,7 @@ class Cache(Search):
             return cur.rowcount
 
     def export_cache(self, batch: int = 2000) -> Iterator[list[CachedEmbedding]]:
-        after = ("", "", "", "")
+        after = ("", "", "", "")  # the last row's primary key (hash, provider, model, key_fp), in its order
         while True:
             with self.reading() as cur:
                 cur.execute(
@@ -78,13 +78,13 @@ class Cache(Search):
                         " WHERE (hash, provider, model, key_fp) > (%s, %s, %s, %s)"
                         " ORDER BY hash, provider, model, key_fp LIMIT %s"
                     ).format(self._s),
-                    (after[3], after[0], after[1], after[2], batch),
+                    (*after, batch),
                 )
                 rows = [CachedEmbedding(p, m, k, h, d, bytes(v), c) for p, m, k, h, d, v, c in cur]
             if not rows:
                 return
             last = rows[-1]
-            after = (last.provider, last.model, last.key_fp, last.hash)
+            after = (last.hash, last.provider, last.model, last.key_fp)
             yield rows
 
     def import_cache(self, rows: Sequence[CachedEmbedding]) -> int:
