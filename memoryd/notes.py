@@ -109,15 +109,20 @@ def indexed_lines(store: MemoryStore, path: str, from_line: int = 1, lines: int 
     if from_line > total:
         raise RequestError(f"{path!r} has {total} lines in the index; line {from_line} is past its end")
     last = min(total, from_line + min(lines or MAX_GET_LINES, MAX_GET_LINES) - 1)
-    chosen = [text_at.get(n, "")[:MAX_GET_LINE_CHARS] for n in range(from_line, last + 1)]
-    text = "\n".join(chosen)[:MAX_GET_CHARS]
+    whole = [text_at.get(n, "") for n in range(from_line, last + 1)]
+    chosen = [line[:MAX_GET_LINE_CHARS] for line in whole]
+    text = "\n".join(chosen)
+    truncated = chosen != whole or len(text) > MAX_GET_CHARS
+    if len(text) > MAX_GET_CHARS:
+        text = text[:MAX_GET_CHARS]
+        chosen = split_lines(text)
     return {
         "path": path,
         "from": from_line,
-        "lines": len(split_lines(text)) if len(text) == MAX_GET_CHARS else len(chosen),
+        "lines": len(chosen),
         "total_lines": total,
         "text": text,
-        "truncated": len(text) == MAX_GET_CHARS,
+        "truncated": truncated,
         "from_index": True,
     }
 
