@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import fusion_study
 from bench.beir import CACHE, load, open_memory
 from bench.crosslingual import positional
 from bench.datasets import load_xquad
@@ -28,7 +29,7 @@ from memoryd.search.vector import VectorScan
 
 POOL = 200  # what a 50-result search gathers (max_results x candidate_multiplier)
 NO_FILTER = Filters.parse(None, None, None, None, None)
-Rule = Callable[[list[Candidate], VectorScan | None, float], None]
+Rule = Callable[[list[Candidate], VectorScan | None, float | None], None]
 
 
 def _record(memory: AgentMemory, text: str) -> tuple[list[tuple], tuple | None, float]:
@@ -112,7 +113,7 @@ def gather_locomo(work: Path) -> dict[str, Any]:
     return _cached(work / "locomo" / "xl-gathered.pickle", make)
 
 
-def _ranked(rows: list[tuple], stats: tuple | None, evidence: float, rule: Rule) -> list[Candidate]:
+def _ranked(rows: list[tuple], stats: tuple | None, evidence: float | None, rule: Rule) -> list[Candidate]:
     cands = [Candidate(cid, vector_score=v, text_score=t, vector_rank=vr, text_rank=tr) for cid, t, v, tr, vr in rows]
     rule(cands, VectorScan([], *stats) if stats else None, evidence)
     cands.sort(key=lambda c: (-c.score, c.chunk_id))
@@ -140,18 +141,15 @@ def score(gathered: dict[str, Any], rule: Rule) -> dict[str, float]:
 
 
 def side_only(side: str) -> Rule:
-    def rule(cands: list[Candidate], scan: VectorScan | None, evidence: float) -> None:
-        for c in cands:
-            rank = c.text_rank if side == "text" else c.vector_rank
-            c.score = -rank if rank is not None else -1e9
-
-    return rule
+    """One side's own ranking (bench.fusion_study's), evidence aside."""
+    ranked = fusion_study.side_only(side)
+    return lambda cands, scan, evidence: ranked(cands, scan)
 
 
 def configured(**settings: Any) -> Rule:
     cfg = QueryConfig(**settings)
 
-    def rule(cands: list[Candidate], scan: VectorScan | None, evidence: float) -> None:
+    def rule(cands: list[Candidate], scan: VectorScan | None, evidence: float | None) -> None:
         fuse(cands, cfg.fusion, cfg, has_vector=True, has_text=True, scan=scan, evidence=evidence)
 
     return rule

@@ -41,8 +41,7 @@ from bench.harness import BenchAgent, Daemon, median, percentile, start_daemon
 from bench.latency import reindex_under_load, search_modes
 from bench.metrics import dedupe_docs, evaluate
 from bench.pg import Cluster
-from bench.scale import fill
-from bench.synthetic import build
+from bench.scale import filled
 from bench.synthetic import queries as synthetic_queries
 from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK, schema_name
 
@@ -347,13 +346,8 @@ def reindex(cluster: Cluster, start: Callable[[], Daemon], namespace: str, queri
 def scale(cluster: Cluster, work: Path, chunks: int, n_queries: int) -> dict[str, Any]:
     """Search latency at `chunks` chunks through each store (bench.scale's index: the real sync with model-free
     vectors, queries embedded by the real model), the migration's time, and a reindex under load in PostgreSQL."""
-    root = work / f"scale-fill-{chunks}"
-    workspace = build(root / "workspace", chunks)
-    data = root / "data"
     out: dict[str, Any] = {"chunks": chunks}
-    if not (data / "agents" / "main" / "index.sqlite").exists():
-        print(f"[{chunks} chunks] filling the index (real sync, model-free vectors)", flush=True)
-        out["fill"] = fill(workspace, data)
+    root, workspace, data = filled(chunks, work, out)
     qs = synthetic_queries(n_queries)
     daemon = start_daemon(workspace, data)
     try:

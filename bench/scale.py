@@ -95,14 +95,21 @@ def write_latency(daemon: Daemon, runs: int = 15) -> float:
     return round(median(times) * 1000, 1)
 
 
-def measure(chunks: int, work: Path, n_queries: int, idle: bool, reindex: bool = False) -> dict[str, Any]:
+def filled(chunks: int, work: Path, out: dict[str, Any]) -> tuple[Path, Path, Path]:
+    """(root, workspace, data dir) of the scaling curve's index at `chunks`, filled unless it already is (its
+    time goes into `out["fill"]`); bench.pgstore measures the same index."""
     root = work / f"scale-fill-{chunks}"
     workspace = build(root / "workspace", chunks)
     data = root / "data"
-    out: dict[str, Any] = {"chunks": chunks}
     if not (data / "agents" / "main" / "index.sqlite").exists():
         print(f"[{chunks} chunks] filling the index (real sync, model-free vectors)", flush=True)
         out["fill"] = fill(workspace, data)
+    return root, workspace, data
+
+
+def measure(chunks: int, work: Path, n_queries: int, idle: bool, reindex: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"chunks": chunks}
+    _, workspace, data = filled(chunks, work, out)
     extra = f"model_idle_minutes = {MODEL_IDLE_MINUTES}" if idle else ""
     started = time.perf_counter()
     daemon = start_daemon(workspace, data, daemon_extra=extra)
