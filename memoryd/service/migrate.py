@@ -7,7 +7,6 @@ is only read, and the target is written under the namespace's writer lock (or a 
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -21,7 +20,6 @@ from memoryd.memory import AgentMemory
 from memoryd.settings import PostgresStore
 
 Progress = Callable[[str, int, int], None]  # stage ("cache", "sync"), done, total
-NAMESPACE = re.compile(r"[A-Za-z0-9._-]{1,32}")  # as the config takes it
 
 
 class MigrationError(RuntimeError):
@@ -50,9 +48,15 @@ def target_agent(agent: AgentConfig, to: str, namespace: str | None, data_dir: P
     if to.startswith(("postgresql://", "postgres://")):
         if agent.postgres is not None and agent.postgres.url == to:
             raise MigrationError(f"agent {agent.id} already uses this PostgreSQL store")
+        from memoryd.index.postgres.schema import MAX_NAMESPACE, schema_name  # psycopg only where it is used
+
         name = namespace or agent.id
-        if not NAMESPACE.fullmatch(name):
-            raise MigrationError(f"namespace {name!r}: 1-32 letters, digits, '.', '_' or '-'")
+        try:
+            schema_name(name)  # its characters; the config takes at most MAX_NAMESPACE of them
+            if len(name) > MAX_NAMESPACE:
+                raise ValueError(f"namespace {name!r}: at most {MAX_NAMESPACE} characters")
+        except ValueError as exc:
+            raise MigrationError(str(exc)) from None
         store = PostgresStore(to, name, readers=agent.postgres.readers if agent.postgres else ())
         hold = data_dir / "agents" / agent.id / f"migrate-{store.namespace}.hold"  # this run's hold on the agent
         return replace(agent, store=hold, postgres=store)
