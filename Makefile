@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 WORKSPACE ?=
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 
-.PHONY: install run test lint bench system-deps clean
+.PHONY: install run test lint bench system-deps node-deps clean
 
 # editable_mode=compat puts the checkout on sys.path with a plain .pth line: setuptools' default editable finder
 # is imported by every Python start-up in the venv (about 15 ms of each `memctl search` here)
@@ -23,16 +23,24 @@ install: $(BIN)/.installed
 run: install
 	$(BIN)/memoryd run --prepare-model $(if $(WORKSPACE),--workspace $(WORKSPACE))
 
-# Debian packages the tests need: Neovim (a msgpack-rpc client that is not ours) and SQLite's headers, which
+# Debian packages the tests need: Neovim (a msgpack-rpc client that is not ours), npm, and SQLite's headers, which
 # bm25_topk (memoryd/index/fts5_topk.c) is built against; first, so that the install builds it.
 system-deps:
 	@pkgs=; command -v nvim >/dev/null 2>&1 || pkgs="$$pkgs neovim"; \
+	  command -v npm >/dev/null 2>&1 || pkgs="$$pkgs npm"; \
 	  [ -f /usr/include/sqlite3ext.h ] || pkgs="$$pkgs libsqlite3-dev"; \
 	  [ -z "$$pkgs" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs >/dev/null; }
 
-test: system-deps install
+# the agent platforms the integrations are tested against (package.json: Claude Code's real CLI)
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+node-deps: node_modules/.installed
+
+test: system-deps install node-deps
 	$(BIN)/memoryd model prepare
 	$(BIN)/python -m pytest
 
@@ -45,4 +53,4 @@ bench: install
 	$(BIN)/python -m bench all
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache
+	rm -rf $(VENV) .cache .pytest_cache node_modules

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import platformdirs
 from pydantic import TypeAdapter, ValidationError
 
+from memoryd.integrations import read_markers, with_integrations
 from memoryd.protocol.paths import default_socket_path
 from memoryd.protocol.schema import FUSIONS, SOURCES
 from memoryd.settings import (
@@ -36,6 +37,7 @@ from memoryd.settings import (
     PostgresStore,
     Provider,
     QueryConfig,
+    RecallConfig,
     mask_password,
 )
 from memoryd.sources.redact import redact_pattern_error
@@ -68,6 +70,7 @@ __all__ = [
     "Positive",
     "Provider",
     "QueryConfig",
+    "RecallConfig",
     "default_config_path",
     "default_data_dir",
     "default_model_path",
@@ -191,7 +194,8 @@ def _agent_from_table(
     embedding = problems.check(EmbeddingConfig, _merge(defaults.embedding, part("embedding")), f"{label}.embedding")
     query = problems.check(QueryConfig, _merge(defaults.query, part("query")), f"{label}.query")
     chunking = problems.check(ChunkingConfig, _merge(defaults.chunking, part("chunking")), f"{label}.chunking")
-    if table is None or embedding is None or query is None or chunking is None:
+    recall = problems.check(RecallConfig, _merge(defaults.recall, part("recall")), f"{label}.recall")
+    if table is None or embedding is None or query is None or chunking is None or recall is None:
         return None
     if not (table.store and is_postgres_url(table.store)) and (table.read_url or table.namespace or table.readers):
         problems.append(f"{label}: read_url, namespace and readers need a postgresql:// store")
@@ -213,6 +217,7 @@ def _agent_from_table(
         embedding=_with_model_path(embedding, data_dir, base),
         query=query,
         chunking=chunking,
+        recall=recall,
     )
     problems.extend(_agent_problems(agent))
     return agent
@@ -283,6 +288,10 @@ def load_config(
         tables = file.agents or ({"id": DEFAULT_AGENT, "workspace": str(default_workspace())},)
     found = [_agent_from_table(t, defaults, data, base, f"agents[{i}]", problems) for i, t in enumerate(tables)]
     agents = tuple(a for a in found if a is not None)
+    if agents:
+        markers, unreadable = read_markers(data)
+        agents, unplaced = with_integrations(agents, markers)
+        problems.extend([*unreadable, *unplaced])
     ids = [a.id for a in agents]
     if len(set(ids)) != len(ids):
         problems.append(f"agent ids must be unique: {ids}")
@@ -301,6 +310,7 @@ def load_config(
         agents=agents,
         **asdict(daemon),
         source_path=config_path if config_path.exists() else None,
+        workspace_option=_expand(workspace) if workspace is not None else None,
     )
 
 

@@ -77,6 +77,21 @@ class QueryConfig:
 
 
 @dataclass(frozen=True)
+class RecallConfig:
+    """Automatic recall (`memctl recall`, the agent hooks): what is put before a prompt, and when nothing is."""
+
+    __pydantic_config__ = STRICT
+    budget: Annotated[int, Field(ge=64, le=20_000)] = 1000  # tokens of the injected block, estimated high
+    max_results: Annotated[int, Field(ge=1, le=50)] = 8
+    # a prompt whose vector is this much nearer memoryd's small-talk phrases than its memory questions gets
+    # nothing; None: the margin measured for the default local model, no such check for others (bench.recall_study)
+    chatter_margin: Annotated[float, Field(ge=-2, le=2)] | None = None
+    # the best hit must hold this much of the prompt by keyword, or its vector stand this far past the noise
+    min_evidence: NonNegative = 0.2
+    min_vector_margin: float = 0.0
+
+
+@dataclass(frozen=True)
 class EmbeddingConfig:
     __pydantic_config__ = STRICT
     provider: Provider = "auto"
@@ -133,6 +148,7 @@ class AgentTable:
     embedding: dict[str, Any] | None = None
     query: dict[str, Any] | None = None
     chunking: dict[str, Any] | None = None
+    recall: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +159,7 @@ class DefaultsTable:
     embedding: dict[str, Any] | None = None
     query: dict[str, Any] | None = None
     chunking: dict[str, Any] | None = None
+    recall: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +204,7 @@ class AgentConfig:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     query: QueryConfig = field(default_factory=QueryConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    recall: RecallConfig = field(default_factory=RecallConfig)
     postgres: PostgresStore | None = None
 
 
@@ -206,6 +224,7 @@ class Config:
     index_nice: int = DaemonConfig.index_nice
     sqlite_memory_mb: float = DaemonConfig.sqlite_memory_mb
     source_path: Path | None = None
+    workspace_option: Path | None = None  # the --workspace it was loaded with (a reload loads it the same way)
 
     @property
     def default_agent(self) -> AgentConfig:

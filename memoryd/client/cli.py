@@ -338,5 +338,14 @@ def prompt() -> None:
     click.echo(RECALL_PROMPT, nl=False)
 
 
+def _loop_commands() -> None:
+    from memoryd.client.loop_cli import hook, integrations, recall
+
+    for command in (recall, hook, integrations):
+        main.add_command(command)
+
+
+_loop_commands()
+
 if __name__ == "__main__":
     main()

@@ -122,12 +122,20 @@ def quick_search(settings: dict[str, Any]) -> int:
     return 0
 
 
+# commands an agent runs on every prompt, each in a module of its own that never imports click
+LIGHT_COMMANDS = {"recall": "memoryd.client.recall", "hook": "memoryd.client.hooks"}
+
+
 def main(argv: Sequence[str] | None = None) -> int | None:
     import signal
 
     if argv is None and hasattr(signal, "SIGPIPE"):  # `memctl search x | head -1`: end quietly, as cat does
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in LIGHT_COMMANDS:
+        import importlib
+
+        return importlib.import_module(LIGHT_COMMANDS[args[0]]).main(args[1:])
     settings = quick_search_args(args)
     if settings is not None:
         return quick_search(settings)

@@ -251,6 +251,10 @@ class MemoryClient:
         path, after, before, type, ..."""
         return search_results(self.request("search", query=query, **options))
 
+    def recall(self, prompt: str, **options: Any) -> dict[str, Any]:
+        """Options as memoryd.protocol.schema.Recall declares them: session, transcript, budget, sources, agent."""
+        return self.request("recall", prompt=prompt, **options)
+
     def get(
         self, path: str, from_line: int | None = None, lines: int | None = None, *, agent: str | None = None
     ) -> GetResult:

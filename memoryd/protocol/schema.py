@@ -180,6 +180,30 @@ class Search(Request):
     decay: bool | None = param(None, "Favour recent memories (default: the agent's setting).", mcp=False)
 
 
+class Recall(Request):
+    method = "recall"  # not resent: it records what the session was shown
+    summary = (
+        "The memories worth putting before a prompt, as one block within a token budget, or nothing (small talk, "
+        "bare commands, nothing relevant, all already shown in this session)."
+    )
+    returns = "{agent, block, memories: [{citation, score}], tokens, skipped, took_ms}"
+    prompt: str = param(help="The user's prompt, as the agent got it.", cli=None)
+    session: str | None = param(None, "The agent's session id: what it was already shown is not shown again.")
+    transcript: str | None = param(
+        None, "The session's own transcript file: its turns are in the agent's context already, never recalled."
+    )
+    budget: int | None = param(
+        None, "Tokens the block may take, estimated high (default: the agent's, 1000).", ge=64, le=20_000
+    )
+    sources: list[str] | None = param(
+        None, "Only these sources: memory (notes), sessions (conversations).", choices=SOURCES, cli=("--source",)
+    )
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+    client: str | None = param(
+        None, "Which integration asks (claude-code, codex, ...): `status` says when each last did.", cli=None, mcp=False
+    )
+
+
 class Get(Request):
     method, lane, idempotent = "get", "bulk", True
     summary = "Lines of a memory file, redacted as the index holds them."
@@ -218,6 +242,9 @@ class Sync(Request):
         None, f"Seconds to wait (default {DEFAULT_WAIT_SECONDS:.0f}).", ge=0, le=MAX_WAIT_SECONDS, cli=None
     )
     vectors: bool = param(True, "Also wait for the vectors the embedding lane adds.", cli=None)
+    client: str | None = param(
+        None, "Which integration asks (claude-code, codex, ...): `status` says when each last did.", cli=None, mcp=False
+    )
 
 
 class Reindex(Request):
@@ -237,5 +264,7 @@ class Agents(Request):
     returns = "[{id, workspace, sources, default}]"
 
 
-METHODS: dict[str, type[Request]] = {m.method: m for m in (Ping, Search, Get, Write, Status, Sync, Reindex, Agents)}
+METHODS: dict[str, type[Request]] = {
+    m.method: m for m in (Ping, Search, Recall, Get, Write, Status, Sync, Reindex, Agents)
+}
 IDEMPOTENT = frozenset(name for name, m in METHODS.items() if m.idempotent)

@@ -73,16 +73,24 @@ def noise_ceiling(count: int) -> float:
     return _NORMAL.inv_cdf((count - 0.375) / (count + 0.25))
 
 
+def vector_margin(scan: VectorScan | None, candidates: list[Candidate]) -> float | None:
+    """How many standard deviations the query's best cosine stands past the noise ceiling of the whole index's
+    cosine distribution; None where there is no distribution to measure."""
+    if scan is None or scan.count < 2 or scan.std <= 1e-9:
+        return None
+    top = max((c.vector_score for c in candidates if c.vector_score is not None), default=scan.mean)
+    return (top - scan.mean) / scan.std - noise_ceiling(scan.count)
+
+
 def vector_confidence(scan: VectorScan | None, candidates: list[Candidate], span: float) -> float:
     """0..1: how far the query's best cosine stands out of the whole index's cosine distribution (in standard
     deviations), against where the best of that many unrelated chunks would land. Scale-free, so it holds for
     any model and any index size: a model that does not know the language scores every chunk alike and earns
     no trust; one that singles out a few chunks earns all of it."""
-    if scan is None or scan.count < 2 or scan.std <= 1e-9:
+    margin = vector_margin(scan, candidates)
+    if margin is None:
         return 1.0
-    top = max((c.vector_score for c in candidates if c.vector_score is not None), default=scan.mean)
-    z_top = (top - scan.mean) / scan.std
-    return min(1.0, max(0.0, (z_top - noise_ceiling(scan.count) + NOISE_MARGIN) / span))
+    return min(1.0, max(0.0, (margin + NOISE_MARGIN) / span))
 
 
 def adaptive_fusion(

@@ -19,7 +19,7 @@ from memoryd.protocol.schema import Search
 from memoryd.protocol.validation import InvalidParams, request
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.filters import FilterError, Filters
-from memoryd.search.fusion import Candidate, fuse
+from memoryd.search.fusion import Candidate, fuse, vector_margin
 from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.regions import Region, group_regions
@@ -67,9 +67,13 @@ class SearchResponse:
     restored_query: str | None = None  # the query as embedded, with the diacritics the notes use put back
     partial: bool = False  # some chunks have no vector yet (the index is still embedding): they match by keyword
     embedded: str | None = None  # "n/m" chunks embedded, when partial
+    # how clearly the index answers the query (automatic recall weighs it; not part of a search reply)
+    evidence: float | None = None  # keyword_evidence of the best keyword hit
+    vector_margin: float | None = None  # fusion.vector_margin
 
     def as_dict(self) -> dict[str, object]:
         out = asdict(self)
+        del out["evidence"], out["vector_margin"]
         for result in out["results"]:
             result.pop("chunk_id", None)
             if result.get("explain") is None:
@@ -109,6 +113,13 @@ class SearchEngine:
         self.vector_state = vector_state
         self._query_vectors: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._query_lock = threading.Lock()
+
+    def query_vector(self, query: str) -> tuple[Embedder, np.ndarray] | None:
+        """The embedder and the query's vector (cached as searches cache it), or None with no vector side."""
+        embedder, _ = self.vector_state()
+        if embedder is None:
+            return None
+        return embedder, self._embed_query(embedder, query)
 
     def _embed_query(self, embedder: Embedder, query: str) -> np.ndarray:
         """The query's vector, from a small LRU cache: agents repeat their queries, and a local model spends
@@ -198,6 +209,8 @@ class SearchEngine:
             fusion=fusion,
             degraded=degraded,
             restored_query=gathered.restored_query if has_vector else None,
+            evidence=gathered.evidence,
+            vector_margin=vector_margin(gathered.vector_scan, pool_list) if has_vector else None,
         )
 
     def gather(self, query: str, mode: str, pool: int, filters: Filters) -> Gathered:
@@ -239,8 +252,7 @@ class SearchEngine:
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
-        # only adaptive fusion with a vector side weighs it
-        evidence = keyword_evidence(self.store, terms, hits) if use_text and scan is not None else None
+        evidence = keyword_evidence(self.store, terms, hits) if use_text else None
         return Gathered(
             list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored, evidence
         )

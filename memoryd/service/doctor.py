@@ -6,6 +6,7 @@ socket, and an index no daemon holds is opened read-only."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 from memoryd.config import AgentConfig, Config, ConfigError, default_model_path, load_config
 from memoryd.index.lock import data_dir_lock_path, index_lock_path
+from memoryd.integrations import read_markers
 from memoryd.protocol.paths import pid_alive, read_holder
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -41,6 +43,7 @@ def diagnose(load: dict[str, Any], *, integrity: bool = True) -> list[Finding]:
     source = config.source_path or "none (defaults and command-line options)"
     findings = [Finding(OK, "config", f"{source}; {len(config.agents)} agent(s)")]
     status = _daemon(config, findings)
+    findings += list(_integrations(config, (status or {}).get("daemon", {}).get("integrations")))
     agents = {a["agent"]: a for a in (status or {}).get("agents", [])}
     for agent in config.agents:
         findings += list(_agent(config, agent, agents.get(agent.id), integrity))
@@ -88,6 +91,26 @@ def _daemon(config: Config, findings: list[Finding]) -> dict[str, Any] | None:
             Finding(FAIL, "config reload", daemon["reload_error"], "fix the config, then kill -HUP the daemon")
         )
     return status
+
+
+def _integrations(config: Config, heard: dict[str, Any] | None) -> Iterator[Finding]:
+    """Each installed integration, and whether its hooks reached the daemon since it started."""
+    markers, _ = read_markers(config.data_dir)
+    for marker in markers:
+        what = f"integration {marker.platform}"
+        seen = (heard or {}).get(marker.platform)
+        if seen:
+            ago = time.time() - seen["last_seen"]
+            yield Finding(OK, what, f"installed; its hooks reached the daemon {ago:.0f} s ago ({seen['calls']} calls)")
+        elif heard is None:
+            yield Finding(OK, what, "installed (the daemon is not running to say when its hooks last called)")
+        else:
+            yield Finding(
+                WARN,
+                what,
+                "installed, but no hook has reached the daemon since it started",
+                f"start a {marker.platform} session; if this stays, see `memctl hook --log`",
+            )
 
 
 def _agent(config: Config, agent: AgentConfig, state: dict[str, Any] | None, integrity: bool) -> Iterator[Finding]:

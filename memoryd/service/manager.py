@@ -12,6 +12,7 @@ import structlog
 
 from memoryd import __version__, heap
 from memoryd.config import AgentConfig, Config, ConfigError, load_config
+from memoryd.recall.answer import Recaller
 from memoryd.service.budgets import sqlite_memory_limit
 from memoryd.service.runtime import AgentRuntime
 from memoryd.service.watchers import WatchHub
@@ -40,6 +41,8 @@ class Manager:
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self.reload_error: str | None = None  # why the last SIGHUP reload was refused
+        self.recaller = Recaller.create()
+        self.integrations: dict[str, dict[str, Any]] = {}  # client name -> {last_seen, calls}, since start
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -100,15 +103,13 @@ class Manager:
             self.hub.close()
 
     def reload(self, path: str | None = None) -> list[str]:
-        """Re-read the config file (SIGHUP). Changed and new agents are opened first, beside the running ones;
-        only when every one opened are they swapped in. Otherwise the old config keeps serving, and the reason
-        is logged and shown in `status` (`reload_error`)."""
+        """Re-read the config file and the integration markers (SIGHUP). Changed and new agents are opened first,
+        beside the running ones; only when every one opened are they swapped in. Otherwise the old config keeps
+        serving, and the reason is logged and shown in `status` (`reload_error`)."""
         source = path or (str(self.config.source_path) if self.config.source_path else None)
-        if source is None:
-            log.info("reload: no config file, nothing to do")
-            return []
-        try:
-            new = load_config(source, data_dir=self.config.data_dir, socket=self.config.socket)
+        workspace = self.config.workspace_option if source is None else None
+        try:  # with no config file, the defaults and --workspace again (integration markers may have changed)
+            new = load_config(source, workspace=workspace, data_dir=self.config.data_dir, socket=self.config.socket)
         except ConfigError as exc:
             return self._reload_failed(f"config: {exc}")
         old_agents = {a.id: a for a in self.config.agents}
@@ -214,4 +215,12 @@ class Manager:
             "rss_mb": round(rss, 1) if (rss := heap.rss_mb()) is not None else None,
             "index_nice": self.config.index_nice,
             "sqlite_memory_limit_mb": round(sqlite_memory_limit() / 2**20, 1),
+            "integrations": {name: dict(seen) for name, seen in list(self.integrations.items())},
         }
+
+    def heard_from(self, client: str | None) -> None:
+        """An integration's hook reached the daemon (status and `memoryd doctor` say when each last did)."""
+        if client:
+            seen = self.integrations.setdefault(client[:64], {"calls": 0})
+            seen["calls"] += 1
+            seen["last_seen"] = round(time.time(), 3)

@@ -68,6 +68,17 @@ def _search_agents(m: Manager, request: schema.Search) -> dict[str, Any]:
     return merge(answered, skipped, limit, round((time.perf_counter() - started) * 1000, 3))
 
 
+def recall(m: Manager, request: schema.Recall) -> dict[str, Any]:
+    m.heard_from(request.client)
+    runtime = m.runtime(request.agent)
+    runtime.sync_if_dirty()
+    try:
+        return m.recaller.recall(runtime.memory, request)
+    except IndexUnreadable as exc:
+        runtime.request_sync()
+        raise RPCError("index_rebuilding", str(exc)) from None
+
+
 def get(m: Manager, request: schema.Get) -> dict[str, Any]:
     return m.runtime(request.agent).memory.get(request.path, request.from_ or 1, request.lines)
 
@@ -85,6 +96,7 @@ def status(m: Manager, request: schema.Status) -> dict[str, Any]:
 def sync(m: Manager, request: schema.Sync) -> dict[str, Any]:
     """Sync now and wait for it (and, with `vectors`, for the vectors it left to the embedding lane), at most
     `timeout` seconds; `done` says whether it finished in that time."""
+    m.heard_from(request.client)
     runtime = m.runtime(request.agent)
     wait = schema.DEFAULT_WAIT_SECONDS if request.timeout is None else request.timeout
     report, done = runtime.sync_now(force=request.force, timeout=wait, vectors=request.vectors)
@@ -127,6 +139,7 @@ def agents(m: Manager, _: schema.Agents) -> list[dict[str, Any]]:
 IMPLEMENTATIONS: dict[str, Callable[[Manager, Any], Any]] = {
     "ping": ping,
     "search": search,
+    "recall": recall,
     "get": get,
     "write": write,
     "status": status,

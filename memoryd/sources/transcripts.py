@@ -1,4 +1,4 @@
-"""Conversation transcripts (.jsonl) as memory: OpenClaw and Claude Code formats, read incrementally."""
+"""Conversation transcripts (.jsonl) as memory: OpenClaw, Claude Code and Codex formats, read incrementally."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ from memoryd.sources.markdown import Chunk, chunk_plain_lines, sha256
 
 ROLES = {"user": "User", "assistant": "Assistant"}
 _SPACE = re.compile(r"\s+")
+# what automatic recall put before a prompt, where a platform writes it into the turn: memory, not new words
+# what a platform puts in a user turn for the model rather than from the user (Codex's <environment_context>)
+_CONTEXT_BLOCK = re.compile(r"<([a-z_]{1,40})>.*</\1>", re.DOTALL)
+_RECALLED = re.compile(r"<memoryd-recall>.*?(?:</memoryd-recall>|\Z)", re.DOTALL)
 MAX_NAME_CHARS = 64
 
 
@@ -153,8 +157,11 @@ def parse_line(raw: str, line: int) -> Turn | None:
         raise BadLine(f"a JSON {type(record).__name__}, not an object")
     kind = _string(record, "type")
     message = record.get("message")
+    payload = record.get("payload")
     if kind == "message" and isinstance(message, dict):  # OpenClaw
         role = _string(message, "role")
+    elif kind == "response_item" and isinstance(payload, dict) and payload.get("type") == "message":  # Codex
+        message, role = payload, _string(payload, "role")
     elif kind in ROLES and isinstance(message, dict):  # Claude Code
         role = _string(message, "role") or kind
     elif _string(record, "role") in ROLES:  # plain {"role", "content"} lines
@@ -163,8 +170,8 @@ def parse_line(raw: str, line: int) -> Turn | None:
         return None
     if role not in ROLES or record.get("isMeta"):
         return None
-    text = _SPACE.sub(" ", _text_of(message.get("content"))[:MAX_TEXT_CHARS]).strip()
-    if not text:
+    text = _SPACE.sub(" ", _RECALLED.sub(" ", _text_of(message.get("content"))[:MAX_TEXT_CHARS])).strip()
+    if not text or _CONTEXT_BLOCK.fullmatch(text):
         return None
     stamp = _timestamp(record.get("timestamp") or message.get("timestamp"))
     name = message.get("name")

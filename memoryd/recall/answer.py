@@ -1,0 +1,92 @@
+"""One recall: the prompt through the gate, a search, the memories this session has not seen, into a block."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memoryd.embeddings.base import EmbeddingError
+from memoryd.protocol.schema import Recall, Search
+from memoryd.recall.block import Memory, build_block
+from memoryd.recall.gate import MAX_PROMPT_CHARS, ChatterCheck, prompt_topic
+from memoryd.recall.sessions import ShownMemories
+
+if TYPE_CHECKING:
+    from memoryd.memory import AgentMemory
+    from memoryd.search.hybrid import SearchResponse
+
+
+@dataclass
+class Recaller:
+    """The daemon's recall state: which memories each session was shown, and the chatter anchors' vectors."""
+
+    shown: ShownMemories
+    chatter: ChatterCheck
+
+    @classmethod
+    def create(cls) -> Recaller:
+        return cls(ShownMemories(), ChatterCheck())
+
+    def recall(self, memory: AgentMemory, request: Recall) -> dict[str, Any]:
+        started = time.perf_counter()
+        agent = memory.agent
+        cfg = agent.recall
+        prompt = request.prompt.strip()[:MAX_PROMPT_CHARS]
+
+        def answer(skipped: str | None, block: str = "", memories: list[Memory] | None = None, tokens: int = 0):
+            return {
+                "agent": agent.id,
+                "block": block,
+                "memories": [{"citation": m.citation, "score": round(m.score, 4)} for m in memories or []],
+                "tokens": tokens,
+                "skipped": skipped,
+                "took_ms": round((time.perf_counter() - started) * 1000, 3),
+            }
+
+        reason = prompt_topic(prompt)
+        if reason is not None:
+            return answer(reason)
+        found = self._search(memory, prompt, cfg.max_results, request.sources)
+        if found is None:
+            return answer("small talk or a bare command")
+        confident = (found.evidence or 0.0) >= cfg.min_evidence or (
+            found.vector_margin is not None and found.vector_margin >= cfg.min_vector_margin
+        )
+        if not found.results or not confident:
+            return answer("nothing in memory scores high enough")
+        seen = self.shown.shown(agent.id, request.session) if request.session else frozenset()
+        own = _real(request.transcript) if request.transcript else None
+        candidates = [
+            Memory(r.citation, r.snippet, r.score, key=f"{r.path}#{r.chunk_start_line}-{r.chunk_end_line}")
+            for r in found.results
+            if not (own and _real(r.path, agent.workspace) == own)
+        ]
+        fresh = [m for m in candidates if m.key not in seen]
+        block, kept, tokens = build_block(fresh, request.budget or cfg.budget)
+        if not kept:
+            return answer("already shown in this session" if candidates and not fresh else "nothing fits the budget")
+        if request.session:
+            self.shown.add(agent.id, request.session, [m.key for m in kept])
+        return answer(None, block, kept, tokens)
+
+    def _search(self, memory: AgentMemory, prompt: str, limit: int, sources: list[str] | None) -> SearchResponse | None:
+        """The search's response, or None when the prompt's vector says it is small talk."""
+        cfg = memory.agent.recall
+        try:
+            embedded = memory.engine.query_vector(prompt)
+        except EmbeddingError:  # the search reports it (and falls back to keywords)
+            embedded = None
+        if embedded is not None:
+            embedder, vector = embedded
+            margin = ChatterCheck.margin(embedder, cfg.chatter_margin)
+            if margin is not None and self.chatter.lean(embedder, vector) >= margin:
+                return None
+        return memory.run_search(Search(query=prompt, max_results=limit, min_score=0.0, sources=sources))
+
+
+def _real(path: str, base: Any = None) -> str:
+    """A path as the file system resolves it (a display path is relative to the workspace)."""
+    full = path if os.path.isabs(path) or base is None else os.path.join(str(base), path)
+    return os.path.realpath(os.path.expanduser(full))
