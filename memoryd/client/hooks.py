@@ -132,7 +132,7 @@ def claude_style(hook: Hook) -> str:
 
 
 def opencode(hook: Hook) -> str:
-    """OpenCode's plugin (integrations/opencode) calls these with its event's JSON."""
+    """What memoryd's OpenCode plugin (client/assets/opencode-memoryd.js) runs: the block as plain text."""
     if hook.event == "user-prompt-submit":
         prompt = hook.text("prompt")
         return hook.recall(prompt) if prompt else ""

@@ -70,8 +70,7 @@ def _search_agents(m: Manager, request: schema.Search) -> dict[str, Any]:
 
 def recall(m: Manager, request: schema.Recall) -> dict[str, Any]:
     m.heard_from(request.client)
-    runtime = m.runtime(request.agent)
-    runtime.sync_if_dirty()
+    runtime = m.runtime(request.agent)  # no sync first, as a search may do: a hook's time limit is short
     try:
         return m.recaller.recall(runtime.memory, request)
     except IndexUnreadable as exc:
