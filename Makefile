@@ -33,9 +33,15 @@ system-deps:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs >/dev/null; }
 
-# the agent platforms the integrations are tested against (package.json: Claude Code's real CLI)
-node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+# Node 24 from the npm registry's node package (OpenClaw needs it; the system's node may be older), then the agent
+# platforms the integrations are tested against and the OpenClaw plugin's build tools (package.json)
+NODE24 := $(CURDIR)/tools/node/node_modules/.bin
+tools/node/node_modules/.installed: tools/node/package.json tools/node/package-lock.json
+	cd tools/node && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+node_modules/.installed: package.json package-lock.json memoryd/client/assets/openclaw/package.json tools/node/node_modules/.installed
+	PATH="$(NODE24):$$PATH" npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 node-deps: node_modules/.installed
@@ -53,4 +59,4 @@ bench: install
 	$(BIN)/python -m bench all
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache node_modules
+	rm -rf $(VENV) .cache .pytest_cache node_modules tools/node/node_modules

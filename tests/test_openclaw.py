@@ -1,0 +1,89 @@
+"""The OpenClaw plugin (memoryd/client/assets/openclaw) through Node's test runner against the real openclaw
+package (Node 24 and openclaw from npm, installed by `make node-deps`) and a real daemon; and `memctl
+integrations install openclaw` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from . import daemon as d
+from .agent_loop import NODE_BIN, ROOT
+from .conftest import write
+from .test_autorecall import NOTES
+
+pytestmark = pytest.mark.slow
+NODE24 = ROOT / "tools" / "node" / "node_modules" / ".bin"
+PLUGIN = ROOT / "memoryd" / "client" / "assets" / "openclaw"
+
+
+def environment(home: Path, daemon: d.Daemon) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "OPENCLAW"))}
+    env.update(
+        HOME=str(home),
+        MEMORYD_SOCKET=str(daemon.socket),
+        MEMORYD_DATA_DIR=str(daemon.data_dir),
+        PATH=os.pathsep.join([str(NODE24), str(NODE_BIN), env.get("PATH", "")]),
+    )
+    return env
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    assert (NODE24 / "node").exists() and (NODE_BIN / "openclaw").exists(), (
+        "make node-deps installs Node 24 and openclaw"
+    )
+    tmp = tmp_path_factory.mktemp("openclaw")
+    for path, text in NOTES.items():
+        write(tmp / "ws" / path, text)
+    daemon = d.start(tmp, tmp / "ws")
+    yield tmp, daemon
+    d.cleanup(daemon)
+
+
+def test_the_plugin_with_nodes_test_runner(running) -> None:  # type: ignore[no-untyped-def]
+    tmp, daemon = running
+    home = tmp / "node-home"
+    home.mkdir()
+    env = environment(home, daemon)
+    env.update(EXPECT_PATH="memory/2026-11-24.md", EXPECT_TEXT="Postgres over MySQL")
+    done = subprocess.run(
+        ["node", "--test", "test/*.test.mjs"], cwd=PLUGIN, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert "ℹ fail 0" in done.stdout and "ℹ pass 7" in done.stdout
+
+
+def test_memctl_installs_and_removes_the_openclaw_plugin(running) -> None:  # type: ignore[no-untyped-def]
+    tmp, daemon = running
+    home = tmp / "memctl-home"
+    home.mkdir()
+    env = environment(home, daemon)
+
+    def memctl(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "memoryd.client.memctl", *args]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
+    installed = memctl("integrations", "install", "openclaw")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert str(home / ".openclaw" / "agents") in installed.stdout
+    found = subprocess.run(
+        ["openclaw", "memory", "search", "--json", "payment_processor retries"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["path"] == "memory/2026-11-22.md"
+    rows = json.loads(memctl("integrations", "status", "--json").stdout)
+    assert next(r for r in rows if r["platform"] == "openclaw")["installed"]
+    removed = memctl("integrations", "remove", "openclaw")
+    assert removed.returncode == 0, removed.stderr
+    config = json.loads((home / ".openclaw" / "openclaw.json").read_text())
+    assert config.get("plugins", {}).get("slots", {}).get("memory") != "memoryd"
