@@ -34,14 +34,15 @@ system-deps:
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs >/dev/null; }
 
 # Node 24 from the npm registry's node package (OpenClaw needs it; the system's node may be older), then the agent
-# platforms the integrations are tested against and the OpenClaw plugin's build tools (package.json)
+# platforms the integrations are tested against and the OpenClaw plugin's build tools (package.json). `install`,
+# not `ci`: npm leaves opencode-ai's other platforms' binaries out of the lock file, and `ci` then refuses it.
 NODE24 := $(CURDIR)/tools/node/node_modules/.bin
 tools/node/node_modules/.installed: tools/node/package.json tools/node/package-lock.json
 	cd tools/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 node_modules/.installed: package.json package-lock.json memoryd/client/assets/openclaw/package.json tools/node/node_modules/.installed
-	PATH="$(NODE24):$$PATH" npm ci --no-audit --no-fund --loglevel=error
+	PATH="$(NODE24):$$PATH" npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
 node-deps: node_modules/.installed
