@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from memoryd.search.hybrid import SearchResponse
 
 
+# below this many chunks, IDF and the cosine distribution say nothing (a term in half of 2 chunks weighs 0): a
+# young memory's keyword hits are given as found, and its vectors' alone are not
+MEASURABLE_CHUNKS = 50
+
+
 @dataclass
 class Recaller:
     """The daemon's recall state: which memories each session was shown, and the chatter anchors' vectors."""
@@ -51,9 +56,12 @@ class Recaller:
         found = self._search(memory, prompt, cfg.max_results, request.sources)
         if found is None:
             return answer("small talk or a bare command")
-        confident = (found.evidence or 0.0) >= cfg.min_evidence or (
-            found.vector_margin is not None and found.vector_margin >= cfg.min_vector_margin
-        )
+        if memory.store.chunk_count() < MEASURABLE_CHUNKS:
+            confident = (found.evidence or 0.0) > 0  # a keyword hit at all
+        else:
+            confident = (found.evidence or 0.0) >= cfg.min_evidence or (
+                found.vector_margin is not None and found.vector_margin >= cfg.min_vector_margin
+            )
         if not found.results or not confident:
             return answer("nothing in memory scores high enough")
         seen = self.shown.shown(agent.id, request.session) if request.session else frozenset()

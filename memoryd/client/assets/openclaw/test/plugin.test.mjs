@@ -4,6 +4,7 @@
 import assert from "node:assert/strict"
 import { spawn, spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
+import { createServer as createHttpServer } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -83,6 +84,66 @@ test("the committed bundle is what the source builds", () => {
   )
   assert.equal(built.status, 0, built.stderr)
   assert.equal(built.stdout, readFileSync(join(plugin, "dist", "index.js"), "utf8"), "run npm run build and commit dist")
+})
+
+function fakeAnthropic() {
+  // a local server that speaks Anthropic's Messages API (streamed), so that a real agent turn runs here
+  const bodies = []
+  const server = createHttpServer((req, res) => {
+    let body = ""
+    req.on("data", (chunk) => (body += chunk))
+    req.on("end", () => {
+      if (req.url.includes("count_tokens")) {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ input_tokens: 10 }))
+        return
+      }
+      bodies.push(body)
+      const start = { id: "msg_1", type: "message", role: "assistant", model: "claude", content: [], stop_reason: null,
+        stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } }
+      const events = [
+        ["message_start", { type: "message_start", message: start }],
+        ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
+        ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Noted." } }],
+        ["content_block_stop", { type: "content_block_stop", index: 0 }],
+        ["message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 2 } }],
+        ["message_stop", { type: "message_stop" }],
+      ]
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.end(events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join(""))
+    })
+  })
+  return { server, bodies }
+}
+
+function turn(message, env) {
+  return new Promise((resolve) => {
+    const args = ["agent", "--local", "--session-id", `memoryd-test-${process.pid}`, "-m", message,
+      "--model", "anthropic/claude-sonnet-4-6", "--timeout", "120"]
+    const child = spawn("openclaw", args, { env: { ...process.env, ...env } })
+    let err = ""
+    child.stderr.on("data", (chunk) => (err += chunk))
+    child.on("close", (code) => resolve({ code, err }))
+  })
+}
+
+test("a reply gets memoryd's recall before it, and small talk none", async () => {
+  const { server, bodies } = fakeAnthropic()
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+  try {
+    const url = `http://127.0.0.1:${server.address().port}`
+    assert.equal(openclaw(["config", "set", "models.providers.anthropic.baseUrl", url]).code, 0)
+    assert.equal(openclaw(["config", "set", "plugins.entries.memoryd.hooks.allowConversationAccess", "true"]).code, 0)
+    const env = { ANTHROPIC_API_KEY: "sk-ant-test" }
+    const asked = await turn("Which database does Alice prefer for the billing service?", env)
+    assert.equal(asked.code, 0, asked.err.slice(-2000))
+    const sent = bodies.at(-1)
+    assert.ok(sent.includes("<memoryd-recall>") && sent.includes(EXPECT_PATH), sent.slice(0, 2000))
+    const thanked = await turn("thanks, looks good", env)
+    assert.equal(thanked.code, 0, thanked.err.slice(-2000))
+    assert.ok(!bodies.at(-1).includes("<memoryd-recall>"))
+  } finally {
+    server.close()
+  }
 })
 
 test("removing hands the memory slot back", () => {

@@ -1,0 +1,96 @@
+"""Claude Code: a plugin in its skills folder, which it loads as `memoryd@skills-dir`."""
+
+from __future__ import annotations
+
+import os
+
+from memoryd.client.integrations.common import HOOK_SECONDS, SYNC_HOOK_SECONDS, memctl_command, version
+from memoryd.client.integrations.files import write_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+PLUGIN_NAME = "memoryd"
+
+
+def claude_home() -> str:
+    return os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+
+
+SKILL = """---
+name: memoryd
+description: Long-term memory of past sessions, decisions and notes. Use when the user asks what was decided,
+  said or done before ("what did we decide about...", "last time", "remind me"), or before re-deciding
+  something that may have been settled.
+---
+
+# memoryd
+
+Relevant memories are added to prompts on their own, in a `<memoryd-recall>` block: read it first and cite what
+you use as `path#Lx-Ly`. When that is not enough, `memory_search` finds more (any language; exact names work),
+`memory_get` reads a cited file's lines, and `memory_write` saves a decision, a preference or a fact worth
+keeping, one self-contained statement each. Before your context is compacted, save what must outlive it.
+"""
+
+
+README = """# memoryd for Claude Code
+
+Installed by `memctl integrations install claude-code`; removed by `memctl integrations remove claude-code`.
+Every prompt gets the memories that bear on it from the memoryd daemon (nothing for small talk or bare commands,
+nothing it already showed in the session), a new session gets the latest dated notes, and the transcript is
+synced before a compaction and at the end so the next session can recall it. The MCP server adds memory_search,
+memory_get, memory_write and memory_status. A hook never blocks Claude Code: with the daemon down it adds
+nothing and logs why (`memctl hook --log`).
+"""
+
+
+def claude_code_files(memctl: str, agent: str | None) -> dict[str, Any]:
+    """The plugin's files, by path inside the plugin folder (Claude Code's plugin and hooks formats)."""
+    chosen = ["--agent", agent] if agent else []
+    where = " ".join(f"'{a}'" for a in chosen)
+
+    def hook(event: str, seconds: int) -> list[dict[str, Any]]:
+        command = f"'{memctl}' hook claude-code {event}" + (f" {where}" if where else "")
+        return [{"hooks": [{"type": "command", "command": command, "timeout": seconds}]}]
+
+    return {
+        ".claude-plugin/plugin.json": {
+            "name": PLUGIN_NAME,
+            "version": version(),
+            "description": "memoryd: memories recalled into every prompt, sessions captured, memory tools over MCP.",
+            "author": {"name": "memoryd"},
+            "license": "MIT",
+            "skills": ["./"],
+        },
+        "hooks/hooks.json": {
+            "description": "memoryd: recall on every prompt, recent notes at start, sync before compaction and at end",
+            "hooks": {
+                "UserPromptSubmit": hook("user-prompt-submit", HOOK_SECONDS),
+                "SessionStart": hook("session-start", HOOK_SECONDS),
+                "PreCompact": hook("pre-compact", SYNC_HOOK_SECONDS),
+                "SessionEnd": hook("session-end", SYNC_HOOK_SECONDS),
+            },
+        },
+        ".mcp.json": {"mcpServers": {PLUGIN_NAME: {"command": memctl, "args": ["mcp", "--autostart", *chosen]}}},
+        "SKILL.md": SKILL,
+        "README.md": README,
+    }
+
+
+def install_claude_code(agent: str | None) -> dict[str, Any]:
+    """The plugin goes where Claude Code loads plugins of its own skills folder (`memoryd@skills-dir`)."""
+    root = os.path.join(claude_home(), "skills", PLUGIN_NAME)
+    written = []
+    for relative, content in claude_code_files(memctl_command(), agent).items():
+        path = os.path.join(root, relative)
+        if isinstance(content, str):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(content)
+        else:
+            write_json(path, content)
+        written.append(path)
+    transcripts = os.path.join(claude_home(), "projects")
+    os.makedirs(transcripts, exist_ok=True)  # the daemon watches it from now on, before Claude Code's first session
+    return {"folders": [root], "files": written, "transcripts": [transcripts]}
