@@ -1,7 +1,7 @@
 """One command for every benchmark: quality, speed and footprint, with a Markdown report and raw JSON.
 
 python -m bench all                     # everything (make bench)
-python -m bench quality | speed | hostile | pgstore | recall   # one part
+python -m bench quality | speed | hostile | pgstore | recall | openclaw   # one part
 python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
 python -m bench report                  # docs/benchmarks.md (and its raw .json) from the newest results of each part
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench import conversations, hostile, latency, pgstore, quality, recall
+from bench import conversations, hostile, latency, openclaw, pgstore, quality, recall
 from memoryd.config import DEFAULT_LOCAL_MODEL
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -53,6 +53,7 @@ TARGETS = {
     "pg searches failed during a reindex": ("<=", 0),
     "pg / sqlite hybrid p50 @100000": ("<=", 2.0),
     **recall.TARGETS,
+    **openclaw.TARGETS,
 }
 
 
@@ -137,6 +138,7 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         "10k notes keyword-searchable s": _get(results, "hostile", "first_index", "every_note_keyword_searchable_s"),
         **pgstore.headline(results.get("pgstore", {})),
         **recall.headline(results.get("recall", {})),
+        **openclaw.headline(results.get("openclaw", {})),
     }
 
 
@@ -224,6 +226,8 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
         lines += ["", *pgstore.markdown(results["pgstore"])]
     if results.get("recall"):
         lines += ["", *recall.markdown(results["recall"])]
+    if results.get("openclaw"):
+        lines += ["", *openclaw.markdown(results["openclaw"])]
     return "\n".join(lines) + "\n"
 
 
@@ -263,7 +267,7 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
         kept = json.loads(committed.read_text())
         merged = {part: value for part, value in kept.items() if part != "machines"}
         merged["machines"] = dict(kept.get("machines", {}))
-    runs = [sorted(folder.glob(f"{kind}-*.json")) for kind in ("bench", "hostile", "pgstore", "recall")]
+    runs = [sorted(folder.glob(f"{kind}-*.json")) for kind in ("bench", "hostile", "pgstore", "recall", "openclaw")]
     for path in [path for kind in runs for path in kind]:
         run = json.loads(path.read_text())
         for part, value in run.items():
@@ -310,7 +314,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "part", choices=["all", "quality", "speed", "hostile", "pgstore", "recall", "report"], nargs="?", default="all"
+        "part",
+        choices=["all", "quality", "speed", "hostile", "pgstore", "recall", "openclaw", "report"],
+        nargs="?",
+        default="all",
     )
     parser.add_argument("--doc", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md")
     parser.add_argument("--quick", action="store_true", help="SciFact only and 10k chunks only")
@@ -329,11 +336,12 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / f"hostile-{stamp}.json").write_text(json.dumps(found, indent=2))
         if args.part == "hostile":
             return 0
-    if args.part == "recall" or (args.part == "all" and not args.quick):
-        found = {"machine": machine(), "recall": recall.main([])}
-        (args.out / f"recall-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))
-        if args.part == "recall":
-            return 0
+    for name, part in (("recall", recall), ("openclaw", openclaw)):
+        if args.part == name or (args.part == "all" and not args.quick):
+            found = {"machine": machine(), name: part.main([])}
+            (args.out / f"{name}-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))
+            if args.part == name:
+                return 0
     if args.part == "pgstore" or (args.part == "all" and not args.quick):
         kept = ["--pg-root", str(args.pg_root)] if args.pg_root else []
         found = {"machine": machine(), "pgstore": pgstore.main(["--parts", args.pg_parts, *kept])}

@@ -110,6 +110,46 @@ def measure(lang: str, questions: int, sample: int, work: Path) -> dict[str, Any
     return out
 
 
+TARGETS = {
+    "openclaw+memoryd XQuAD zh R@10": (">=", 0.98),
+    "openclaw+memoryd XQuAD th R@10": (">=", 0.98),
+    "openclaw memory search: built-in s / memoryd s": (">=", 1.0),
+}
+
+
+def headline(found: dict[str, Any]) -> dict[str, float | None]:
+    """bench report's headline figures of this part (absent ones None)."""
+    ratios = [
+        row["speed_ratio_builtin_over_memoryd"] for row in found.values() if "speed_ratio_builtin_over_memoryd" in row
+    ]
+    return {
+        "openclaw+memoryd XQuAD zh R@10": found.get("zh", {}).get("memoryd", {}).get("recall@10"),
+        "openclaw+memoryd XQuAD th R@10": found.get("th", {}).get("memoryd", {}).get("recall@10"),
+        "openclaw memory search: built-in s / memoryd s": min(ratios) if ratios else None,
+    }
+
+
+def markdown(found: dict[str, Any]) -> list[str]:
+    lines = [
+        "## OpenClaw with memoryd's plugin beside its built-in memory (`python -m bench.openclaw`)",
+        "",
+        "| lang | memory | questions | R@10 | MRR@10 | whole `openclaw memory search` p50 s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for lang, row in found.items():
+        for name, label in (
+            ("memoryd", "memoryd plugin"),
+            ("memoryd_on_builtin_sample", "memoryd plugin, same sample"),
+            ("builtin", "built-in (keyword)"),
+        ):
+            r = row.get(name)
+            if r:
+                lines.append(
+                    f"| {lang} | {label} | {r['questions']} | {r['recall@10']} | {r['mrr@10']} | {r['p50_s']} |"
+                )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--langs", default="zh,th")

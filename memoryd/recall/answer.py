@@ -55,7 +55,7 @@ class Recaller:
             return answer(reason)
         found = self._search(memory, prompt, cfg.max_results, request.sources)
         if found is None:
-            return answer("small talk or a bare command")
+            return answer("small talk or a bare command, by its meaning")
         if memory.store.chunk_count() < MEASURABLE_CHUNKS:
             confident = (found.evidence or 0.0) > 0  # a keyword hit at all
         else:

@@ -113,6 +113,11 @@ WORK_VERBS = _words(
     añade agrega arregla escribe elimina ejecuta actualiza usa crea ajoute corrige écris supprime lance utilise
     crée füge schreib schreibe lösche entferne behebe nutze erstelle"""
 )
+FIRST_PERSON = _words(  # a question with one of these, and nothing else, asks about the user ("where do I work?")
+    """i me my mine myself we us our ours ourselves tôi mình ta chúng 我 我们 咱们 我的 ผม ฉัน เรา ดิฉัน หนู 私 僕 俺
+    yo mi mis nosotros nuestro nuestra je moi mon ma mes nous notre nos ich mich mein meine wir uns unser я мой моя
+    мы наш eu meu minha nós nosso io mio mia noi nostro"""
+)
 LEAD_INS = _words(
     """please pls plz kindly can could would will you u now ok okay then and also just let's lets so alright right
     hey go ahead và hãy 请 帮 我 ช่วย หน่อย por favor s'il te plaît bitte"""

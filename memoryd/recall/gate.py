@@ -1,5 +1,6 @@
-"""Whether a prompt gets memories at all: first by its words (a greeting, a thank-you or a bare command asks
-nothing of memory), then by how clearly the index answers it."""
+"""Whether a prompt asks anything of memory: by its words (a greeting, a thank-you or a bare command asks
+nothing), its form (an instruction about the work at hand) and its meaning (its vector's lean towards small talk).
+How clearly the index answers it is weighed after the search (memoryd.recall.answer)."""
 
 from __future__ import annotations
 
@@ -10,79 +11,21 @@ from functools import cache
 import numpy as np
 
 from memoryd.embeddings.base import Embedder, clean_vectors
-from memoryd.recall.chatter import ANCHORS, LEAD_INS, MEMORY_CUES, QUESTIONS, WORK_VERBS, chatter_words
+from memoryd.recall.chatter import (
+    ANCHORS,
+    FIRST_PERSON,
+    LEAD_INS,
+    MEMORY_CUES,
+    QUESTIONS,
+    WORK_VERBS,
+    chatter_words,
+)
 from memoryd.settings import DEFAULT_LOCAL_MODEL
 from memoryd.sources.segment import segment_words
 
 MAX_PROMPT_CHARS = 2000  # a long prompt is read for its topic up to here
 
 
-FIRST_PERSON = frozenset(
-    [
-        "i",
-        "me",
-        "my",
-        "mine",
-        "myself",
-        "we",
-        "us",
-        "our",
-        "ours",
-        "ourselves",
-        "tôi",
-        "mình",
-        "ta",
-        "chúng",
-        "我",
-        "我们",
-        "咱们",
-        "我的",
-        "ผม",
-        "ฉัน",
-        "เรา",
-        "ดิฉัน",
-        "หนู",
-        "私",
-        "僕",
-        "俺",
-        "yo",
-        "mi",
-        "mis",
-        "nosotros",
-        "nuestro",
-        "nuestra",
-        "je",
-        "moi",
-        "mon",
-        "ma",
-        "mes",
-        "nous",
-        "notre",
-        "nos",
-        "ich",
-        "mich",
-        "mein",
-        "meine",
-        "wir",
-        "uns",
-        "unser",
-        "я",
-        "мой",
-        "моя",
-        "мы",
-        "наш",
-        "eu",
-        "meu",
-        "minha",
-        "nós",
-        "nosso",
-        "io",
-        "mio",
-        "mia",
-        "noi",
-        "nostro",
-    ]
-)
 QUESTION_MARKS = ("?", "？", "؟")
 
 
