@@ -76,7 +76,7 @@ def measure(lang: str, questions: int, sample: int, work: Path) -> dict[str, Any
         home.mkdir(parents=True)
     daemon = start_daemon(workspace, root / "data")
     env = {"MEMORYD_SOCKET": str(daemon.socket)}
-    out: dict[str, Any] = {"paragraphs": len(dataset.corpus)}
+    out: dict[str, Any] = {"paragraphs": len(dataset.docs)}
     try:
         daemon.wait_idle()
         openclaw(builtin_home, "config", "set", "agents.defaults.workspace", str(workspace))
