@@ -68,7 +68,7 @@ def _reload_daemon() -> str:
 @PLATFORM
 @click.option("--agent", "-a", default=None, help="The agent whose memory it uses (default: the default agent).")
 def install(platform: str, agent: str | None) -> None:
-    """Install PLATFORM's integration (claude-code, codex)."""
+    """Install PLATFORM's integration (claude-code, codex, opencode, openclaw)."""
     try:
         marker = places.install(platform, agent)
     except (OSError, ValueError) as exc:
