@@ -56,7 +56,7 @@ def test_the_plugin_with_nodes_test_runner(running) -> None:  # type: ignore[no-
         ["node", "--test", "test/*.test.mjs"], cwd=PLUGIN, env=env, capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    assert "ℹ fail 0" in done.stdout and "ℹ pass 8" in done.stdout
+    assert "ℹ fail 0" in done.stdout and "ℹ pass 9" in done.stdout
 
 
 def test_memctl_installs_and_removes_the_openclaw_plugin(running) -> None:  # type: ignore[no-untyped-def]

@@ -86,8 +86,9 @@ test("the committed bundle is what the source builds", () => {
   assert.equal(built.stdout, readFileSync(join(plugin, "dist", "index.js"), "utf8"), "run npm run build and commit dist")
 })
 
-function fakeAnthropic() {
-  // a local server that speaks Anthropic's Messages API (streamed), so that a real agent turn runs here
+function fakeAnthropic(toolCall = null) {
+  // a local server that speaks Anthropic's Messages API (streamed), so that a real agent turn runs here; with
+  // `toolCall`, its first answer calls that tool and the next one (with the tool's result) is text
   const bodies = []
   const server = createHttpServer((req, res) => {
     let body = ""
@@ -98,14 +99,22 @@ function fakeAnthropic() {
         return
       }
       bodies.push(body)
+      const calling = toolCall && !body.includes("tool_result")
       const start = { id: "msg_1", type: "message", role: "assistant", model: "claude", content: [], stop_reason: null,
         stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } }
+      // OpenClaw defers plugin tools behind its Tool Search catalog: a model calls them through tool_call
+      const block = calling
+        ? { type: "tool_use", id: "toolu_memoryd_1", name: "tool_call", input: {} }
+        : { type: "text", text: "" }
+      const delta = calling
+        ? { type: "input_json_delta", partial_json: JSON.stringify({ id: toolCall.name, args: toolCall.input }) }
+        : { type: "text_delta", text: "Noted." }
       const events = [
         ["message_start", { type: "message_start", message: start }],
-        ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
-        ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Noted." } }],
+        ["content_block_start", { type: "content_block_start", index: 0, content_block: block }],
+        ["content_block_delta", { type: "content_block_delta", index: 0, delta }],
         ["content_block_stop", { type: "content_block_stop", index: 0 }],
-        ["message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 2 } }],
+        ["message_delta", { type: "message_delta", delta: { stop_reason: calling ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 2 } }],
         ["message_stop", { type: "message_stop" }],
       ]
       res.writeHead(200, { "content-type": "text/event-stream" })
@@ -115,9 +124,9 @@ function fakeAnthropic() {
   return { server, bodies }
 }
 
-function turn(message, env) {
+function turn(message, env, session = `memoryd-test-${process.pid}`) {
   return new Promise((resolve) => {
-    const args = ["agent", "--local", "--session-id", `memoryd-test-${process.pid}`, "-m", message,
+    const args = ["agent", "--local", "--session-id", session, "-m", message,
       "--model", "anthropic/claude-sonnet-4-6", "--timeout", "120"]
     const child = spawn("openclaw", args, { env: { ...process.env, ...env } })
     let err = ""
@@ -143,6 +152,28 @@ test("a reply gets memoryd's recall before it, and small talk none", async () =>
     assert.ok(!bodies.at(-1).includes("<memoryd-recall>"))
   } finally {
     server.close()
+  }
+})
+
+test("the agent's memory_search and memory_get tools are answered by memoryd", async () => {
+  for (const [tool, input, expected] of [
+    ["memory_search", { query: "payment_processor retries" }, "jittered backoff"],
+    ["memory_get", { path: EXPECT_PATH, from: 1, lines: 5 }, EXPECT_TEXT],
+  ]) {
+    const { server, bodies } = fakeAnthropic({ name: tool, input })
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const url = `http://127.0.0.1:${server.address().port}`
+      assert.equal(openclaw(["config", "set", "models.providers.anthropic.baseUrl", url]).code, 0)
+      const done = await turn(`use ${tool} please`, { ANTHROPIC_API_KEY: "sk-ant-test" }, `memoryd-${tool}-${process.pid}`)
+      assert.equal(done.code, 0, done.err.slice(-2000))
+      const answered = bodies.find((body) => body.includes("tool_result"))
+      assert.ok(answered, `no tool result came back for ${tool}`)
+      const result = JSON.stringify(JSON.parse(answered).messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((c) => c.type === "tool_result"))
+      assert.ok(result.includes(expected), result.slice(0, 3000))
+    } finally {
+      server.close()
+    }
   }
 })
 
