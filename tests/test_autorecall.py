@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -150,6 +151,23 @@ def test_a_hook_with_no_daemon_prints_nothing_and_logs_why(tmp_path: Path, monke
     logged = Path(hooks.log_path()).read_text().splitlines()
     assert len(logged) == 3 and "not running" in logged[0] and "not an object" in logged[1]
     assert "no-such-event" in logged[2]
+
+
+def test_a_hook_gives_up_on_a_slow_daemon_within_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon that accepts and never answers: the hook prints nothing once its time is up, and logs why."""
+    monkeypatch.setenv("MEMORYD_DATA_DIR", str(tmp_path))
+    path = str(tmp_path / "slow.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(8)
+    try:
+        data = {"session_id": "s", "prompt": "what did we decide about the heron dataset?"}
+        started = time.monotonic()
+        assert hooks.run("claude-code", "user-prompt-submit", json.dumps(data), socket=path) == ""
+        assert time.monotonic() - started < hooks.RECALL_SECONDS + 1
+    finally:
+        server.close()
+    assert "did not answer recall" in Path(hooks.log_path()).read_text()
 
 
 # -- end to end: a real daemon, memctl and the hooks as the platforms run them --------------------------------

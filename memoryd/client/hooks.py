@@ -59,7 +59,9 @@ class Hook:
 
         try:
             return call(method, {"agent": self.agent, **params}, self.socket, seconds)
-        except QuickFailed:
+        except QuickFailed as exc:
+            if not exc.retry:
+                raise TimeoutError(str(exc)) from None
             from memoryd.client.stub import MemoryClient
 
             with MemoryClient(self.socket, timeout=seconds) as client:

@@ -22,7 +22,12 @@ MSGID = 1
 
 
 class QuickFailed(Exception):
-    """No plain answer: not connected, an error reply, a timeout or anything unexpected."""
+    """No plain answer: not connected, an error reply, a timeout or anything unexpected. `retry`: whether asking
+    again through the stub can help (not after a timeout: the time is spent)."""
+
+    def __init__(self, message: str, retry: bool = True) -> None:
+        super().__init__(message)
+        self.retry = retry
 
 
 def call(method: str, params: dict[str, Any], socket_path: str | None = None, timeout: float = 5.0) -> Any:
@@ -47,6 +52,8 @@ def call(method: str, params: dict[str, Any], socket_path: str | None = None, ti
                 if message[2] is not None:
                     raise QuickFailed(str(message[2])[:200])
                 return message[3]
+    except TimeoutError:
+        raise QuickFailed(f"memoryd did not answer {method} within {timeout} s", retry=False) from None
     except (OSError, ValueError) as exc:
         raise QuickFailed(str(exc)) from None
     finally:

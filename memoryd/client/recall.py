@@ -46,8 +46,9 @@ def quick_args(argv: Sequence[str]) -> dict[str, Any] | None:
     return settings if settings["words"] and settings["timeout"] > 0 else None
 
 
-def quick(settings: dict[str, Any]) -> bool:
-    """Answer through memoryd.client.quick; False when the full path must (it reports any error)."""
+def quick(settings: dict[str, Any]) -> int | None:
+    """Answer through memoryd.client.quick: the exit code, or None when the full path must (it reports any error
+    but a timeout, which is not waited out twice)."""
     from memoryd.client.quick import QuickFailed, call
 
     prompt = " ".join(settings["words"])
@@ -56,17 +57,25 @@ def quick(settings: dict[str, Any]) -> bool:
     params = {k: settings.get(k) for k in ("session", "transcript", "budget", "agent")}
     try:
         answer = call("recall", {"prompt": prompt, **params}, settings.get("socket"), settings["timeout"])
-    except QuickFailed:
-        return False
+    except QuickFailed as exc:
+        if exc.retry:
+            return None
+        from memoryd.client.render import failure
+        from memoryd.client.stub import RPCTimeout
+
+        message, code = failure(RPCTimeout(str(exc)))
+        print(message, file=sys.stderr)
+        return code
     if answer.get("block"):
         print(answer["block"])
-    return True
+    return 0
 
 
 def main(argv: Sequence[str]) -> int:
     settings = quick_args(argv)
-    if settings is not None and quick(settings):
-        return 0
+    code = quick(settings) if settings is not None else None
+    if code is not None:
+        return code
     return full(argv, settings.get("stdin") if settings else None)
 
 
