@@ -3,7 +3,7 @@ platform's format: memories for the prompt, the recent notes at session start, a
 session end. A hook never blocks or breaks the agent: when the daemon is down, slow or wrong, it prints nothing,
 exits 0 within its time limit and logs why (`memctl hook --log` says where).
 
-Imports no more than the stub does: every prompt starts one."""
+On the hot path it imports the quick client alone (memoryd.client.quick): every prompt starts one."""
 
 from __future__ import annotations
 
