@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from memoryd.client.stub import MemoryClient
 
 from . import daemon as d
 from .conftest import write
@@ -49,3 +52,27 @@ def test_doctor_reports_each_part_with_and_without_the_daemon(tmp_path: Path, wo
     bad.write_text(f'[[agents]]\nid = "a"\nworkspace = "{tmp_path / "nowhere"}"\n')
     failed = _doctor("--config", str(bad))
     assert failed.returncode == 1 and "does not exist" in failed.stdout
+
+
+def test_doctor_says_which_integrations_are_installed_and_whether_their_hooks_called(
+    tmp_path: Path, workspace: Path
+) -> None:
+    write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n")
+    transcripts = tmp_path / "claude-projects"
+    transcripts.mkdir()
+    marker = {"platform": "claude-code", "agent": None, "transcripts": [str(transcripts)], "files": []}
+    write(tmp_path / "data" / "integrations" / "claude-code.json", json.dumps(marker))
+    daemon = d.start(tmp_path, workspace)
+    try:
+        quiet = _doctor("--config", str(daemon.config))
+        assert "warn  integration claude-code: installed, but no hook has reached the daemon" in quiet.stdout
+        with MemoryClient(daemon.socket) as client:
+            assert "sessions" in client.agents()[0]["sources"]  # the marker's transcripts are the agent's sessions
+            client.request("recall", prompt="what did we decide about auth?", client="claude-code")
+        heard = _doctor("--config", str(daemon.config))
+        assert "ok    integration claude-code: installed; its hooks reached the daemon" in heard.stdout
+    finally:
+        d.cleanup(daemon)
+    write(tmp_path / "data" / "integrations" / "codex.json", "{not json")
+    broken = _doctor("--config", str(daemon.config))
+    assert broken.returncode == 1 and "codex.json: not an integration marker" in broken.stdout
