@@ -1833,7 +1833,8 @@ function manager(settings) {
     const agent = state.agents[0] ?? {};
     last = {
       backend: "builtin",
-      provider: String(agent.provider ?? "memoryd"),
+      provider: agent.provider ? String(agent.provider) : "none",
+      // none: keyword search only
       model: agent.model ?? void 0,
       files: agent.files,
       chunks: agent.chunks,
@@ -1842,6 +1843,10 @@ function manager(settings) {
       custom: { memoryd: agent }
     };
     return last;
+  };
+  const probe = async () => {
+    const state = await refresh().catch((error) => ({ error: error.message }));
+    return "error" in state ? { ok: false, error: String(state.error) } : { ok: state.provider !== "none" };
   };
   return {
     async search(query, opts = {}) {
@@ -1874,12 +1879,10 @@ function manager(settings) {
     async sync() {
       await call("sync", { agent: settings.agent, vectors: false, client: "openclaw" }, options);
     },
-    async probeEmbeddingAvailability() {
-      const state = await refresh().catch((error) => ({ error: error.message }));
-      return "error" in state ? { ok: false, error: String(state.error) } : { ok: state.provider !== "none" };
-    },
+    probeEmbeddingAvailability: probe,
+    // OpenClaw may call these detached from the manager: no `this`
     async probeVectorAvailability() {
-      return (await this.probeEmbeddingAvailability()).ok;
+      return (await probe()).ok;
     }
   };
 }

@@ -61,7 +61,7 @@ function manager(settings: MemorydPluginConfig) {
     const agent = state.agents[0] ?? {};
     last = {
       backend: "builtin",
-      provider: String(agent.provider ?? "memoryd"),
+      provider: agent.provider ? String(agent.provider) : "none", // none: keyword search only
       model: agent.model ?? undefined,
       files: agent.files,
       chunks: agent.chunks,
@@ -70,6 +70,10 @@ function manager(settings: MemorydPluginConfig) {
       custom: { memoryd: agent },
     };
     return last;
+  };
+  const probe = async () => {
+    const state = await refresh().catch((error: Error) => ({ error: error.message }));
+    return "error" in state ? { ok: false, error: String(state.error) } : { ok: state.provider !== "none" };
   };
   return {
     async search(query: string, opts: { maxResults?: number; minScore?: number; lexicalOnly?: boolean } = {}) {
@@ -102,12 +106,9 @@ function manager(settings: MemorydPluginConfig) {
     async sync() {
       await call("sync", { agent: settings.agent, vectors: false, client: "openclaw" }, options);
     },
-    async probeEmbeddingAvailability() {
-      const state = await refresh().catch((error: Error) => ({ error: error.message }));
-      return "error" in state ? { ok: false, error: String(state.error) } : { ok: state.provider !== "none" };
-    },
+    probeEmbeddingAvailability: probe, // OpenClaw may call these detached from the manager: no `this`
     async probeVectorAvailability() {
-      return (await this.probeEmbeddingAvailability()).ok;
+      return (await probe()).ok;
     },
   };
 }
