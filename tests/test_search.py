@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -531,3 +532,14 @@ def test_stemming_from_many_threads_gives_the_stems_one_thread_does() -> None:
     finally:
         sys.setswitchinterval(switch)
     assert failures == []
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="None is immortal from Python 3.12: its count never moves")
+def test_vector_search_takes_no_reference_from_none(memory: AgentMemory) -> None:
+    """A C call that returns None without a reference, once per search, killed a long-running daemon when None's
+    count reached zero ("none_dealloc"): simsimd.cdist with out= did (6.5.16)."""
+    memory.search("heron", mode="vector")
+    before = sys.getrefcount(None)
+    for i in range(400):
+        memory.search(f"heron migration {i}", mode="vector")
+    assert sys.getrefcount(None) - before > -100

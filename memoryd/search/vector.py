@@ -297,10 +297,10 @@ def _scan_rows(
     codes: np.ndarray, scales: np.ndarray, query_codes: np.ndarray, out: np.ndarray, start: int, end: int
 ) -> None:
     if end > start:
-        simsimd.cdist(
-            query_codes, codes[start:end], metric="dot", dtype="int8", out_dtype="float32", out=out[None, start:end]
-        )
-        out[start:end] *= scales[start:end]
+        # not simsimd's out=: with it, cdist returns None without a reference (6.5.16), and every scan took one
+        # from None until a long-running daemon died of it ("none_dealloc"); the copy costs 4 bytes a row
+        products = simsimd.cdist(query_codes, codes[start:end], metric="dot", dtype="int8", out_dtype="float32")
+        np.multiply(np.asarray(products)[0], scales[start:end], out=out[start:end])
 
 
 def _scan_helper() -> ThreadPoolExecutor:
