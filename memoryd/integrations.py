@@ -9,9 +9,8 @@ from pathlib import Path
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
+from memoryd.protocol.paths import INTEGRATIONS
 from memoryd.settings import AgentConfig
-
-MARKERS = "integrations"
 
 
 @dataclass(frozen=True, config=ConfigDict(extra="ignore", strict=True))
@@ -24,7 +23,7 @@ class Marker:
 def read_markers(data_dir: Path) -> tuple[list[Marker], list[str]]:
     """The markers, and a problem line for each one that cannot be read."""
     markers, problems = [], []
-    folder = data_dir / MARKERS
+    folder = data_dir / INTEGRATIONS
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             markers.append(TypeAdapter(Marker).validate_json(path.read_bytes()))

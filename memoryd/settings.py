@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, ConfigDict, Field
 
-from memoryd.protocol.schema import FUSIONS, MAX_RESULTS, SOURCES
+from memoryd.protocol.schema import FUSIONS, MAX_RESULTS, RECALL_BUDGET, SOURCES
 
 APP_NAME = "memoryd"
 DEFAULT_AGENT = "main"
@@ -81,7 +81,9 @@ class RecallConfig:
     """Automatic recall (`memctl recall`, the agent hooks): what is put before a prompt, and when nothing is."""
 
     __pydantic_config__ = STRICT
-    budget: Annotated[int, Field(ge=64, le=20_000)] = 1000  # tokens of the injected block, estimated high
+    budget: Annotated[int, Field(ge=RECALL_BUDGET[0], le=RECALL_BUDGET[1])] = (
+        1000  # tokens of the injected block, estimated high
+    )
     max_results: Annotated[int, Field(ge=1, le=50)] = 8
     # a prompt whose vector is this much nearer memoryd's small-talk phrases than its memory questions gets
     # nothing; None: the margin measured for the default local model, no such check for others (bench.recall_study)

@@ -95,11 +95,12 @@ class Hook:
             parts = []
             for name in dated:
                 path = f"memory/{name}"
-                whole = client.get(path, agent=self.agent)
-                start = max(1, int(whole["total_lines"]) - RECENT_LINES + 1)
-                text = whole["text"] if start == 1 else client.get(path, start, RECENT_LINES, agent=self.agent)["text"]
+                head = client.get(path, 1, RECENT_LINES, agent=self.agent)  # a short note whole, else its length
+                total = int(head["total_lines"])
+                start = max(1, total - RECENT_LINES + 1)
+                text = head["text"] if start == 1 else client.get(path, start, RECENT_LINES, agent=self.agent)["text"]
                 if text.strip():
-                    parts.append(f"{path}#L{start}-L{whole['total_lines']}:\n{text.rstrip()}")
+                    parts.append(f"{path}#L{start}-L{total}:\n{text.rstrip()}")
         if not parts:
             return ""
         return "Recent notes (from memoryd; memory_search finds older ones):\n" + "\n\n".join(parts)

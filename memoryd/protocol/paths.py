@@ -30,6 +30,9 @@ def default_socket_path() -> str:
     return os.path.join(state, APP_NAME, "run", "memoryd.sock")
 
 
+INTEGRATIONS = "integrations"  # in the data dir: one marker per installed integration (memoryd.integrations)
+
+
 def default_data_dir() -> str:
     """The data dir a daemon started now would use: $MEMORYD_DATA_DIR, else the config file's `data_dir`, else
     where platformdirs puts memoryd's data (as memoryd.config decides it)."""

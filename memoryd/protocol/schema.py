@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from typing import Any, ClassVar
 
 MAX_RESULTS = 200
+RECALL_BUDGET = (64, 20_000)  # tokens a recall block may be given (the request's and the config's bounds)
 MAX_WAIT_SECONDS = 3600.0
 DEFAULT_WAIT_SECONDS = 120.0  # how long `sync` and `reindex(wait)` wait unless told otherwise
 MODES = ("hybrid", "keyword", "vector")
@@ -193,7 +194,10 @@ class Recall(Request):
         None, "The session's own transcript file: its turns are in the agent's context already, never recalled."
     )
     budget: int | None = param(
-        None, "Tokens the block may take, estimated high (default: the agent's, 1000).", ge=64, le=20_000
+        None,
+        "Tokens the block may take, estimated high (default: the agent's, 1000).",
+        ge=RECALL_BUDGET[0],
+        le=RECALL_BUDGET[1],
     )
     sources: list[str] | None = param(
         None, "Only these sources: memory (notes), sessions (conversations).", choices=SOURCES, cli=("--source",)

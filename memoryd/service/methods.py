@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from memoryd.config import ConfigError
 from memoryd.index.interface import NotGranted, StoreUnavailable
@@ -20,6 +20,7 @@ from memoryd.service.manager import Manager
 from memoryd.service.rpc import RPCError
 from memoryd.service.runtime import AgentRuntime
 
+T = TypeVar("T")
 MAX_PARALLEL_AGENTS = 8  # a search over more agents runs this many at a time
 
 
@@ -27,13 +28,18 @@ def ping(m: Manager, _: schema.Ping) -> dict[str, Any]:
     return {"pong": True, **m.info()}
 
 
-def _search_one(runtime: AgentRuntime, request: schema.Search) -> SearchResponse:
-    runtime.sync_if_dirty()
+def _reading(runtime: AgentRuntime, read: Callable[[], T]) -> T:
+    """A read of the agent's index; an index that cannot be read is rebuilt, and the caller told so."""
     try:
-        return runtime.memory.run_search(request)
+        return read()
     except IndexUnreadable as exc:
         runtime.request_sync()  # the sync sets the broken file aside and rebuilds
         raise RPCError("index_rebuilding", str(exc)) from None
+
+
+def _search_one(runtime: AgentRuntime, request: schema.Search) -> SearchResponse:
+    runtime.sync_if_dirty()
+    return _reading(runtime, lambda: runtime.memory.run_search(request))
 
 
 def search(m: Manager, request: schema.Search) -> dict[str, Any]:
@@ -71,11 +77,7 @@ def _search_agents(m: Manager, request: schema.Search) -> dict[str, Any]:
 def recall(m: Manager, request: schema.Recall) -> dict[str, Any]:
     m.heard_from(request.client)
     runtime = m.runtime(request.agent)  # no sync first, as a search may do: a hook's time limit is short
-    try:
-        return m.recaller.recall(runtime.memory, request)
-    except IndexUnreadable as exc:
-        runtime.request_sync()
-        raise RPCError("index_rebuilding", str(exc)) from None
+    return _reading(runtime, lambda: m.recaller.recall(runtime.memory, request))
 
 
 def get(m: Manager, request: schema.Get) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from memoryd.client.integrations.codex import install_codex, remove_codex
 from memoryd.client.integrations.files import write_json
 from memoryd.client.integrations.openclaw import install_openclaw, remove_openclaw
 from memoryd.client.integrations.opencode import install_opencode, remove_opencode
-from memoryd.protocol.paths import default_data_dir
+from memoryd.protocol.paths import INTEGRATIONS, default_data_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def markers_dir(data_dir: str | None = None) -> str:
-    return os.path.join(data_dir or default_data_dir(), "integrations")
+    return os.path.join(data_dir or default_data_dir(), INTEGRATIONS)
 
 
 def marker_path(platform: str, data_dir: str | None = None) -> str:
