@@ -18,7 +18,7 @@ from memoryd.sources.transcripts import LineErrors, turns_of
 
 from . import agent_loop
 from . import daemon as d
-from .fake_anthropic import FakeAnthropic
+from .fake_models import FakeAnthropic
 
 pytestmark = pytest.mark.slow
 CLAUDE = agent_loop.NODE_BIN / "claude"
@@ -71,7 +71,7 @@ def test_the_plugin_passes_claude_codes_own_validation(setup: Setup) -> None:
 def test_a_turn_gets_memories_and_the_session_is_captured(setup: Setup) -> None:
     turn = setup.claude("-p", "Which database does Alice prefer for the billing service?")
     assert turn.returncode == 0, turn.stderr
-    sent = setup.api.prompts_text()[-1]
+    sent = setup.api.sent_texts()[-1]
     assert "<memoryd-recall>" in sent and "memory/2026-11-24.md#L" in sent and "Postgres over MySQL" in sent
     transcripts = list((setup.home / ".claude" / "projects").rglob("*.jsonl"))
     assert transcripts, "Claude Code wrote no transcript"
@@ -79,7 +79,7 @@ def test_a_turn_gets_memories_and_the_session_is_captured(setup: Setup) -> None:
     assert any(r["path"].endswith(".jsonl") and "Alice" in r["snippet"] for r in found["results"])
     assert "<memoryd-recall>" not in json.dumps(found)  # what recall injected is not captured as new words
     quiet = setup.claude("-p", "thanks, looks good")
-    assert quiet.returncode == 0 and "<memoryd-recall>" not in setup.api.prompts_text()[-1]
+    assert quiet.returncode == 0 and "<memoryd-recall>" not in setup.api.sent_texts()[-1]
     heard = json.loads(setup.memctl("integrations", "status", "--json").stdout)
     row = next(r for r in heard if r["platform"] == "claude-code")
     assert row["installed"] and row["calls"] >= 3

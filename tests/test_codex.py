@@ -18,7 +18,7 @@ from memoryd.sources.transcripts import LineErrors, turns_of
 
 from . import agent_loop
 from . import daemon as d
-from .fake_responses import FakeResponses
+from .fake_models import FakeResponses
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -81,13 +81,13 @@ def test_install_trusts_its_hooks_and_keeps_the_users_config(setup: Setup) -> No
 def test_a_turn_gets_memories_and_the_session_is_captured(setup: Setup) -> None:
     turn = setup.codex("Which database does Alice prefer for the billing service?")
     assert turn.returncode == 0, turn.stderr
-    sent = setup.api.inputs_text()[-1]
+    sent = setup.api.sent_texts()[-1]
     assert "<memoryd-recall>" in sent and "memory/2026-11-24.md#L" in sent and "Postgres over MySQL" in sent
     found = json.loads(setup.memctl("--json", "search", "Alice billing database", "--source", "sessions").stdout)
     assert any("rollout-" in r["path"] and "Alice" in r["snippet"] for r in found["results"])
     assert "<memoryd-recall>" not in json.dumps(found)
     quiet = setup.codex("thanks, looks good")
-    assert quiet.returncode == 0 and "<memoryd-recall>" not in setup.api.inputs_text()[-1]
+    assert quiet.returncode == 0 and "<memoryd-recall>" not in setup.api.sent_texts()[-1]
 
 
 def test_remove_takes_out_only_what_install_put_in(setup: Setup) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from . import agent_loop
 from . import daemon as d
-from .fake_chat import FakeChat
+from .fake_models import FakeChat
 
 pytestmark = pytest.mark.slow
 OPENCODE = agent_loop.NODE_BIN / "opencode"
@@ -51,13 +51,13 @@ def test_a_turn_gets_memories_and_the_session_is_captured(setup: Setup) -> None:
     assert settings["mcp"]["memoryd"]["command"][1:2] == ["mcp"] and settings["model"] == "fake/m1"
     turn = setup.opencode("Which database does Alice prefer for the billing service?")
     assert turn.returncode == 0, turn.stdout + turn.stderr
-    sent = setup.api.messages_text()[-1]
+    sent = setup.api.sent_texts()[-1]
     assert "<memoryd-recall>" in sent and "memory/2026-11-24.md#L" in sent and "Postgres over MySQL" in sent
     found = json.loads(setup.memctl("--json", "search", "Alice billing database", "--source", "sessions").stdout)
     assert any("transcripts/opencode/ses_" in r["path"] and "Alice" in r["snippet"] for r in found["results"])
     assert "<memoryd-recall>" not in json.dumps(found)
     quiet = setup.opencode("thanks, looks good")
-    assert quiet.returncode == 0 and "<memoryd-recall>" not in setup.api.messages_text()[-1]
+    assert quiet.returncode == 0 and "<memoryd-recall>" not in setup.api.sent_texts()[-1]
 
 
 def test_remove_takes_out_only_what_install_put_in(setup: Setup) -> None:
