@@ -133,6 +133,37 @@ def search(
     _emit(ctx, found.raw, search_text(found))
 
 
+@main.command()
+@click.argument("prompt", nargs=-1, required=True)
+@schema_options("recall")
+@click.option(
+    "--timeout",
+    "seconds",
+    type=click.FloatRange(0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds to wait for an answer.",
+)
+@_common
+@click.pass_obj
+def recall(
+    obj: Ctx,
+    prompt: tuple[str, ...],
+    seconds: float,
+    agent: str | None,
+    socket: str | None,
+    as_json: bool | None,
+    **options: Any,
+) -> None:
+    """The memories worth putting before PROMPT ('-': read from stdin), as one block, or nothing."""
+    ctx = _ctx(obj, agent, socket, as_json)
+    ctx.timeout = seconds
+    text = sys.stdin.read() if prompt == ("-",) else " ".join(prompt)
+    answer = _ask(ctx, lambda client: client.recall(text, agent=ctx.agent, **_given(options)))
+    if ctx.as_json or answer["block"]:
+        _emit(ctx, answer, answer["block"])
+
+
 _LOCATION = re.compile(
     r"^(?P<path>.+?)(?:#L(?P<cite_from>\d+)(?:-L(?P<cite_to>\d+))?|:(?P<from>\d+)(?:-(?P<to>\d+))?)$"
 )
@@ -339,9 +370,9 @@ def prompt() -> None:
 
 
 def _loop_commands() -> None:
-    from memoryd.client.loop_cli import hook, integrations, recall
+    from memoryd.client.loop_cli import hook, integrations
 
-    for command in (recall, hook, integrations):
+    for command in (hook, integrations):
         main.add_command(command)
 
 

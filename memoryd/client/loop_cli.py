@@ -1,5 +1,5 @@
-"""memctl's commands for agents' loops: `recall` and `hook` (light: memctl's entry point runs them without click
-when they come first, so these only forward), and `integrations`."""
+"""memctl's commands for agents' loops: `hook` (light: memctl's entry point runs it without click when it comes
+first, so this only forwards) and `integrations`. `recall` sits with search in memoryd.client.cli."""
 
 from __future__ import annotations
 
@@ -25,16 +25,7 @@ def _forward(ctx: click.Context, module: str) -> None:
     obj = ctx.obj
     given = [*(("--socket", obj.socket) if obj.socket else ()), *(("--agent", obj.agent) if obj.agent else ())]
     args = [*ctx.args, *given] if ctx.args else ["--help"]
-    if module == "memoryd.client.recall" and obj.as_json:
-        args.append("--json")
     sys.exit(importlib.import_module(module).main(args))
-
-
-@click.command(context_settings=FORWARD)
-@click.pass_context
-def recall(ctx: click.Context) -> None:
-    """The memories worth putting before a prompt, or nothing (memctl recall --help)."""
-    _forward(ctx, "memoryd.client.recall")
 
 
 @click.command(context_settings=FORWARD)

@@ -46,11 +46,12 @@ def _converter(spec: Param) -> Callable[[str], Any] | None:
     return {"int": int, "float": float, "str": str}[spec.scalar]
 
 
-def _search_options() -> dict[str, tuple[str, Callable[[str], Any]]]:
-    from memoryd.protocol.schema import Search
+def method_options(method: str) -> dict[str, tuple[str, Callable[[str], Any]]]:
+    """The fast path's options for a method: its schema's one-valued parameters, by flag."""
+    from memoryd.protocol.schema import METHODS
 
     options: dict[str, tuple[str, Callable[[str], Any]]] = {}
-    for spec in Search.params:
+    for spec in METHODS[method].params:
         convert = _converter(spec) if spec.cli is not None else None
         if convert is not None:
             for flag in spec.cli or (f"--{spec.wire.replace('_', '-')}",):
@@ -64,7 +65,7 @@ GLOBAL_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "-a": ("agent", str),
     "--timeout": ("timeout", _seconds),
 }
-SEARCH_OPTIONS = {**GLOBAL_OPTIONS, **_search_options()}
+SEARCH_OPTIONS = {**GLOBAL_OPTIONS, **method_options("search")}
 del SEARCH_OPTIONS["--timeout"]
 
 

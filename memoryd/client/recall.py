@@ -1,5 +1,6 @@
-"""`memctl recall`: the memories worth putting before a prompt, as one block, or nothing. Runs without click (it
-is called on every prompt); errors go to stderr with memctl's exit codes."""
+"""`memctl recall`: the memories worth putting before a prompt, as one block, or nothing. A plain call runs without
+click (it is called on every prompt); anything else (--help, --json, --source, an error to report) goes to
+memctl's full command line (memoryd.client.cli)."""
 
 from __future__ import annotations
 
@@ -13,37 +14,29 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 5.0
 
 
-QUICK_OPTIONS = {
-    "--session": "session",
-    "--transcript": "transcript",
-    "--budget": "budget",
-    "--agent": "agent",
-    "-a": "agent",
-    "--socket": "socket",
-    "--timeout": "timeout",
-}
-
-
 def quick_args(argv: Sequence[str]) -> dict[str, Any] | None:
-    """The settings of a plain call (words and one-valued options), or None for what the full parser must read."""
-    settings: dict[str, Any] = {"words": []}
+    """The settings of a plain call (words, and the schema's one-valued options as memctl's fast path reads
+    them), or None for what the full command line must read."""
+    from memoryd.client.memctl import GLOBAL_OPTIONS, method_options
+
+    options = {**GLOBAL_OPTIONS, **method_options("recall")}
+    settings: dict[str, Any] = {"words": [], "timeout": DEFAULT_TIMEOUT}
     i = 0
     while i < len(argv):
         token = argv[i]
-        if token in QUICK_OPTIONS and i + 1 < len(argv):
-            settings[QUICK_OPTIONS[token]] = argv[i + 1]
+        if token in options and i + 1 < len(argv):
+            name, convert = options[token]
+            try:
+                settings[name] = convert(argv[i + 1])
+            except ValueError:
+                return None
             i += 2
             continue
         if token.startswith("-") and token != "-":
             return None
         settings["words"].append(token)
         i += 1
-    try:
-        settings["budget"] = int(settings["budget"]) if "budget" in settings else None
-        settings["timeout"] = float(settings.get("timeout", DEFAULT_TIMEOUT))
-    except ValueError:
-        return None
-    return settings if settings["words"] and settings["timeout"] > 0 else None
+    return settings if settings["words"] else None
 
 
 def quick(settings: dict[str, Any]) -> int | None:
@@ -54,7 +47,7 @@ def quick(settings: dict[str, Any]) -> int | None:
     prompt = " ".join(settings["words"])
     if prompt == "-":
         prompt = settings["stdin"] = sys.stdin.read()
-    params = {k: settings.get(k) for k in ("session", "transcript", "budget", "agent")}
+    params = {k: v for k, v in settings.items() if k not in ("words", "socket", "timeout", "stdin")}
     try:
         answer = call("recall", {"prompt": prompt, **params}, settings.get("socket"), settings["timeout"])
     except QuickFailed as exc:
@@ -71,51 +64,13 @@ def quick(settings: dict[str, Any]) -> int | None:
     return 0
 
 
-def main(argv: Sequence[str]) -> int:
+def main(argv: Sequence[str]) -> int | None:
     settings = quick_args(argv)
     code = quick(settings) if settings is not None else None
     if code is not None:
         return code
-    return full(argv, settings.get("stdin") if settings else None)
+    if settings is not None and "stdin" in settings:  # the prompt was read from stdin already
+        argv = [a for a in argv if a != "-"] + [settings["stdin"]]
+    from memoryd.client.cli import main as full
 
-
-def full(argv: Sequence[str], stdin: str | None = None) -> int:
-    import argparse
-    import os
-
-    from memoryd.client.render import failure, failure_json
-    from memoryd.client.stub import ClientError, MemoryClient
-    from memoryd.protocol.schema import SOURCES
-
-    parser = argparse.ArgumentParser(
-        prog="memctl recall",
-        description="Print the memories worth putting before PROMPT (- reads it from stdin), or nothing.",
-    )
-    parser.add_argument("prompt", nargs="+")
-    parser.add_argument("--session", help="The agent session's id: what it was shown is not shown again.")
-    parser.add_argument("--transcript", help="The session's own transcript file (never recalled).")
-    parser.add_argument("--budget", type=int, help="Tokens the block may take (default: the agent's, 1000).")
-    parser.add_argument("--source", action="append", choices=SOURCES, dest="sources")
-    parser.add_argument("--agent", "-a")
-    parser.add_argument("--socket", default=os.environ.get("MEMORYD_SOCKET"))
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="Seconds to wait (default 5).")
-    parser.add_argument("--json", action="store_true", help="Print the whole answer as JSON.")
-    args = parser.parse_args(argv)
-    prompt = " ".join(args.prompt)
-    if prompt == "-":
-        prompt = sys.stdin.read() if stdin is None else stdin
-    options = {k: getattr(args, k) for k in ("session", "transcript", "budget", "sources", "agent")}
-    try:
-        with MemoryClient(args.socket, timeout=args.timeout) as client:
-            answer = client.recall(prompt, **{k: v for k, v in options.items() if v is not None})
-    except ClientError as exc:
-        message, code = failure(exc)
-        print(failure_json(exc) if args.json else message, file=sys.stdout if args.json else sys.stderr)
-        return code
-    if args.json:
-        import json
-
-        print(json.dumps(answer, ensure_ascii=False, indent=2))
-    elif answer["block"]:
-        print(answer["block"])
-    return 0
+    return full(["recall", *argv])  # click exits itself
