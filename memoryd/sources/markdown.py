@@ -6,11 +6,10 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from memoryd.sources.text import DENSE_CHAR, estimate_tokens
+from memoryd.sources.text import char_tokens, estimate_tokens, text_tokens
 
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
@@ -98,11 +97,6 @@ def _parse_sections(lines: list[str]) -> list[_Section]:
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])")
 
 
-def _char_tokens(text: str) -> float:
-    dense = len(DENSE_CHAR.findall(text))
-    return dense + (len(text) - dense) / CHARS_PER_TOKEN
-
-
 @dataclass
 class _Piece:
     """A contiguous span of the document: whole lines, or part of one over-long line."""
@@ -121,7 +115,7 @@ def _hard_split(line: str, lo: int, hi: int, max_tokens: int) -> list[tuple[int,
     while lo < hi:
         end, budget = lo, float(max_tokens)
         while end < hi and budget > 0:
-            budget -= 1 if DENSE_CHAR.match(line[end]) else 1 / CHARS_PER_TOKEN
+            budget -= char_tokens(line[end])
             end += 1
         if end < hi:
             space = line.rfind(" ", lo + (end - lo) // 2, end)
@@ -144,8 +138,8 @@ def _line_pieces(index: int, line: str, max_tokens: int) -> list[_Piece]:
         spans.append((lo, len(line)))
     pieces: list[_Piece] = []
     for a, b in spans:
-        for c, d in _hard_split(line, a, b, max_tokens) if _char_tokens(line[a:b]) > max_tokens else [(a, b)]:
-            pieces.append(_Piece(index, index, c, d, _char_tokens(line[c:d])))
+        for c, d in _hard_split(line, a, b, max_tokens) if text_tokens(line[a:b]) > max_tokens else [(a, b)]:
+            pieces.append(_Piece(index, index, c, d, text_tokens(line[c:d])))
     return pieces
 
 
@@ -162,13 +156,15 @@ def _pieces(unit: _Unit, lines: list[str], max_tokens: int) -> list[_Piece]:
     return out
 
 
-def _pack(pieces: list[_Piece], max_tokens: int, overlap_tokens: int) -> list[list[_Piece]]:
-    """Group pieces into windows within the budget, each overlapping the last by whole pieces."""
+def _pack(pieces: list[_Piece], max_tokens: int, overlap_tokens: int, lead: int = 0) -> list[list[_Piece]]:
+    """Group pieces into windows within the budget, each overlapping the last by whole pieces. The first `lead`
+    pieces (a heading and the blank lines under it) never make a window alone: they go with the next piece even
+    past the budget, as a chunk of nothing but a title would match every question about its section alike."""
     windows: list[list[_Piece]] = []
     current: list[_Piece] = []
     size = 0.0
-    for piece in pieces:
-        if current and size + piece.tokens > max_tokens:
+    for index, piece in enumerate(pieces):
+        if current and size + piece.tokens > max_tokens and index > lead:
             windows.append(current)
             carry: list[_Piece] = []
             carried = 0.0
@@ -223,7 +219,7 @@ def chunk_markdown(text: str, max_tokens: int = 400, overlap_tokens: int = 80) -
     for section in _parse_sections(lines):
         pieces = [p for unit in section.units for p in _pieces(unit, lines, max_tokens)]
         heading = " > ".join(section.heading_path)
-        for window in _pack(pieces, max_tokens, overlap_tokens):
+        for window in _pack(pieces, max_tokens, overlap_tokens, _lead(section, pieces, lines)):
             first, last, body = _window_text(window, lines)
             if not body.strip():
                 continue
@@ -233,6 +229,16 @@ def chunk_markdown(text: str, max_tokens: int = 400, overlap_tokens: int = 80) -
             context = section.heading_path[:-1] if at_heading else section.heading_path
             chunks.append(_make_chunk(first + 1, last + 1, body, heading, context))
     return chunks
+
+
+def _lead(section: _Section, pieces: list[_Piece], lines: list[str]) -> int:
+    """How many of a section's first pieces are its heading line and the blank lines after it."""
+    if not section.starts_with_heading:
+        return 0
+    count = 1
+    while count < len(pieces) and pieces[count].first == pieces[count].last and not lines[pieces[count].first].strip():
+        count += 1
+    return count if count < len(pieces) else 0
 
 
 def _make_chunk(start: int, end: int, text: str, heading: str, context: tuple[str, ...]) -> Chunk:
