@@ -1,7 +1,7 @@
 """One command for every benchmark: quality, speed and footprint, with a Markdown report and raw JSON.
 
 python -m bench all                     # everything (make bench)
-python -m bench quality | speed | hostile | pgstore | recall | openclaw   # one part
+python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual   # one part
 python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
 python -m bench report                  # docs/benchmarks.md (and its raw .json) from the newest results of each part
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench import conversations, hostile, latency, openclaw, pgstore, quality, recall
+from bench import conversations, crosslingual, hostile, latency, openclaw, pgstore, quality, recall
 from memoryd.config import DEFAULT_LOCAL_MODEL
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -54,6 +54,7 @@ TARGETS = {
     "pg / sqlite hybrid p50 @100000": ("<=", 2.0),
     **recall.TARGETS,
     **openclaw.TARGETS,
+    **crosslingual.TARGETS,
 }
 
 
@@ -139,6 +140,7 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         **pgstore.headline(results.get("pgstore", {})),
         **recall.headline(results.get("recall", {})),
         **openclaw.headline(results.get("openclaw", {})),
+        **crosslingual.headline(results.get("crosslingual", {})),
     }
 
 
@@ -228,6 +230,8 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
         lines += ["", *recall.markdown(results["recall"])]
     if results.get("openclaw"):
         lines += ["", *openclaw.markdown(results["openclaw"])]
+    if results.get("crosslingual"):
+        lines += ["", *crosslingual.markdown(results["crosslingual"])]
     return "\n".join(lines) + "\n"
 
 
@@ -267,7 +271,10 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
         kept = json.loads(committed.read_text())
         merged = {part: value for part, value in kept.items() if part != "machines"}
         merged["machines"] = dict(kept.get("machines", {}))
-    runs = [sorted(folder.glob(f"{kind}-*.json")) for kind in ("bench", "hostile", "pgstore", "recall", "openclaw")]
+    runs = [
+        sorted(folder.glob(f"{kind}-*.json"))
+        for kind in ("bench", "hostile", "pgstore", "recall", "openclaw", "crosslingual")
+    ]
     for path in [path for kind in runs for path in kind]:
         run = json.loads(path.read_text())
         for part, value in run.items():
@@ -315,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "part",
-        choices=["all", "quality", "speed", "hostile", "pgstore", "recall", "openclaw", "report"],
+        choices=["all", "quality", "speed", "hostile", "pgstore", "recall", "openclaw", "crosslingual", "report"],
         nargs="?",
         default="all",
     )
@@ -336,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / f"hostile-{stamp}.json").write_text(json.dumps(found, indent=2))
         if args.part == "hostile":
             return 0
-    for name, part in (("recall", recall), ("openclaw", openclaw)):
+    for name, part in (("recall", recall), ("openclaw", openclaw), ("crosslingual", crosslingual)):
         if args.part == name or (args.part == "all" and not args.quick):
             found = {"machine": machine(), name: part.main([])}
             (args.out / f"{name}-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))

@@ -4,6 +4,7 @@ ordered pair of the languages, keyword, vector and hybrid Recall@10 / MRR@10, th
 them, so that a gain across languages cannot hide a loss within one.
 
 python -m bench.crosslingual [--langs vi,en,zh,th] [--workdir DIR] [--json OUT]
+python -m bench crosslingual            # the same, kept for `python -m bench report`
 """
 
 from __future__ import annotations
@@ -70,6 +71,40 @@ def table(results: dict[str, Any]) -> str:
         cells = [f"{row[m]['recall@10']} / {row[m]['mrr@10']}" if m in row else "–" for m in MODES]
         lines.append(f"| {pair.replace('->', ' → ')} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+TARGETS = {
+    "cross-lingual hybrid MRR@10, worst pair": (">=", 0.85),
+    "cross-lingual hybrid R@10, worst pair": (">=", 0.95),
+    "cross-lingual hybrid MRR@10 - better side, worst pair": (">=", -0.01),
+}
+
+
+def _across(found: dict[str, Any]) -> list[dict[str, Any]]:
+    return [row for pair, row in found.items() if pair.split("->")[0] != pair.split("->")[1] and "hybrid" in row]
+
+
+def headline(found: dict[str, Any]) -> dict[str, float | None]:
+    """bench report's headline figures of this part (absent ones None)."""
+    across = _across(found)
+    sided = [row for row in found.values() if all(m in row for m in MODES)]
+    gaps = [r["hybrid"]["mrr@10"] - max(r["keyword"]["mrr@10"], r["vector"]["mrr@10"]) for r in sided]
+    return {
+        "cross-lingual hybrid MRR@10, worst pair": min((r["hybrid"]["mrr@10"] for r in across), default=None),
+        "cross-lingual hybrid R@10, worst pair": min((r["hybrid"]["recall@10"] for r in across), default=None),
+        "cross-lingual hybrid MRR@10 - better side, worst pair": round(min(gaps), 3) if gaps else None,
+    }
+
+
+def markdown(found: dict[str, Any]) -> list[str]:
+    return [
+        "## Across languages (`python -m bench crosslingual`)",
+        "",
+        "XQuAD's questions in each language asked of each language's paragraphs, through the daemon, default",
+        "settings; Recall@10 / MRR@10. Pairs of one language are the within-language figures.",
+        "",
+        table(found),
+    ]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -29,14 +29,25 @@ from memoryd.search.vector import VectorScan
 
 POOL = 200  # what a 50-result search gathers (max_results x candidate_multiplier)
 NO_FILTER = Filters.parse(None, None, None, None, None)
-Rule = Callable[[list[Candidate], VectorScan | None, float | None], None]
+# (candidates, vector scan, keyword evidence, share of the query's terms that some chunk holds)
+Rule = Callable[[list[Candidate], VectorScan | None, float | None, float], None]
 
 
-def _record(memory: AgentMemory, text: str) -> tuple[list[tuple], tuple | None, float]:
+def _record(memory: AgentMemory, text: str) -> tuple[list[tuple], tuple | None, float | None, float]:
     got = memory.engine.gather(text, "hybrid", POOL, NO_FILTER)
     scan = got.vector_scan
     rows = [(c.chunk_id, c.text_score, c.vector_score, c.text_rank, c.vector_rank) for c in got.candidates]
-    return rows, (scan.mean, scan.std, scan.count) if scan else None, got.evidence
+    return rows, (scan.mean, scan.std, scan.count) if scan else None, got.evidence, known_share(memory, text)
+
+
+def known_share(memory: AgentMemory, text: str) -> float:
+    """The share of the query's terms that some chunk holds (a question in another language holds few)."""
+    from memoryd.sources.analyzer import query_terms
+
+    terms = query_terms(text)
+    frequencies = memory.store.document_frequencies(t for term in terms for t in term.phrase)
+    known = [all(frequencies.get(t, 0) > 0 for t in term.phrase) for term in terms]
+    return sum(known) / len(known) if known else 1.0
 
 
 def _cached(path: Path, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -57,7 +68,7 @@ def gather_pair(question: str, notes: str, work: Path) -> dict[str, Any]:
         with memory:
             memory.sync()
             gathered = {qid: _record(memory, text) for qid, text in queries.items()}
-            ids = {row[0] for rows, _, _ in gathered.values() for row in rows}
+            ids = {row[0] for rows, *_ in gathered.values() for row in rows}
             paths = {cid: row.path for cid, row in memory.store.chunks_by_ids(list(ids)).items()}
         print(f"  gathered {question}->{notes}", flush=True)
         return {
@@ -77,7 +88,7 @@ def gather_beir(name: str, work: Path) -> dict[str, Any]:
         with memory:
             memory.sync()
             gathered = {qid: _record(memory, text) for qid, text in dataset.queries.items()}
-            ids = {row[0] for rows, _, _ in gathered.values() for row in rows}
+            ids = {row[0] for rows, *_ in gathered.values() for row in rows}
             paths = {cid: row.path for cid, row in memory.store.chunks_by_ids(list(ids)).items()}
         return {"queries": gathered, "paths": paths, "mapping": mapping, "qrels": dataset.qrels}
 
@@ -113,9 +124,11 @@ def gather_locomo(work: Path) -> dict[str, Any]:
     return _cached(work / "locomo" / "xl-gathered.pickle", make)
 
 
-def _ranked(rows: list[tuple], stats: tuple | None, evidence: float | None, rule: Rule) -> list[Candidate]:
+def _ranked(
+    rows: list[tuple], stats: tuple | None, evidence: float | None, known: float, rule: Rule
+) -> list[Candidate]:
     cands = [Candidate(cid, vector_score=v, text_score=t, vector_rank=vr, text_rank=tr) for cid, t, v, tr, vr in rows]
-    rule(cands, VectorScan([], *stats) if stats else None, evidence)
+    rule(cands, VectorScan([], *stats) if stats else None, evidence, known)
     cands.sort(key=lambda c: (-c.score, c.chunk_id))
     return cands
 
@@ -125,17 +138,17 @@ def score(gathered: dict[str, Any], rule: Rule) -> dict[str, float]:
         from bench.conversations import Conversation, judge, score_rows
 
         judged = []
-        for qid, (rows, stats, evidence) in gathered["queries"].items():
+        for qid, (rows, stats, evidence, known) in gathered["queries"].items():
             conv_id = qid.split("/")[0]
             turn_at, wanted = gathered["judges"][qid]
-            ranked = _ranked(rows, stats, evidence, rule)[:5]
+            ranked = _ranked(rows, stats, evidence, known, rule)[:5]
             found = [gathered["chunks"][f"{conv_id}/{c.chunk_id}"] for c in ranked]
             judged.append(judge(Conversation(conv_id, ("", ""), [], [], turn_at), found, wanted))
         scored = score_rows(judged)
         return {"mrr@10": scored["turn_mrr@5"], "recall@10": scored["turn_r@5"], "session_r@5": scored["session_r@5"]}
     runs = {}
-    for qid, (rows, stats, evidence) in gathered["queries"].items():
-        ranked = _ranked(rows, stats, evidence, rule)
+    for qid, (rows, stats, evidence, known) in gathered["queries"].items():
+        ranked = _ranked(rows, stats, evidence, known, rule)
         runs[qid] = dedupe_docs([gathered["paths"][c.chunk_id] for c in ranked], gathered["mapping"])
     return evaluate(runs, gathered["qrels"])
 
@@ -143,20 +156,36 @@ def score(gathered: dict[str, Any], rule: Rule) -> dict[str, float]:
 def side_only(side: str) -> Rule:
     """One side's own ranking (bench.fusion_study's), evidence aside."""
     ranked = fusion_study.side_only(side)
-    return lambda cands, scan, evidence: ranked(cands, scan)
+    return lambda cands, scan, evidence, known: ranked(cands, scan)
 
 
 def configured(**settings: Any) -> Rule:
     cfg = QueryConfig(**settings)
 
-    def rule(cands: list[Candidate], scan: VectorScan | None, evidence: float | None) -> None:
+    def rule(cands: list[Candidate], scan: VectorScan | None, evidence: float | None, known: float) -> None:
         fuse(cands, cfg.fusion, cfg, has_vector=True, has_text=True, scan=scan, evidence=evidence)
+
+    return rule
+
+
+def knowing(floor: float, span: float, **settings: Any) -> Rule:
+    """The configured rule, with keyword evidence scaled by how much of the query the index knows at all: a
+    query whose terms mostly occur in no chunk is in another language than the notes."""
+    cfg = QueryConfig(**settings)
+
+    def rule(cands: list[Candidate], scan: VectorScan | None, evidence: float | None, known: float) -> None:
+        earned = min(1.0, max(0.0, (known - floor) / span)) if span > 0 else float(known >= floor)
+        scaled = evidence * earned if evidence is not None else None
+        fuse(cands, cfg.fusion, cfg, has_vector=True, has_text=True, scan=scan, evidence=scaled)
 
     return rule
 
 
 def rules(grid: bool) -> dict[str, Rule]:
     out = {"keyword": side_only("text"), "vector": side_only("vector"), "default": configured()}
+    for floor in (0.3, 0.4, 0.5, 0.6, 0.7):
+        for span in (0.0, 0.1, 0.2, 0.3):
+            out[f"known{floor}+{span}"] = knowing(floor, span)
     if grid:
         for low in (0.1, 0.2, 0.3, 0.4, 0.5):
             for width in (0.1, 0.2, 0.3, 0.5):

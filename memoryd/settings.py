@@ -62,10 +62,10 @@ class QueryConfig:
     fusion: Fusion = "adaptive"
     rrf_k: Annotated[int, Field(ge=1)] = 60
     confidence_span: Positive = 2.0  # adaptive: standard deviations past the noise ceiling for full vector trust
-    # adaptive: keyword evidence (the best hit's BM25 over the query's) below which a confident vector side takes
-    # the keyword side's weight, and the span over which it hands it back; span 0 turns this off
+    # adaptive: keyword evidence (the best hit's BM25 over the query's) below which the vector side takes the
+    # keyword side's weight (as far as it is confident), and the span over which it hands it back; span 0: off
     # (python -m bench.crosslingual_study: every set and language pair, docs/design.md)
-    evidence_floor: NonNegative = 0.4
+    evidence_floor: NonNegative = 0.3
     evidence_span: NonNegative = 0.4
     snippet_chars: Annotated[int, Field(ge=40, le=100_000)] = 700
     decay: bool = False  # off by default: measured neutral on SciFact, and old notes can be what you need

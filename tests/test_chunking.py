@@ -90,3 +90,29 @@ def test_broken_markdown_still_chunks() -> None:
     assert chunks and chunks[0].start_line == 1
     assert all("not a heading" not in c.heading for c in chunks)
     assert chunk_markdown("") == [] and chunk_markdown("\n\n  \n") == []
+
+
+def test_a_heading_never_makes_a_chunk_alone() -> None:
+    """A long line with no sentence ends (Thai is written so) is cut to the budget; the heading above it goes
+    with the first piece rather than alone, where it would match every question about its section alike."""
+    thai = " ".join(["ทีมรับของแพนเธอร์สถอดใจที่คะแนนได้อันดับที่หกของลีก"] * 60)
+    for text in (f"# Super Bowl 50\n\n{thai}\n", f"## Notes\n\n\n{'x' * 2000}\n"):
+        chunks = chunk_markdown(text, max_tokens=100, overlap_tokens=20)
+        assert len(chunks) > 1
+        assert chunks[0].start_line == 1 and "\n" in chunks[0].text
+        assert all(c.text.strip().lstrip("#").strip() not in ("Super Bowl 50", "Notes") for c in chunks)
+        assert all(estimate_tokens(c.text) <= 110 for c in chunks)
+        _assert_lines_match(text, chunks)
+
+
+def test_token_estimate_follows_the_script() -> None:
+    """Alphabetic scripts written without spaces (Thai, Lao, Khmer, Burmese) take about three characters per
+    model token, CJK about one, Latin about four; a Thai note is cut into chunks of the budget, not a third."""
+    thai = "ทีมรับของแพนเธอร์สถอดใจที่คะแนนได้อันดับที่หก" * 10
+    assert estimate_tokens(thai) == -(-len(thai) // 3)
+    assert estimate_tokens("黑豹队的防守只丢了") == 9
+    assert estimate_tokens("payment processor") == 5
+    assert estimate_tokens("Kawann Short ทีมรับ 黑豹") == 8  # 14 other characters / 4 + 6 Thai / 3 + 2 CJK, rounded up
+    assert estimate_tokens("Kawann Short ทีมรับ ทีมรับ 黑豹") == 10  # 15 / 4 + 12 / 3 + 2 = 9.75
+    paragraph = " ".join([thai[:90]] * 12)  # ~1,090 characters, about 365 tokens
+    assert len(chunk_markdown(f"# Title\n\n{paragraph}\n")) == 1

@@ -496,6 +496,23 @@ def test_adaptive_fusion_moves_unearned_keyword_weight_to_a_confident_vector_sid
     assert fused(evidence=0.05, std=0.05) == [2, 1]  # a stray match: the confident vector side decides
     assert fused(evidence=0.05, std=1.0) == [1, 2]  # an unsure vector side takes nothing over
 
+    def close_call(evidence: float) -> list[int]:
+        cands = [
+            Candidate(1, vector_score=0.80, text_score=1.0, text_rank=1, vector_rank=2),
+            Candidate(2, vector_score=0.90, text_score=0.8, text_rank=2, vector_rank=1),
+            Candidate(3, vector_score=0.30, vector_rank=3),
+        ]
+        adaptive_fusion(
+            cands, 0.5, 0.5, has_vector=True, has_text=True, scan=VectorScan([], 0.2, 0.25, 1000), span=2.0,
+            evidence=evidence, evidence_floor=0.3, evidence_span=0.4,
+        )  # fmt: skip
+        return [c.chunk_id for c in sorted(cands, key=lambda c: -c.score)][:2]
+
+    # a vector side about a third sure (confidence 0.29) already outranks a stray keyword match (the weight moves
+    # by the square root of the confidence: in proportion to it, the stray match kept the lead), not a held one
+    assert close_call(evidence=0.05) == [2, 1]
+    assert close_call(evidence=1.0) == [1, 2]
+
 
 def test_stemming_from_many_threads_gives_the_stems_one_thread_does() -> None:
     """Sync, reindex and searches analyse text on threads of their own; a stemmer shared between them garbled

@@ -7,6 +7,7 @@ which weighs the vector side by how clearly the model singled out its best chunk
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING
@@ -121,8 +122,10 @@ def adaptive_fusion(
     if has_vector and measured and evidence is not None and evidence_span > 0:
         # a question in another language shares only names and stray syllables with a note: its keyword hits
         # are noise that the scaling to the best hit would otherwise present as a perfect match
+        # as far as the vector side is sure, by the square root: what stays with an unearned keyword side is noise
+        # that a half-sure vector side still beats (a model that sees nothing, confidence 0, takes nothing)
         earned = min(1.0, max(0.0, (evidence - evidence_floor) / evidence_span))
-        moved = wt * (1.0 - earned) * confidence
+        moved = wt * (1.0 - earned) * math.sqrt(confidence)
         wv, wt = wv + moved, wt - moved
     scores = [c.vector_score for c in candidates if c.vector_score is not None]
     floor, top = min(scores, default=0.0), max(scores, default=0.0)
