@@ -121,9 +121,9 @@ def adaptive_fusion(
     measured = scan is not None and scan.count >= 2 and scan.std > 1e-9  # a confidence, not the default trust
     if has_vector and measured and evidence is not None and evidence_span > 0:
         # a question in another language shares only names and stray syllables with a note: its keyword hits
-        # are noise that the scaling to the best hit would otherwise present as a perfect match
-        # as far as the vector side is sure, by the square root: what stays with an unearned keyword side is noise
-        # that a half-sure vector side still beats (a model that sees nothing, confidence 0, takes nothing)
+        # are noise that the scaling to the best hit would otherwise present as a perfect match. The weight moves
+        # by the square root of the vector side's confidence: a partly sure model still ranks better than that
+        # noise, and one that sees nothing (confidence 0) takes nothing over
         earned = min(1.0, max(0.0, (evidence - evidence_floor) / evidence_span))
         moved = wt * (1.0 - earned) * math.sqrt(confidence)
         wv, wt = wv + moved, wt - moved
