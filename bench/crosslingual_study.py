@@ -24,7 +24,7 @@ from memoryd.config import DEFAULT_LOCAL_MODEL, EmbeddingConfig, QueryConfig, de
 from memoryd.embeddings.models.prepare import model_path
 from memoryd.memory import AgentMemory
 from memoryd.search.filters import Filters
-from memoryd.search.fusion import Candidate, fuse
+from memoryd.search.fusion import Candidate, adaptive_fusion, fuse
 from memoryd.search.vector import VectorScan
 
 POOL = 200  # what a 50-result search gathers (max_results x candidate_multiplier)
@@ -159,11 +159,19 @@ def side_only(side: str) -> Rule:
     return lambda cands, scan, evidence, known: ranked(cands, scan)
 
 
-def configured(**settings: Any) -> Rule:
+def configured(power: float | None = None, **settings: Any) -> Rule:
+    """The engine's fusion with these query settings (and `power`, adaptive fusion's takeover power)."""
     cfg = QueryConfig(**settings)
 
     def rule(cands: list[Candidate], scan: VectorScan | None, evidence: float | None, known: float) -> None:
-        fuse(cands, cfg.fusion, cfg, has_vector=True, has_text=True, scan=scan, evidence=evidence)
+        if power is None:
+            fuse(cands, cfg.fusion, cfg, has_vector=True, has_text=True, scan=scan, evidence=evidence)
+            return
+        adaptive_fusion(
+            cands, cfg.vector_weight, cfg.text_weight, has_vector=True, has_text=True, scan=scan,
+            span=cfg.confidence_span, evidence=evidence, evidence_floor=cfg.evidence_floor,
+            evidence_span=cfg.evidence_span, takeover_power=power,
+        )  # fmt: skip
 
     return rule
 
@@ -183,13 +191,14 @@ def knowing(floor: float, span: float, **settings: Any) -> Rule:
 
 def rules(grid: bool) -> dict[str, Rule]:
     out = {"keyword": side_only("text"), "vector": side_only("vector"), "default": configured()}
-    for floor in (0.3, 0.4, 0.5, 0.6, 0.7):
-        for span in (0.0, 0.1, 0.2, 0.3):
-            out[f"known{floor}+{span}"] = knowing(floor, span)
     if grid:
         for low in (0.1, 0.2, 0.3, 0.4, 0.5):
-            for width in (0.1, 0.2, 0.3, 0.5):
-                out[f"ev{low}+{width}"] = configured(evidence_floor=low, evidence_span=width)
+            for width in (0.1, 0.2, 0.3, 0.4, 0.5):
+                for power in (1.0, 0.75, 0.5, 0.25, 0.0):
+                    out[f"ev{low}+{width}^{power}"] = configured(power, evidence_floor=low, evidence_span=width)
+        for floor in (0.3, 0.4, 0.5, 0.6, 0.7):
+            for span in (0.0, 0.1, 0.2, 0.3):
+                out[f"known{floor}+{span}"] = knowing(floor, span)
     return out
 
 
@@ -197,7 +206,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--langs", default="vi,en,zh,th")
     parser.add_argument("--others", default="scifact,locomo", help="within-language sets beside XQuAD")
-    parser.add_argument("--grid", action="store_true", help="every evidence floor and span, not only the default")
+    parser.add_argument(
+        "--grid", action="store_true", help="every evidence floor, span and takeover power, and the known-share rules"
+    )
     parser.add_argument("--workdir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)

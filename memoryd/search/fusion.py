@@ -7,7 +7,6 @@ which weighs the vector side by how clearly the model singled out its best chunk
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING
@@ -94,6 +93,12 @@ def vector_confidence(scan: VectorScan | None, candidates: list[Candidate], span
     return min(1.0, max(0.0, (margin + NOISE_MARGIN) / span))
 
 
+# The unearned keyword weight moves by the vector side's confidence to this power: below 1 a partly sure model
+# takes more than its share, as it still ranks better than stray keyword matches; one that sees nothing
+# (confidence 0) takes nothing over (python -m bench.crosslingual_study --grid: 1.0, 0.75, 0.5, 0.25, 0)
+TAKEOVER_POWER = 0.5
+
+
 def adaptive_fusion(
     candidates: list[Candidate],
     vector_weight: float,
@@ -106,10 +111,12 @@ def adaptive_fusion(
     evidence: float | None = None,
     evidence_floor: float = 0.0,
     evidence_span: float = 0.0,
+    takeover_power: float = TAKEOVER_POWER,
 ) -> None:
     """Both sides scaled to 0..1 per query (the keyword side by its best BM25, the vector side min-max over its
     candidates), the vector side weighted by its confidence; with `evidence_span`, the keyword side weighted by
-    how much of the query its best hit holds, the weight it does not earn going to a confident vector side."""
+    how much of the query its best hit holds, the weight it does not earn going to the vector side as far as
+    that is confident (its confidence to `takeover_power`)."""
     if not has_text:  # vector search alone: rank by similarity, as the weighted rule does
         weighted_fusion(candidates, vector_weight, text_weight, has_vector=has_vector, has_text=has_text)
         return
@@ -121,11 +128,9 @@ def adaptive_fusion(
     measured = scan is not None and scan.count >= 2 and scan.std > 1e-9  # a confidence, not the default trust
     if has_vector and measured and evidence is not None and evidence_span > 0:
         # a question in another language shares only names and stray syllables with a note: its keyword hits
-        # are noise that the scaling to the best hit would otherwise present as a perfect match. The weight moves
-        # by the square root of the vector side's confidence: a partly sure model still ranks better than that
-        # noise, and one that sees nothing (confidence 0) takes nothing over
+        # are noise that the scaling to the best hit would otherwise present as a perfect match
         earned = min(1.0, max(0.0, (evidence - evidence_floor) / evidence_span))
-        moved = wt * (1.0 - earned) * math.sqrt(confidence)
+        moved = wt * (1.0 - earned) * confidence**takeover_power
         wv, wt = wv + moved, wt - moved
     scores = [c.vector_score for c in candidates if c.vector_score is not None]
     floor, top = min(scores, default=0.0), max(scores, default=0.0)
