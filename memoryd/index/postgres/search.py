@@ -153,18 +153,29 @@ class Search(Files):
         totals = self._totals()
         rows = max(int(totals["chunks"]), 1)
         idfs = [idf(rows, self._hits_of(p)) for p in phrases]
-        score, score_params, inner, inner_params = score_sql(phrases, idfs, weights, totals["tokens"] / rows)
+        scoring = score_sql(phrases, idfs, weights, totals["tokens"] / rows)
         join, where, filter_params = "", "true", []
         if filters is not None and filters.active:
             where, filter_params = filter_sql(filters)
             join = " JOIN {s}.files f ON f.id = c.file_id"
+        matching = (
+            f"SELECT c.id, c.doc_len{''.join(', ' + i for i in scoring.inner)}"
+            f" FROM {{s}}.chunks c{join} WHERE c.tsv @@ %s::tsquery AND {where} OFFSET 0"
+        )
+        weighed = f"SELECT y.id, {', '.join(scoring.middle)} FROM ({matching}) y OFFSET 0"
         statement = sql.SQL(
-            f"SELECT x.id, {score} AS s FROM (SELECT c.id, c.doc_len{''.join(', ' + i for i in inner)}"
-            f" FROM {{s}}.chunks c{join} WHERE c.tsv @@ %s::tsquery AND {where} OFFSET 0) x"
-            " ORDER BY s DESC, x.id LIMIT %s"
+            f"SELECT z.id, {scoring.score} AS s FROM ({weighed}) z ORDER BY s DESC, z.id LIMIT %s"
         ).format(s=self._s)
+        params = [
+            *scoring.score_params,
+            *scoring.middle_params,
+            *scoring.inner_params,
+            tsquery,
+            *filter_params,
+            limit,
+        ]
         with self.reading(replica=True) as cur:
-            cur.execute(statement, [*score_params, *inner_params, tsquery, *filter_params, limit])
+            cur.execute(statement, params)
             return [(int(r[0]), float(r[1])) for r in cur]
 
     def bm25_many(

@@ -126,14 +126,25 @@ def idf(rows: int, hits: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def score_sql(
-    phrases: Sequence[Phrase], idfs: Sequence[float], weights: Sequence[float], avg_length: float
-) -> tuple[str, list[object], list[str], list[object]]:
-    """(score expression, its parameters, inner select columns, their parameters) ranking chunks by FTS5's bm25()
-    over `phrases`. The inner columns (t0, t1, ... the counts of each token; m0, m1, ... whether a phrase of more
-    than one token occurs) are read once per chunk in a subquery named `x`, with `doc_len`. A phrase of several
-    tokens counts as often as its rarest token occurs in each of its columns where it occurs at all: PostgreSQL
-    tells that a phrase occurs, not how often."""
+@dataclass(frozen=True)
+class Scoring:
+    """The SQL ranking matching chunks by FTS5's bm25() in three nested selects, so that no value is computed
+    twice: `inner` reads each token's counts from a chunk's `c.tf` (and whether each phrase of several tokens
+    occurs), `middle` turns them into each phrase's weighted frequency `f0, f1, ...` and the length norm `n`, and
+    `score` adds up the phrases' BM25 over those."""
+
+    inner: list[str]
+    inner_params: list[object]
+    middle: list[str]
+    middle_params: list[object]
+    score: str
+    score_params: list[object]
+
+
+def score_sql(phrases: Sequence[Phrase], idfs: Sequence[float], weights: Sequence[float], avg_length: float) -> Scoring:
+    """The Scoring of `phrases`: over a subquery `y` holding the inner columns and `doc_len`, itself inside a
+    subquery `z` holding the middle ones. A phrase of several tokens counts as often as its rarest token occurs in
+    each of its columns where it occurs at all: PostgreSQL tells that a phrase occurs, not how often."""
     inner: list[str] = []
     inner_params: list[object] = []
     token_column: dict[str, str] = {}
@@ -145,7 +156,8 @@ def score_sql(
             inner_params.append(token)
         return token_column[token]
 
-    norm = f"{K1} * (1 - {B} + {B} * x.doc_len / %s)"
+    middle = [f"{K1} * (1 - {B} + {B} * y.doc_len::float8 / %s) AS n"]
+    middle_params: list[object] = [max(avg_length, 1e-9)]
     terms: list[str] = []
     params: list[object] = []
     for index, (phrase, weight_idf) in enumerate(zip(phrases, idfs, strict=True)):
@@ -157,7 +169,7 @@ def score_sql(
         for column in columns:
             if not weights[column]:
                 continue
-            counts = [f"coalesce((x.{column_of(t)} ->> {column})::float8, 0)" for t in tokens]
+            counts = [f"coalesce((y.{column_of(t)} ->> {column})::float8, 0)" for t in tokens]
             count = counts[0] if len(counts) == 1 else f"least({', '.join(counts)})"
             per_column.append(f"{float(weights[column])} * {count}")
         if not per_column:
@@ -166,7 +178,8 @@ def score_sql(
         if len(tokens) > 1:
             inner.append(f"c.tsv @@ %s::tsquery AS m{index}")
             inner_params.append(phrase_query(phrase))
-            frequency = f"(CASE WHEN x.m{index} THEN {frequency} ELSE 0 END)"
-        terms.append(f"%s * ({frequency}) * {K1 + 1} / (({frequency}) + {norm})")
-        params += [weight_idf, max(avg_length, 1e-9)]
-    return (" + ".join(terms) or "0"), params, inner, inner_params
+            frequency = f"CASE WHEN y.m{index} THEN {frequency} ELSE 0 END"
+        middle.append(f"{frequency} AS f{index}")
+        terms.append(f"%s * z.f{index} * {K1 + 1} / (z.f{index} + z.n)")
+        params.append(weight_idf)
+    return Scoring(inner, inner_params, middle, middle_params, " + ".join(terms) or "0", params)
