@@ -86,6 +86,23 @@ def test_errors_are_one_clear_line(running: d.Daemon) -> None:
         assert out.returncode == 1 and "not valid UTF-8" in out.stderr and "Traceback" not in out.stderr, args
 
 
+def test_a_prompt_read_from_stdin_is_never_an_option() -> None:
+    """`memctl recall -` reads the prompt once; when the quick path cannot answer, the full command line gets it as
+    the prompt, even when it starts with a dash (a Markdown bullet, a pasted flag)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
+    env.update(MEMORYD_DATA_DIR=NO_DAEMON_DATA, MEMORYD_SOCKET="/nonexistent/memoryd.sock")
+    for prompt in ("- shipped the auth fix", "--help me recall the deploy", "-x"):
+        out = subprocess.run(
+            [sys.executable, "-m", "memoryd.client.memctl", "recall", "-"],
+            input=prompt,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        assert out.returncode == 3 and "memoryd is not running" in out.stderr, (prompt, out.stderr)
+
+
 def test_memctl_stays_thin() -> None:
     code = (
         "import sys, memoryd.client.memctl; heavy = {'apsw', 'llama_cpp', 'structlog', 'sqlite3', 'numpy', 'pydantic'};"

@@ -69,8 +69,8 @@ def main(argv: Sequence[str]) -> int | None:
     code = quick(settings) if settings is not None else None
     if code is not None:
         return code
-    if settings is not None and "stdin" in settings:  # the prompt was read from stdin already
-        argv = [a for a in argv if a != "-"] + [settings["stdin"]]
+    if settings is not None and "stdin" in settings:  # the prompt was read from stdin already: after "--", so
+        argv = [a for a in argv if a != "-"] + ["--", settings["stdin"]]  # one that starts with "-" is no option
     from memoryd.client.cli import main as full
 
     return full(["recall", *argv])  # click exits itself
