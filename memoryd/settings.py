@@ -49,6 +49,9 @@ class ChunkingConfig:
     __pydantic_config__ = STRICT
     tokens: Annotated[int, Field(ge=16, le=8192)] = 400
     overlap: Annotated[int, Field(ge=0)] = 80
+    # a vector for each window of a few sentences beside the chunk's own (search scores by both): about one more
+    # embedding pass at index time (docs/design.md, "Vectors for parts of a chunk")
+    windows: bool = True
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class QueryConfig:
     vector_weight: NonNegative = 0.5
     text_weight: NonNegative = 0.5
     candidate_multiplier: Annotated[int, Field(ge=1, le=100)] = 4
+    # a vector candidate's similarity: this share from its best window's cosine, the rest from its own
+    window_weight: Annotated[float, Field(ge=0, le=1)] = 0.5
     fusion: Fusion = "adaptive"
     rrf_k: Annotated[int, Field(ge=1)] = 60
     confidence_span: Positive = 2.0  # adaptive: standard deviations past the noise ceiling for full vector trust

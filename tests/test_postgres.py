@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bench.pg import Cluster
@@ -83,6 +84,11 @@ def _found(memory: AgentMemory, query: str, mode: str) -> list[tuple[str, float]
 def test_postgres_ranks_as_sqlite(cluster: Cluster, tmp_path: Path) -> None:
     """Same chunks, same BM25 (keyword: citations and scores), same hybrid top results, in four languages."""
     workspace = _notes(tmp_path / "ws")
+    sentences = [
+        f"Runbook step {i}: the {w} service restarts after the {w} health check fails."
+        for i, w in enumerate(["billing", "search", "auth", "payments", "cache", "gateway", "mailer", "scheduler"])
+    ]
+    write(workspace / "memory" / "runbook.md", "# Runbook\n\n" + "\n\n".join(sentences) + "\n")
     with (
         _memory(workspace, tmp_path / "a", None) as embedded,
         _memory(workspace, tmp_path / "b", PostgresStore(_with_password(cluster.url()), "ranks")) as shared,
@@ -90,6 +96,14 @@ def test_postgres_ranks_as_sqlite(cluster: Cluster, tmp_path: Path) -> None:
         embedded.sync()
         shared.sync()
         assert shared.store.counts()["chunks"] == embedded.store.counts()["chunks"] > 5
+        windows = []
+        for memory in (embedded, shared):
+            rows = memory.store.chunks_by_ids(sorted(memory.store.chunk_ids(_everything())))
+            held = memory.store.window_vectors(list(rows))
+            windows.append({(rows[i].path, rows[i].start_line): held[i] for i in rows})
+        assert windows[0].keys() == windows[1].keys()
+        assert all(np.array_equal(windows[0][k], windows[1][k]) for k in windows[0])
+        assert max(len(w) for w in windows[1].values()) >= 3  # the runbook's windows, through PostgreSQL
         for query in QUERIES:
             keyword = _found(shared, query, "keyword")
             assert keyword, query

@@ -14,6 +14,7 @@ from memoryd.sources.analyzer import fts_row
 from memoryd.sources.discovery import SourceFile
 from memoryd.sources.markdown import Chunk
 from memoryd.sources.metadata import date_words
+from memoryd.sources.windows import WINDOW_TOKENS
 
 Progress = Callable[[int, int], None]
 
@@ -47,7 +48,8 @@ def embedding_signature(embedder: Embedder) -> str:
 
 
 def chunking_signature(agent: AgentConfig) -> str:
-    return f"{agent.chunking.tokens}/{agent.chunking.overlap}/analyzer-{ANALYZER_VERSION}"
+    windows = f"/windows-{WINDOW_TOKENS}" if agent.chunking.windows else ""
+    return f"{agent.chunking.tokens}/{agent.chunking.overlap}/analyzer-{ANALYZER_VERSION}{windows}"
 
 
 @dataclass

@@ -22,6 +22,7 @@ from memoryd.index.rows import (
     StoreChange,
     Unembedded,
     Vectors,
+    WindowVectors,
 )
 
 
@@ -91,6 +92,7 @@ class MemoryStore(Protocol):
         model: str,
         cursor: tuple[int, int, int] | None = None,
         append: bool = False,
+        windows: WindowVectors | None = None,
     ) -> list[int]:
         """Swap a file's chunks for new ones (or add to them) in one transaction; returns the new chunk ids."""
 
@@ -112,12 +114,22 @@ class MemoryStore(Protocol):
 
     # -- vectors -------------------------------------------------------------------------------------
     def unembedded(self, limit: int = 1000) -> list[Unembedded]: ...
-    def set_vectors(self, chunk_ids: Sequence[int], hashes: Sequence[str], vectors: np.ndarray, model: str) -> int:
-        """Attach vectors to chunks stored without one, if their text is still the hashed one; returns how many."""
+    def set_vectors(
+        self,
+        chunk_ids: Sequence[int],
+        hashes: Sequence[str],
+        vectors: np.ndarray,
+        model: str,
+        windows: WindowVectors | None = None,
+    ) -> int:
+        """Attach vectors (and window vectors) to chunks stored without one, if their text is still the hashed
+        one; returns how many."""
 
     def has_vectors(self) -> bool: ...
     def iter_vectors(self, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]: ...
     def vectors_by_ids(self, ids: Sequence[int]) -> dict[int, np.ndarray]: ...
+    def window_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The window vectors of chosen chunks (windows x dims), for those stored with them."""
 
     # -- embedding cache -----------------------------------------------------------------------------
     def cache_get(self, provider: str, model: str, key_fp: str, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...

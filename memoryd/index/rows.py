@@ -83,6 +83,7 @@ class Unembedded:
     hash: str
     context: str
     text: str
+    heading: str = ""
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,18 @@ def is_glob(path: str) -> bool:
 
 
 Vectors = np.ndarray | Sequence[np.ndarray | None]  # one per chunk; None: stored without one, embedded later
+# one matrix per chunk of its windows' vectors (no rows: a chunk that is one window); None: not embedded
+WindowVectors = Sequence[np.ndarray | None]
+
+
+def window_blob(matrix: np.ndarray) -> bytes:
+    """A chunk's window vectors as stored: float16, like the embedding cache (cosine within 1e-3)."""
+    return np.ascontiguousarray(matrix, dtype=np.float16).tobytes()
+
+
+def window_matrix(blob: bytes, dims: int) -> np.ndarray:
+    """Stored window vectors as a (windows x dims) float32 matrix (no rows for a chunk that is one window)."""
+    return np.frombuffer(blob, dtype=np.float16).reshape(-1, max(dims, 1)).astype(np.float32)
 
 
 def vector_dims(chunks: Sequence[object], vectors: Vectors | None) -> int:

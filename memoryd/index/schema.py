@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import apsw
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # Bump when what a chunk holds changes (analyzer tokens, chunk boundaries, chunk metadata): the index is then rebuilt.
 ANALYZER_VERSION = "6"
 
@@ -130,12 +130,21 @@ def _v5(conn: apsw.Connection) -> None:
         conn.execute("ALTER TABLE chunks ADD COLUMN source_lines TEXT")
 
 
+# v6: each chunk's window vectors (memoryd.sources.windows); a chunk without a row has none yet.
+_V6 = """
+CREATE TABLE IF NOT EXISTS chunk_windows(
+    chunk_id INTEGER PRIMARY KEY,
+    vectors BLOB NOT NULL
+);
+"""
+
 MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
     1: lambda conn: conn.execute(_V1),
     2: lambda conn: conn.execute(_V2),
     3: lambda conn: conn.execute(_V3),
     4: _v4,
     5: _v5,
+    6: lambda conn: conn.execute(_V6),
 }
 
 

@@ -26,6 +26,7 @@ from memoryd.index.batch import (
     stored,
 )
 from memoryd.index.interface import MemoryStore
+from memoryd.index.windows import cached_windows, split_windows, window_plan
 from memoryd.sources.discovery import SourceFile, discover, display_path, escape_path, real_workspace, source_for
 from memoryd.sources.markdown import Chunk, chunk_markdown, embed_input
 from memoryd.sources.metadata import annotate
@@ -38,6 +39,7 @@ from memoryd.sources.transcripts import (
     transcript_for,
     turns_of,
 )
+from memoryd.sources.windows import window_hash
 
 EMBED_GROUP = 32  # chunks embedded, then written, together: small enough that work stops and yields promptly
 URGENT_CHUNKS = 16  # a write waits for at most this many new chunks to be embedded; more are embedded later
@@ -293,34 +295,45 @@ class Syncer:
         inputs: list[str],
         report: SyncReport,
         urgent: bool = False,
-    ) -> tuple[np.ndarray | None, Embedder | None]:
+        windows: list[list[str]] | None = None,
+    ) -> tuple[np.ndarray | None, list[np.ndarray] | None, Embedder | None]:
+        """The chunks' vectors and each chunk's window vectors (with `windows`), embedded in one batch."""
         if embedder is None or not hashes:
-            return None, embedder
+            return None, None, embedder
+        flat = [w for chunk_windows in windows or () for w in chunk_windows]
+        keys = hashes + [window_hash(w) for w in flat]
         try:
-            vectors, computed = embed_with_cache(embedder, self.store, hashes, inputs, urgent=urgent)
+            vectors, computed = embed_with_cache(embedder, self.store, keys, inputs + flat, urgent=urgent)
         except EmbeddingError as exc:
             report.embedding_error = str(exc)
-            return None, None
+            return None, None, None
         report.embedded += computed
-        report.cache_hits += len(set(hashes)) - computed
+        report.cache_hits += len(set(keys)) - computed
         if self.store.get_meta("embedding") is None:
             self.store.set_meta("embedding", embedding_signature(embedder))
-        return vectors, embedder
+        return vectors[: len(hashes)], split_windows(vectors[len(hashes) :], windows), embedder
 
     def _write(
         self, pending: list[Pending], embedder: Embedder | None, report: SyncReport, urgent: bool = False
     ) -> Embedder | None:
         hashes = [c.hash for p in pending for c in p.chunks]
+        windows = window_plan(self.agent, [(c.heading, c.text) for p in pending for c in p.chunks])
         vectors: np.ndarray | list[np.ndarray | None] | None
+        window_vectors: list[np.ndarray] | list[np.ndarray | None] | None = None
         if self.embed_inline:
             inputs = [c.embed_input for p in pending for c in p.chunks]
-            vectors, embedder = self._embed(embedder, hashes, inputs, report, urgent)
+            vectors, window_vectors, embedder = self._embed(embedder, hashes, inputs, report, urgent, windows)
         else:
             vectors = self._cached(embedder, hashes, report) if embedder is not None and hashes else None
+            if vectors is not None and embedder is not None and windows is not None:
+                # a chunk is stored with its vector only once its windows have theirs too: embed_group does both
+                window_vectors = cached_windows(self.store, embedder, windows)
+                vectors = [v if w is not None else None for v, w in zip(vectors, window_vectors, strict=True)]
         offset = 0
         for item in pending:
             count = len(item.chunks)
             part = vectors[offset : offset + count] if vectors is not None else None
+            window_part = window_vectors[offset : offset + count] if window_vectors is not None else None
             offset += count
             if item.file.source == "memory" and changed_since_read(item):
                 # written to while we embedded: the newer text is indexed by the sync its change causes
@@ -336,6 +349,7 @@ class Syncer:
                     size=item.size,
                     chunks=[stored(chunk) for chunk in item.chunks],
                     vectors=part,
+                    windows=window_part,
                     model=embedder.model if embedder else "",
                     cursor=item.cursor,
                     append=item.append,
@@ -366,7 +380,9 @@ class Syncer:
         if not rows:
             return 0
         hashes = [r.hash for r in rows]
-        vectors, active = self._embed(embedder, hashes, [embed_input(r.context, r.text) for r in rows], report)
+        inputs = [embed_input(r.context, r.text) for r in rows]
+        windows = window_plan(self.agent, [(r.heading, r.text) for r in rows])
+        vectors, window_vectors, active = self._embed(embedder, hashes, inputs, report, windows=windows)
         if vectors is None or active is None:
             return 0
-        return self.store.set_vectors([r.id for r in rows], hashes, vectors, active.model)
+        return self.store.set_vectors([r.id for r in rows], hashes, vectors, active.model, window_vectors)

@@ -24,7 +24,8 @@ NOISE_MARGIN = 1.0
 @dataclass
 class Candidate:
     chunk_id: int
-    vector_score: float | None = None  # cosine similarity, when the chunk has a vector
+    vector_score: float | None = None  # similarity to the query, when the chunk has a vector (with its windows')
+    chunk_score: float | None = None  # the chunk's own cosine, where its windows changed vector_score
     text_score: float | None = None  # BM25 scaled to (0, 1] by the query's best hit
     vector_rank: int | None = None  # 1-based rank among vector candidates
     text_rank: int | None = None  # 1-based rank among keyword candidates
@@ -78,7 +79,9 @@ def vector_margin(scan: VectorScan | None, candidates: list[Candidate]) -> float
     cosine distribution; None where there is no distribution to measure."""
     if scan is None or scan.count < 2 or scan.std <= 1e-9:
         return None
-    top = max((c.vector_score for c in candidates if c.vector_score is not None), default=scan.mean)
+    # the chunks' own cosines: the distribution it is measured against is theirs
+    own = (c.vector_score if c.chunk_score is None else c.chunk_score for c in candidates)
+    top = max((score for score in own if score is not None), default=scan.mean)
     return (top - scan.mean) / scan.std - noise_ceiling(scan.count)
 
 

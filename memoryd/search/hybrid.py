@@ -25,6 +25,7 @@ from memoryd.search.ranking import Explained, access_factor, decay_factor, impor
 from memoryd.search.regions import Region, group_regions
 from memoryd.search.snippets import best_snippet, word_weights
 from memoryd.search.vector import VectorIndex, VectorScan
+from memoryd.search.windows import blend_windows
 from memoryd.sources.analyzer import analyze, query_terms, snippet_words
 
 MAX_QUERY_CHARS = 8192
@@ -252,6 +253,8 @@ class SearchEngine:
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
             for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
                 candidates[chunk_id].vector_score = similarity
+            if self.settings.window_weight > 0:
+                blend_windows(self.store, query_vector, candidates, self.settings.window_weight)
         evidence = keyword_evidence(self.store, terms, hits) if use_text else None
         return Gathered(
             list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored, evidence

@@ -2,12 +2,13 @@
 reading, on the primary or a streaming replica. Keyword ranking is BM25 over memoryd's analyzer terms
 (`terms.py`), vectors go through pgvector's HNSW index."""
 
+import psycopg
 import structlog
 from psycopg import sql
 
 from memoryd.index.postgres.cache import Cache
 from memoryd.index.postgres.connections import NotGranted, NotWriter, redact_url
-from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK
+from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK, upgrade
 
 log = structlog.get_logger("memoryd.postgres")
 
@@ -27,6 +28,11 @@ class Store(Cache):
         if not super().try_lead():
             return False
         if not was:
+            try:
+                with self.writing() as cur:
+                    cur.execute(upgrade(self.schema))
+            except psycopg.errors.InsufficientPrivilege as exc:  # a writer that does not own the tables
+                log.warning("cannot upgrade the namespace's tables", namespace=self.namespace, error=str(exc))
             dropped = self.drop_leftovers()
             if dropped:
                 log.warning("dropped what interrupted reindexes left", namespace=self.namespace, schemas=dropped)

@@ -20,9 +20,11 @@ from memoryd.index.rows import (
     StoreChange,
     Unembedded,
     Vectors,
+    WindowVectors,
     attached_change,
     file_change,
     vector_dims,
+    window_blob,
 )
 
 FILE_COLUMNS = "id, path, abs_path, source, hash, mtime_ns, size"
@@ -145,6 +147,7 @@ class Files(State):
         model: str,
         cursor: tuple[int, int, int] | None = None,
         append: bool = False,
+        windows: WindowVectors | None = None,
     ) -> list[int]:
         """Swap a file's chunks for new ones (or, with append, add to them) in one transaction; returns the new ids."""
         dims = vector_dims(chunks, vectors)
@@ -181,7 +184,7 @@ class Files(State):
                     sql.SQL("SELECT coalesce(max(seq) + 1, 0) FROM {}.chunks WHERE file_id = %s").format(s), (file_id,)
                 )
                 first_seq = cur.fetchone()[0]  # type: ignore[index]
-            added = self._insert_chunks(cur, file_id, first_seq, source, chunks, vectors, model)
+            added = self._insert_chunks(cur, file_id, first_seq, source, chunks, vectors, model, windows)
             if cursor is not None:
                 cur.execute(
                     sql.SQL(
@@ -203,6 +206,7 @@ class Files(State):
         chunks: Sequence[NewChunk],
         vectors: Vectors | None,
         model: str,
+        windows: WindowVectors | None = None,
     ) -> list[int]:
         if not chunks:
             return []
@@ -212,6 +216,7 @@ class Files(State):
         embedded = 0
         for offset, chunk in enumerate(chunks):
             vector = vectors[offset] if vectors is not None else None
+            chunk_windows = windows[offset] if windows is not None and vector is not None else None
             encoded = encode(chunk.terms)
             terms.update(document_terms(chunk.terms))
             tokens += encoded.length
@@ -235,6 +240,7 @@ class Files(State):
                     encoded.length,
                     Jsonb(encoded.counts),
                     encoded.tsvector,
+                    window_blob(chunk_windows) if chunk_windows is not None else None,
                     vector_text(vector) if vector is not None else None,
                 )
             )
@@ -242,8 +248,8 @@ class Files(State):
         vector_value = ", %s::vector" if self.dims else ""
         statement = sql.SQL(
             "INSERT INTO {}.chunks(file_id, seq, start_line, end_line, heading, context, text, hash, model, source,"
-            f" ts, kind, importance, source_lines, doc_len, tf, tsv{vector_part}) VALUES"
-            f" (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector{vector_value})"
+            f" ts, kind, importance, source_lines, doc_len, tf, tsv, windows{vector_part}) VALUES"
+            f" (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s{vector_value})"
             " RETURNING id"
         ).format(self._s)
         cur.executemany(statement, rows if self.dims else [r[:-1] for r in rows], returning=True)
@@ -274,19 +280,33 @@ class Files(State):
         return tuple(row) if row else None  # type: ignore[return-value]
 
     # -- vectors added later --------------------------------------------------------------------------
-    def set_vectors(self, chunk_ids: Sequence[int], hashes: Sequence[str], vectors: np.ndarray, model: str) -> int:
-        """Attach vectors to chunks stored without one, if their text is still the hashed one."""
+    def set_vectors(
+        self,
+        chunk_ids: Sequence[int],
+        hashes: Sequence[str],
+        vectors: np.ndarray,
+        model: str,
+        windows: WindowVectors | None = None,
+    ) -> int:
+        """Attach vectors (and window vectors) to chunks stored without one, if their text is still the hashed one."""
         if not len(chunk_ids):
             return 0
         self.ensure_vectors(vectors.shape[1])
+        blobs = [window_blob(w) if w is not None else None for w in windows] if windows is not None else None
         with self.writing() as cur:
             cur.execute(
                 sql.SQL(
-                    "UPDATE {s}.chunks c SET embedding = v.e::vector, model = %s"
-                    " FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, hash, e)"
+                    "UPDATE {s}.chunks c SET embedding = v.e::vector, model = %s, windows = v.w"
+                    " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::bytea[]) AS v(id, hash, e, w)"
                     " WHERE c.id = v.id AND c.hash = v.hash AND c.model = '' RETURNING c.id"
                 ).format(s=self._s),
-                (model, list(map(int, chunk_ids)), list(hashes), [vector_text(v) for v in vectors]),
+                (
+                    model,
+                    list(map(int, chunk_ids)),
+                    list(hashes),
+                    [vector_text(v) for v in vectors],
+                    blobs or [None] * len(chunk_ids),
+                ),
             )
             live = [r[0] for r in cur.fetchall()]
             cur.execute(sql.SQL("UPDATE {}.totals SET embedded = embedded + %s").format(self._s), (len(live),))
@@ -297,9 +317,9 @@ class Files(State):
     def unembedded(self, limit: int = 1000) -> list[Unembedded]:
         with self.reading() as cur:
             cur.execute(
-                sql.SQL("SELECT id, hash, context, text FROM {}.chunks WHERE model = '' ORDER BY id LIMIT %s").format(
-                    self._s
-                ),
+                sql.SQL(
+                    "SELECT id, hash, context, text, heading FROM {}.chunks WHERE model = '' ORDER BY id LIMIT %s"
+                ).format(self._s),
                 (limit,),
             )
             return [Unembedded(*r) for r in cur]

@@ -61,7 +61,8 @@ CREATE TABLE {s}.chunks(
     source_lines text,
     doc_len integer NOT NULL,
     tf jsonb NOT NULL,
-    tsv tsvector NOT NULL
+    tsv tsvector NOT NULL,
+    windows bytea
 );
 CREATE INDEX ON {s}.chunks(file_id);
 CREATE INDEX ON {s}.chunks(id) WHERE model = '';
@@ -126,3 +127,9 @@ def grant_read(schema: str, roles: list[str]) -> list[sql.Composed]:
         out.append(sql.SQL("GRANT USAGE ON SCHEMA {s} TO {r}").format(s=s, r=r))
         out.append(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {s} TO {r}").format(s=s, r=r))
     return out
+
+
+def upgrade(schema: str) -> sql.Composed:
+    """What a namespace made by an older memoryd lacks, added in place (its writer runs it on taking the lead):
+    the chunks' window vectors (filled by the reindex their new chunking signature asks for)."""
+    return sql.SQL("ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS windows bytea").format(s=sql.Identifier(schema))

@@ -7,11 +7,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from memoryd.index.postgres.files import Files, sent_vector, vector_text
 from memoryd.index.postgres.terms import idf, match_query, phrase_query, phrase_tokens, score_sql
-from memoryd.index.rows import ChunkFilter, ChunkRow, Match, Phrase, is_glob, path_spellings
+from memoryd.index.rows import ChunkFilter, ChunkRow, Match, Phrase, is_glob, path_spellings, window_matrix
 from memoryd.protocol.schema import SOURCES
 
 RANKING_THREADS = 2  # a search sends at most three keyword queries; the first runs on the caller's thread
@@ -220,6 +221,22 @@ class Search(Files):
                 (list(map(int, ids)),),
             )
             return {r[0]: sent_vector(r[1]) for r in cur}
+
+    def window_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The window vectors of chosen chunks (windows x dims), for those stored with them."""
+        if not self.dims or not len(ids):
+            return {}
+        try:
+            with self.reading(replica=True) as cur:
+                cur.execute(
+                    sql.SQL("SELECT id, windows FROM {}.chunks WHERE id = ANY(%s) AND windows IS NOT NULL").format(
+                        self._s
+                    ),
+                    (list(map(int, ids)),),
+                )
+                return {r[0]: window_matrix(bytes(r[1]), self.dims) for r in cur}
+        except psycopg.errors.UndefinedColumn:  # made by an older memoryd, not yet upgraded by its writer
+            return {}
 
     def nearest(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the nearest chunks: through the HNSW index, or by an exact scan of `allowed`."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-from memoryd.index.rows import FileRow, NewChunk, StoreChange, Vectors, file_change, vector_dims
+from memoryd.index.rows import FileRow, NewChunk, StoreChange, Vectors, WindowVectors, file_change, vector_dims
 from memoryd.index.schema import FTS_INSERT
 from memoryd.index.sqlite.vectors import Vectors as VectorRows
 
@@ -36,6 +36,7 @@ class Files(VectorRows):
         if self.vector_backend == "sqlite-vec" and self.vec_table_available:
             self.conn.executemany("DELETE FROM chunks_vec WHERE rowid = ?", params)
         self.conn.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", params)
+        self.conn.executemany("DELETE FROM chunk_windows WHERE chunk_id = ?", params)
         self.conn.executemany("DELETE FROM chunks WHERE id = ?", params)
 
     def _chunk_ids_of(self, file_id: int) -> list[int]:
@@ -74,12 +75,13 @@ class Files(VectorRows):
         model: str,
         cursor: tuple[int, int, int] | None = None,
         append: bool = False,
+        windows: WindowVectors | None = None,
     ) -> list[int]:
         """Swap a file's chunks for new ones (or, with append, add to them) in one transaction; returns the new ids.
 
         `vectors` holds one vector per chunk, or None for a chunk stored without one (embedded later): a chunk is
-        keyword-searchable from this call on, whatever the embedder's pace. `cursor` is (inode, byte offset,
-        lines read) for files read incrementally (transcripts)."""
+        keyword-searchable from this call on, whatever the embedder's pace; `windows` each chunk's window vectors.
+        `cursor` is (inode, byte offset, lines read) for files read incrementally (transcripts)."""
         dims = vector_dims(chunks, vectors)
         if dims:
             self.ensure_vectors(dims)
@@ -107,7 +109,7 @@ class Files(VectorRows):
                     first_seq = self.conn.execute(
                         "SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE file_id = ?", (file_id,)
                     ).fetchone()[0]
-                added = self._insert_chunks(file_id, first_seq, source, chunks, vectors, model)
+                added = self._insert_chunks(file_id, first_seq, source, chunks, vectors, model, windows)
                 if cursor is not None:
                     self.conn.execute(
                         "INSERT OR REPLACE INTO cursors(file_id, inode, offset, lines) VALUES (?, ?, ?, ?)",
@@ -124,6 +126,7 @@ class Files(VectorRows):
         chunks: Sequence[NewChunk],
         vectors: Vectors | None,
         model: str,
+        windows: WindowVectors | None = None,
     ) -> list[int]:
         added: list[int] = []
         for offset, chunk in enumerate(chunks):
@@ -154,6 +157,7 @@ class Files(VectorRows):
                 self.conn.execute(FTS_INSERT, (chunk_id, *chunk.terms))
             if vector is not None:
                 self._insert_vector(chunk_id, vector)
+                self._insert_windows(chunk_id, windows[offset] if windows is not None else None)
         return added
 
     def cursor(self, path: str) -> tuple[int, int, int] | None:

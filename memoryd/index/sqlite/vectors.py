@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from memoryd.index.rows import Unembedded, attached_change
+from memoryd.index.rows import Unembedded, WindowVectors, attached_change, window_blob, window_matrix
 from memoryd.index.schema import vec_ddl
 from memoryd.index.sqlite.base import Connections
 
@@ -52,22 +52,37 @@ class Vectors(Connections):
         table, key, column = self._vector_table()
         self.conn.execute(f"INSERT INTO {table}({key}, {column}) VALUES (?, ?)", (chunk_id, _vector_blob(vector)))
 
-    def set_vectors(self, chunk_ids: Sequence[int], hashes: Sequence[str], vectors: np.ndarray, model: str) -> int:
-        """Attach vectors to chunks stored without one; a chunk that was replaced meanwhile (its id gone, or
-        reused for other text) is left alone. Returns how many were attached."""
+    def _insert_windows(self, chunk_id: int, windows: np.ndarray | None) -> None:
+        if windows is not None:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO chunk_windows(chunk_id, vectors) VALUES (?, ?)",
+                (chunk_id, window_blob(windows)),
+            )
+
+    def set_vectors(
+        self,
+        chunk_ids: Sequence[int],
+        hashes: Sequence[str],
+        vectors: np.ndarray,
+        model: str,
+        windows: WindowVectors | None = None,
+    ) -> int:
+        """Attach vectors (and window vectors) to chunks stored without one; a chunk that was replaced meanwhile
+        (its id gone, or reused for other text) is left alone. Returns how many were attached."""
         if not chunk_ids:
             return 0
         self.ensure_vectors(vectors.shape[1])
         live: list[int] = []
         with self._write_lock:
             with self.conn:
-                for chunk_id, digest, vector in zip(chunk_ids, hashes, vectors, strict=True):
+                for offset, (chunk_id, digest, vector) in enumerate(zip(chunk_ids, hashes, vectors, strict=True)):
                     exists = self.conn.execute(
                         "SELECT 1 FROM chunks WHERE id = ? AND hash = ? AND model = ''", (chunk_id, digest)
                     )
                     if exists.fetchone() is None:
                         continue
                     self._insert_vector(chunk_id, vector)
+                    self._insert_windows(chunk_id, windows[offset] if windows is not None else None)
                     self.conn.execute("UPDATE chunks SET model = ? WHERE id = ?", (model, chunk_id))
                     live.append(chunk_id)
             if live:
@@ -77,7 +92,7 @@ class Vectors(Connections):
     def unembedded(self, limit: int = 1000) -> list[Unembedded]:
         """Chunks without a vector, oldest first."""
         rows = self.reader.execute(
-            "SELECT id, hash, context, text FROM chunks WHERE model = '' ORDER BY id LIMIT ?", (limit,)
+            "SELECT id, hash, context, text, heading FROM chunks WHERE model = '' ORDER BY id LIMIT ?", (limit,)
         )
         return [Unembedded(*r) for r in rows]
 
@@ -132,4 +147,20 @@ class Vectors(Connections):
                 f"SELECT {key}, {column} FROM {table} WHERE {key} IN ({marks})", part
             ):
                 out[chunk_id] = np.frombuffer(blob, dtype=np.float32, count=dims)
+        return out
+
+    def window_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The window vectors of chosen chunks (windows x dims), for those stored with them."""
+        dims = self.dims
+        if not dims or not ids:
+            return {}
+        out: dict[int, np.ndarray] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for chunk_id, blob in self.reader.execute(
+                f"SELECT chunk_id, vectors FROM chunk_windows WHERE chunk_id IN ({marks})", part
+            ):
+                out[chunk_id] = window_matrix(blob, dims)
         return out

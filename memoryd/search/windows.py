@@ -1,0 +1,29 @@
+"""Vector candidates scored by their windows too: a question often matches one sentence of a chunk, which the
+chunk's one vector blurs (memoryd.sources.windows; docs/design.md, "Vectors for parts of a chunk")."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memoryd.index.interface import MemoryStore
+from memoryd.search.fusion import Candidate
+
+
+def blend_windows(
+    store: MemoryStore, query_vector: np.ndarray, candidates: dict[int, Candidate], weight: float
+) -> None:
+    """Each vector candidate's similarity from its own cosine and its best window's (`weight` of it), and the
+    vector ranks by that. A chunk that is one window, or whose windows have no vectors yet, keeps its own cosine;
+    `chunk_score` keeps the chunk's own where it changed (fusion's confidence is measured on those)."""
+    own = {cid: c.vector_score for cid, c in candidates.items() if c.vector_score is not None}
+    for chunk_id, matrix in store.window_vectors(list(own)).items():
+        if not len(matrix) or matrix.shape[1] != query_vector.shape[0]:
+            continue
+        best = float((matrix @ query_vector).max())
+        cand = candidates[chunk_id]
+        cand.chunk_score = own[chunk_id]
+        cand.vector_score = (1 - weight) * own[chunk_id] + weight * best
+    ranked = [c for c in candidates.values() if c.vector_rank is not None]
+    ranked.sort(key=lambda c: -(c.vector_score or 0.0))
+    for rank, cand in enumerate(ranked, 1):
+        cand.vector_rank = rank
