@@ -28,6 +28,8 @@ from memoryd.search.fusion import Candidate, adaptive_fusion, fuse
 from memoryd.search.vector import VectorScan
 
 POOL = 200  # what a 50-result search gathers (max_results x candidate_multiplier)
+# in the cached files' names: what a candidate records changed (v2: the chunk's own cosine beside its blend)
+GATHERED = "xl-gathered-v2"
 NO_FILTER = Filters.parse(None, None, None, None, None)
 # (candidates, vector scan, keyword evidence, share of the query's terms that some chunk holds)
 Rule = Callable[[list[Candidate], VectorScan | None, float | None, float], None]
@@ -36,7 +38,9 @@ Rule = Callable[[list[Candidate], VectorScan | None, float | None, float], None]
 def _record(memory: AgentMemory, text: str) -> tuple[list[tuple], tuple | None, float | None, float]:
     got = memory.engine.gather(text, "hybrid", POOL, NO_FILTER)
     scan = got.vector_scan
-    rows = [(c.chunk_id, c.text_score, c.vector_score, c.text_rank, c.vector_rank) for c in got.candidates]
+    rows = [
+        (c.chunk_id, c.text_score, c.vector_score, c.text_rank, c.vector_rank, c.chunk_score) for c in got.candidates
+    ]
     return rows, (scan.mean, scan.std, scan.count) if scan else None, got.evidence, known_share(memory, text)
 
 
@@ -48,6 +52,14 @@ def known_share(memory: AgentMemory, text: str) -> float:
     frequencies = memory.store.document_frequencies(t for term in terms for t in term.phrase)
     known = [all(frequencies.get(t, 0) > 0 for t in term.phrase) for term in terms]
     return sum(known) / len(known) if known else 1.0
+
+
+def _current(memory: AgentMemory) -> None:
+    """The index as the daemon would serve it: rebuilt when its chunking (or model) changed, else synced."""
+    if memory.needs_reindex():
+        memory.reindex()
+    else:
+        memory.sync()
 
 
 def _cached(path: Path, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -66,7 +78,7 @@ def gather_pair(question: str, notes: str, work: Path) -> dict[str, Any]:
         memory, mapping = open_memory(dataset, "local", work, model_path(default_data_dir(), DEFAULT_LOCAL_MODEL))
         order = {doc: f"p{i}" for i, doc in enumerate(dataset.docs)}
         with memory:
-            memory.sync()
+            _current(memory)
             gathered = {qid: _record(memory, text) for qid, text in queries.items()}
             ids = {row[0] for rows, *_ in gathered.values() for row in rows}
             paths = {cid: row.path for cid, row in memory.store.chunks_by_ids(list(ids)).items()}
@@ -78,7 +90,7 @@ def gather_pair(question: str, notes: str, work: Path) -> dict[str, Any]:
             "qrels": qrels,
         }
 
-    return _cached(work / f"xquad-{notes}" / f"xl-gathered-{question}.pickle", make)
+    return _cached(work / f"xquad-{notes}" / f"{GATHERED}-{question}.pickle", make)
 
 
 def gather_beir(name: str, work: Path) -> dict[str, Any]:
@@ -86,13 +98,13 @@ def gather_beir(name: str, work: Path) -> dict[str, Any]:
         dataset = load(name)
         memory, mapping = open_memory(dataset, "local", work, model_path(default_data_dir(), DEFAULT_LOCAL_MODEL))
         with memory:
-            memory.sync()
+            _current(memory)
             gathered = {qid: _record(memory, text) for qid, text in dataset.queries.items()}
             ids = {row[0] for rows, *_ in gathered.values() for row in rows}
             paths = {cid: row.path for cid, row in memory.store.chunks_by_ids(list(ids)).items()}
         return {"queries": gathered, "paths": paths, "mapping": mapping, "qrels": dataset.qrels}
 
-    return _cached(work / name / "xl-gathered.pickle", make)
+    return _cached(work / name / f"{GATHERED}.pickle", make)
 
 
 def gather_locomo(work: Path) -> dict[str, Any]:
@@ -112,7 +124,7 @@ def gather_locomo(work: Path) -> dict[str, Any]:
                 query=QueryConfig(min_score=-1.0),
             )
             with AgentMemory(agent) as memory:
-                memory.sync()
+                _current(memory)
                 for i, (question, evidence) in enumerate(conv.questions):
                     qid = f"{conv.id}/{i}"
                     queries[qid] = _record(memory, question)
@@ -121,13 +133,16 @@ def gather_locomo(work: Path) -> dict[str, Any]:
                     judges[qid] = (conv.turn_at, evidence)
         return {"queries": queries, "chunks": chunks, "judges": judges}
 
-    return _cached(work / "locomo" / "xl-gathered.pickle", make)
+    return _cached(work / "locomo" / f"{GATHERED}.pickle", make)
 
 
 def _ranked(
     rows: list[tuple], stats: tuple | None, evidence: float | None, known: float, rule: Rule
 ) -> list[Candidate]:
-    cands = [Candidate(cid, vector_score=v, text_score=t, vector_rank=vr, text_rank=tr) for cid, t, v, tr, vr in rows]
+    cands = [
+        Candidate(cid, vector_score=v, text_score=t, vector_rank=vr, text_rank=tr, chunk_score=own)
+        for cid, t, v, tr, vr, own in rows
+    ]
     rule(cands, VectorScan([], *stats) if stats else None, evidence, known)
     cands.sort(key=lambda c: (-c.score, c.chunk_id))
     return cands

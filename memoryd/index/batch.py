@@ -28,6 +28,7 @@ class SyncReport:
     chunks_added: int = 0
     chunks_removed: int = 0
     embedded: int = 0  # vectors computed by the provider
+    windows_embedded: int = 0  # window texts the embedder was asked for (memoryd.sources.windows)
     cache_hits: int = 0
     bytes_read: int = 0
     seconds: float = 0.0

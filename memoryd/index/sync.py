@@ -297,21 +297,23 @@ class Syncer:
         urgent: bool = False,
         windows: list[list[str]] | None = None,
     ) -> tuple[np.ndarray | None, list[np.ndarray] | None, Embedder | None]:
-        """The chunks' vectors and each chunk's window vectors (with `windows`), embedded in one batch."""
+        """The chunks' vectors and, with `windows`, each chunk's window vectors."""
         if embedder is None or not hashes:
             return None, None, embedder
         flat = [w for chunk_windows in windows or () for w in chunk_windows]
-        keys = hashes + [window_hash(w) for w in flat]
+        keys = [window_hash(w) for w in flat]
         try:
-            vectors, computed = embed_with_cache(embedder, self.store, keys, inputs + flat, urgent=urgent)
+            vectors, computed = embed_with_cache(embedder, self.store, hashes, inputs, urgent=urgent)
+            window_vectors, windows_computed = embed_with_cache(embedder, self.store, keys, flat, urgent=urgent)
         except EmbeddingError as exc:
             report.embedding_error = str(exc)
             return None, None, None
         report.embedded += computed
-        report.cache_hits += len(set(keys)) - computed
+        report.windows_embedded += windows_computed
+        report.cache_hits += len(set(hashes)) - computed
         if self.store.get_meta("embedding") is None:
             self.store.set_meta("embedding", embedding_signature(embedder))
-        return vectors[: len(hashes)], split_windows(vectors[len(hashes) :], windows), embedder
+        return vectors, split_windows(window_vectors, windows), embedder
 
     def _write(
         self, pending: list[Pending], embedder: Embedder | None, report: SyncReport, urgent: bool = False

@@ -59,7 +59,12 @@ class EmbeddingLane:
                 report = self.memory.embed_pending(lambda: not (self._stopping() or self._paused()))
                 self.error = report.embedding_error
                 if report.embedded:
-                    self._log.info("embedded", chunks=report.embedded, seconds=round(report.seconds, 2))
+                    self._log.info(
+                        "embedded",
+                        chunks=report.embedded,
+                        windows=report.windows_embedded,
+                        seconds=round(report.seconds, 2),
+                    )
             except STOPPED:
                 pass
             except Exception as exc:  # the lane must outlive any failure; status reports it, the next request retries

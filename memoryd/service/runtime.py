@@ -182,6 +182,7 @@ class AgentRuntime:
                     indexed=report.files_indexed,
                     deleted=report.files_deleted,
                     embedded=report.embedded,
+                    windows_embedded=report.windows_embedded,
                     seconds=round(report.seconds, 3),
                 )
             if report.embedding_error:
@@ -308,6 +309,7 @@ class AgentRuntime:
                 agent=self.agent.id,
                 files=report.files_seen,
                 embedded=report.embedded,
+                windows_embedded=report.windows_embedded,
                 cached=report.cache_hits,
                 seconds=round(report.seconds, 2),
             )
