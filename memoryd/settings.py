@@ -70,8 +70,8 @@ class QueryConfig:
     # adaptive: keyword evidence (the best hit's BM25 over the query's) below which the vector side takes the
     # keyword side's weight (as far as it is confident), and the span over which it hands it back; span 0: off
     # (python -m bench.crosslingual_study: every set and language pair, docs/design.md)
-    evidence_floor: NonNegative = 0.3
-    evidence_span: NonNegative = 0.4
+    evidence_floor: NonNegative = 0.4
+    evidence_span: NonNegative = 0.6
     snippet_chars: Annotated[int, Field(ge=40, le=100_000)] = 700
     decay: bool = False  # off by default: measured neutral on SciFact, and old notes can be what you need
     half_life_days: Positive = 30.0

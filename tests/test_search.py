@@ -509,7 +509,7 @@ def test_adaptive_fusion_moves_unearned_keyword_weight_to_a_confident_vector_sid
         return [c.chunk_id for c in sorted(cands, key=lambda c: -c.score)][:2]
 
     # a vector side about a third sure (confidence 0.29) already outranks a stray keyword match (the weight moves
-    # by the square root of the confidence: in proportion to it, the stray match kept the lead), not a held one
+    # by a root of the confidence, TAKEOVER_POWER: in proportion to it, the stray match kept the lead), not a held one
     assert close_call(evidence=0.05) == [2, 1]
     assert close_call(evidence=1.0) == [1, 2]
 
