@@ -114,6 +114,30 @@ def test_postgres_ranks_as_sqlite(cluster: Cluster, tmp_path: Path) -> None:
         assert "hunter2" not in repr(status) and "hunter2" not in repr(shared.agent.postgres and shared.store.path)
 
 
+def test_a_namespace_from_an_older_memoryd_gains_window_vectors(cluster: Cluster, tmp_path: Path) -> None:
+    """A namespace made before window vectors is read as it is (no windows), and its writer adds the column on
+    taking the lead; the reindex its new chunking signature asks for then fills it."""
+    workspace = _notes(tmp_path / "ws")
+    with _memory(workspace, tmp_path / "old", PostgresStore(cluster.url(), "older")) as memory:
+        memory.sync()
+    cluster.sql('ALTER TABLE "memoryd_older".chunks DROP COLUMN windows')
+    from memoryd.index.postgres import Store
+
+    reader = Store(cluster.url(), "older")  # not the writer: it reads the namespace as it finds it
+    try:
+        assert reader.window_vectors(sorted(reader.chunk_ids(_everything()))) == {}
+    finally:
+        reader.close()
+    with _memory(workspace, tmp_path / "new", PostgresStore(cluster.url(), "older")) as memory:
+        assert memory.role == "writer"
+        ids = sorted(memory.store.chunk_ids(_everything()))
+        assert memory.store.window_vectors(ids) == {}  # the column is back, empty until the chunks are rewritten
+        assert memory.search("redis cache", mode="hybrid").results  # searches meanwhile
+        memory.reindex()
+        ids = sorted(memory.store.chunk_ids(_everything()))
+        assert len(memory.store.window_vectors(ids)) == len(ids)
+
+
 def test_hnsw_finds_the_exact_top_ten(cluster: Cluster, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     for i in range(300):

@@ -28,15 +28,28 @@ class Store(Cache):
         if not super().try_lead():
             return False
         if not was:
-            try:
-                with self.writing() as cur:
-                    cur.execute(upgrade(self.schema))
-            except psycopg.errors.InsufficientPrivilege as exc:  # a writer that does not own the tables
-                log.warning("cannot upgrade the namespace's tables", namespace=self.namespace, error=str(exc))
+            self._upgrade()
             dropped = self.drop_leftovers()
             if dropped:
                 log.warning("dropped what interrupted reindexes left", namespace=self.namespace, schemas=dropped)
         return True
+
+    def _upgrade(self) -> None:
+        """Add what a namespace made by an older memoryd lacks; checked first, as ALTER TABLE would take the
+        table's exclusive lock (and hold up other daemons' searches) even when there is nothing to add."""
+        with self.reading() as cur:
+            cur.execute(
+                "SELECT 1 FROM information_schema.columns"
+                " WHERE table_schema = %s AND table_name = 'chunks' AND column_name = 'windows'",
+                (self.schema,),
+            )
+            if cur.fetchone() is not None:
+                return
+        try:
+            with self.writing() as cur:
+                cur.execute(upgrade(self.schema))
+        except psycopg.errors.InsufficientPrivilege as exc:  # a writer that does not own the tables
+            log.warning("cannot upgrade the namespace's tables", namespace=self.namespace, error=str(exc))
 
     def leftovers(self) -> list[str]:
         """Staging and retired schemas of this namespace."""
