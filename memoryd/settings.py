@@ -49,8 +49,8 @@ class ChunkingConfig:
     __pydantic_config__ = STRICT
     tokens: Annotated[int, Field(ge=16, le=8192)] = 400
     overlap: Annotated[int, Field(ge=0)] = 80
-    # a vector for each window of a few sentences beside the chunk's own (search scores by both): about one more
-    # embedding pass at index time (docs/design.md, "Vectors for parts of a chunk")
+    # a vector for each window of a few sentences beside the chunk's own (search scores by both): a first index
+    # takes about 2.6 times as long (docs/design.md, "Vectors for parts of a chunk")
     windows: bool = True
 
 

@@ -28,7 +28,7 @@ from memoryd.index.batch import (
 from memoryd.index.interface import MemoryStore
 from memoryd.index.windows import cached_windows, split_windows, window_plan
 from memoryd.sources.discovery import SourceFile, discover, display_path, escape_path, real_workspace, source_for
-from memoryd.sources.markdown import Chunk, chunk_markdown, embed_input
+from memoryd.sources.markdown import Chunk, chunk_markdown, embed_input, sha256
 from memoryd.sources.metadata import annotate
 from memoryd.sources.redact import Redactor
 from memoryd.sources.transcripts import (
@@ -39,7 +39,6 @@ from memoryd.sources.transcripts import (
     transcript_for,
     turns_of,
 )
-from memoryd.sources.windows import window_hash
 
 EMBED_GROUP = 32  # chunks embedded, then written, together: small enough that work stops and yields promptly
 URGENT_CHUNKS = 16  # a write waits for at most this many new chunks to be embedded; more are embedded later
@@ -301,7 +300,7 @@ class Syncer:
         if embedder is None or not hashes:
             return None, None, embedder
         flat = [w for chunk_windows in windows or () for w in chunk_windows]
-        keys = [window_hash(w) for w in flat]
+        keys = [sha256(w) for w in flat]
         try:
             vectors, computed = embed_with_cache(embedder, self.store, hashes, inputs, urgent=urgent)
             window_vectors, windows_computed = embed_with_cache(embedder, self.store, keys, flat, urgent=urgent)

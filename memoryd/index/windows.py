@@ -10,7 +10,8 @@ import numpy as np
 from memoryd.config import AgentConfig
 from memoryd.embeddings.base import Embedder
 from memoryd.index.interface import MemoryStore
-from memoryd.sources.windows import window_hash, window_inputs
+from memoryd.sources.markdown import sha256
+from memoryd.sources.windows import window_inputs
 
 
 def window_plan(agent: AgentConfig, chunks: Iterable[tuple[str, str]]) -> list[list[str]] | None:
@@ -34,7 +35,7 @@ def split_windows(vectors: np.ndarray, windows: list[list[str]] | None) -> list[
 def cached_windows(store: MemoryStore, embedder: Embedder, windows: list[list[str]]) -> list[np.ndarray | None]:
     """Each chunk's window vectors where the embedding cache holds them all, else None (no rows for a chunk that
     is one window)."""
-    keys = [[window_hash(w) for w in chunk_windows] for chunk_windows in windows]
+    keys = [[sha256(w) for w in chunk_windows] for chunk_windows in windows]
     found = store.cache_get(embedder.provider, embedder.model, embedder.key_fingerprint, [k for ks in keys for k in ks])
     out: list[np.ndarray | None] = []
     for ks in keys:

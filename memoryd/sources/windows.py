@@ -4,20 +4,15 @@ chunk blurs the sentence a question is about; search scores a chunk by its own v
 
 from __future__ import annotations
 
-from memoryd.sources.markdown import chunk_markdown, embed_input, sha256
+from memoryd.sources.markdown import chunk_markdown, embed_input
 
 WINDOW_TOKENS = 64  # python -m bench.window_study: 64 against 400-token chunks
 
 
 def window_inputs(heading: str, text: str) -> list[str]:
-    """What the embedder sees of each window of a chunk (its heading path, then the window's text); none for a
-    chunk that is a single window already, whose own vector says it all."""
+    """What the embedder sees of each window of a chunk (its heading path, then the window's text), cached by
+    its hash as a chunk's is; none for a chunk that is a single window already, whose own vector says it all."""
     parts = chunk_markdown(text, WINDOW_TOKENS, 0)
     if len(parts) < 2:
         return []
     return [embed_input("" if part.text.lstrip().startswith("#") else heading, part.text) for part in parts]
-
-
-def window_hash(window_input: str) -> str:
-    """The embedding cache's key of a window: the same as a chunk's, the hash of what the embedder sees."""
-    return sha256(window_input)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,6 +15,16 @@ from memoryd.index.rows import StoreChange
 from memoryd.index.schema import FTS_DDL, VOCAB_DDL, migrate
 
 ChangeListener = Callable[[StoreChange], None]
+IN_BATCH = 500  # keys one query's IN list takes
+
+
+def rows_in(
+    conn: apsw.Connection, select: str, keys: Sequence[object], params: Sequence[object] = ()
+) -> Iterator[tuple]:
+    """The rows of `select` ending in "<column> IN (keys)", IN_BATCH keys a query; `params` come before the keys."""
+    for start in range(0, len(keys), IN_BATCH):
+        part = list(keys[start : start + IN_BATCH])
+        yield from conn.execute(f"{select} IN ({','.join('?' * len(part))})", (*params, *part))
 
 
 def load_sqlite_vec(conn: apsw.Connection) -> str | None:

@@ -12,7 +12,7 @@ import apsw
 import numpy as np
 
 from memoryd.index.rows import CachedEmbedding
-from memoryd.index.sqlite.base import Connections
+from memoryd.index.sqlite.base import Connections, rows_in
 
 
 def _cache_blob(vector: np.ndarray) -> bytes:
@@ -23,16 +23,13 @@ def _cache_blob(vector: np.ndarray) -> bytes:
 def _cache_rows(
     conn: apsw.Connection, columns: str, provider: str, model: str, key_fp: str, hashes: Iterable[str]
 ) -> Iterator[tuple]:
-    """The embedding cache's rows (those `columns`) for these text hashes under one model, 500 keys a query."""
-    unique = list(dict.fromkeys(hashes))
-    for start in range(0, len(unique), 500):
-        part = unique[start : start + 500]
-        marks = ",".join("?" * len(part))
-        yield from conn.execute(
-            f"SELECT {columns} FROM embedding_cache WHERE provider = ? AND model = ? AND key_fp = ?"
-            f" AND hash IN ({marks})",
-            (provider, model, key_fp, *part),
-        )
+    """The embedding cache's rows (those `columns`) for these text hashes under one model."""
+    return rows_in(
+        conn,
+        f"SELECT {columns} FROM embedding_cache WHERE provider = ? AND model = ? AND key_fp = ? AND hash",
+        list(dict.fromkeys(hashes)),
+        (provider, model, key_fp),
+    )
 
 
 def _cached_vector(blob: bytes, dims: int) -> np.ndarray:

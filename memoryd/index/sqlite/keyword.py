@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from memoryd.index import topk
 from memoryd.index.rows import ChunkFilter, ChunkRow, Match, is_glob, path_spellings
-from memoryd.index.sqlite.base import Connections
+from memoryd.index.sqlite.base import Connections, rows_in
 from memoryd.protocol.schema import SOURCES
 
 MAX_REMEMBERED_FREQUENCIES = 100_000
@@ -50,20 +50,13 @@ class Keyword(Connections):
     """Chunks as search reads them, and BM25 over their keyword rows."""
 
     def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
-        out: dict[int, ChunkRow] = {}
-        ids = list(ids)
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self.reader.execute(
-                "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash, f.mtime_ns,"
-                f" c.ts, c.kind, c.importance, c.source_lines FROM chunks c JOIN files f ON f.id = c.file_id"
-                f" WHERE c.id IN ({marks})",
-                part,
-            )
-            for row in rows:
-                out[row[0]] = ChunkRow(*row)
-        return out
+        rows = rows_in(
+            self.reader,
+            "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash, f.mtime_ns,"
+            " c.ts, c.kind, c.importance, c.source_lines FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id",
+            list(ids),
+        )
+        return {row[0]: ChunkRow(*row) for row in rows}
 
     def chunk_ids(self, filters: ChunkFilter) -> set[int]:
         """Every chunk a filter lets through."""

@@ -8,7 +8,7 @@ import numpy as np
 
 from memoryd.index.rows import Unembedded, WindowVectors, attached_change, window_blob, window_matrix
 from memoryd.index.schema import vec_ddl
-from memoryd.index.sqlite.base import Connections
+from memoryd.index.sqlite.base import Connections, rows_in
 
 
 def _vector_blob(vector: np.ndarray) -> bytes:
@@ -140,13 +140,8 @@ class Vectors(Connections):
                 if row is not None:
                     out[chunk_id] = np.frombuffer(row[0], dtype=np.float32, count=dims)
             return out
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for chunk_id, blob in self.reader.execute(
-                f"SELECT {key}, {column} FROM {table} WHERE {key} IN ({marks})", part
-            ):
-                out[chunk_id] = np.frombuffer(blob, dtype=np.float32, count=dims)
+        for chunk_id, blob in rows_in(self.reader, f"SELECT {key}, {column} FROM {table} WHERE {key}", unique):
+            out[chunk_id] = np.frombuffer(blob, dtype=np.float32, count=dims)
         return out
 
     def window_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
@@ -154,13 +149,6 @@ class Vectors(Connections):
         dims = self.dims
         if not dims or not ids:
             return {}
-        out: dict[int, np.ndarray] = {}
         unique = list(dict.fromkeys(int(i) for i in ids))
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for chunk_id, blob in self.reader.execute(
-                f"SELECT chunk_id, vectors FROM chunk_windows WHERE chunk_id IN ({marks})", part
-            ):
-                out[chunk_id] = window_matrix(blob, dims)
-        return out
+        rows = rows_in(self.reader, "SELECT chunk_id, vectors FROM chunk_windows WHERE chunk_id", unique)
+        return {chunk_id: window_matrix(blob, dims) for chunk_id, blob in rows}
