@@ -114,13 +114,52 @@ def test_postgres_ranks_as_sqlite(cluster: Cluster, tmp_path: Path) -> None:
         assert "hunter2" not in repr(status) and "hunter2" not in repr(shared.agent.postgres and shared.store.path)
 
 
+def _layout(cluster: Cluster, namespace: str) -> tuple[str, str, list[str]]:
+    """The chunks table's storage of `tf` and `windows`, and its options."""
+    return cluster.sql(
+        "SELECT (SELECT attstorage FROM pg_attribute WHERE attrelid = c.oid AND attname = 'tf'),"
+        " (SELECT attstorage FROM pg_attribute WHERE attrelid = c.oid AND attname = 'windows'), c.reloptions"
+        " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = %s AND c.relname = 'chunks'",
+        (f"memoryd_{namespace}",),
+    )[0]
+
+
+def test_keyword_counts_are_stored_uncompressed(cluster: Cluster, tmp_path: Path) -> None:
+    """BM25 reads a row's counts once per query token: they stay uncompressed in rows well past the 2 kB at
+    which PostgreSQL would compress them."""
+    workspace = tmp_path / "ws"
+    words = " ".join(f"term{i} token_{i * 7}" for i in range(160))
+    write(workspace / "memory" / "long.md", f"# Long note\n\n{words}\n")
+    with _memory(workspace, tmp_path / "d", PostgresStore(cluster.url(), "layout")) as memory:
+        memory.sync()
+        assert memory.search("term42", mode="keyword").results
+    rows = cluster.sql(
+        "SELECT pg_column_size(tf) + pg_column_size(tsv) + pg_column_size(text) + pg_column_size(embedding),"
+        ' pg_column_compression(tf) FROM "memoryd_layout".chunks'
+    )
+    assert min(size for size, _ in rows) > 2048
+    assert [compression for _, compression in rows] == [None] * len(rows)
+    assert _layout(cluster, "layout") == ("m", "e", ["toast_tuple_target=8160"])
+
+
 def test_a_namespace_from_an_older_memoryd_gains_window_vectors(cluster: Cluster, tmp_path: Path) -> None:
-    """A namespace made before window vectors is read as it is (no windows), and its writer adds the column on
-    taking the lead; the reindex its new chunking signature asks for then fills it."""
+    """A namespace made before window vectors is read as it is (no windows), and its writer adds the column and
+    the rows' layout on taking the lead; the reindex its new chunking signature asks for then fills it."""
     workspace = _notes(tmp_path / "ws")
     with _memory(workspace, tmp_path / "old", PostgresStore(cluster.url(), "older")) as memory:
         memory.sync()
+        before = {query: _found(memory, query, "keyword") for query in QUERIES}
     cluster.sql('ALTER TABLE "memoryd_older".chunks DROP COLUMN windows')
+    cluster.sql('ALTER TABLE "memoryd_older".chunks RESET (toast_tuple_target), ALTER COLUMN tf SET STORAGE EXTENDED')
+    cluster.sql(  # counts as an older memoryd wrote them: an array of four a token
+        'UPDATE "memoryd_older".chunks SET tf = (SELECT jsonb_object_agg(key, jsonb_build_array('
+        " value::bigint & 65535, value::bigint >> 16 & 65535, value::bigint >> 32 & 65535, value::bigint >> 48))"
+        " FROM jsonb_each(tf))"
+    )
+    assert cluster.sql('SELECT DISTINCT jsonb_typeof(value) FROM "memoryd_older".chunks, jsonb_each(tf)') == [
+        ("array",)
+    ]
     from memoryd.index.postgres import Store
 
     reader = Store(cluster.url(), "older")  # not the writer: it reads the namespace as it finds it
@@ -132,6 +171,8 @@ def test_a_namespace_from_an_older_memoryd_gains_window_vectors(cluster: Cluster
         assert memory.role == "writer"
         ids = sorted(memory.store.chunk_ids(_everything()))
         assert memory.store.window_vectors(ids) == {}  # the column is back, empty until the chunks are rewritten
+        assert _layout(cluster, "older") == ("m", "e", ["toast_tuple_target=8160"])
+        assert {query: _found(memory, query, "keyword") for query in QUERIES} == before  # arrays read as written
         assert memory.search("redis cache", mode="hybrid").results  # searches meanwhile
         memory.reindex()
         ids = sorted(memory.store.chunk_ids(_everything()))

@@ -8,7 +8,7 @@ from psycopg import sql
 
 from memoryd.index.postgres.cache import Cache
 from memoryd.index.postgres.connections import NotGranted, NotWriter, redact_url
-from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK, upgrade
+from memoryd.index.postgres.schema import LAYOUT_TARGET, RETIRED_MARK, STAGING_MARK, UP_TO_DATE, upgrade
 
 log = structlog.get_logger("memoryd.postgres")
 
@@ -38,11 +38,7 @@ class Store(Cache):
         """Add what a namespace made by an older memoryd lacks; checked first, as ALTER TABLE would take the
         table's exclusive lock (and hold up other daemons' searches) even when there is nothing to add."""
         with self.reading() as cur:
-            cur.execute(
-                "SELECT 1 FROM information_schema.columns"
-                " WHERE table_schema = %s AND table_name = 'chunks' AND column_name = 'windows'",
-                (self.schema,),
-            )
+            cur.execute(UP_TO_DATE, (self.schema, LAYOUT_TARGET))
             if cur.fetchone() is not None:
                 return
         try:

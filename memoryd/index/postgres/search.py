@@ -163,7 +163,8 @@ class Search(Files):
             f"SELECT c.id, c.doc_len{''.join(', ' + i for i in scoring.inner)}"
             f" FROM {{s}}.chunks c{join} WHERE c.tsv @@ %s::tsquery AND {where} OFFSET 0"
         )
-        weighed = f"SELECT y.id, {', '.join(scoring.middle)} FROM ({matching}) y OFFSET 0"
+        decoded = f"SELECT x.id, x.doc_len{''.join(', ' + d for d in scoring.decoded)} FROM ({matching}) x OFFSET 0"
+        weighed = f"SELECT y.id, {', '.join(scoring.middle)} FROM ({decoded}) y OFFSET 0"
         statement = sql.SQL(
             f"SELECT z.id, {scoring.score} AS s FROM ({weighed}) z ORDER BY s DESC, z.id LIMIT %s"
         ).format(s=self._s)

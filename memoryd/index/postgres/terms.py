@@ -4,9 +4,13 @@ Sync hands every store the same four analysed columns (body, exact, heading, gra
 with its unicode61 tokenizer; `column_tokens` splits them the same way, so both stores see the same tokens. A
 chunk becomes a `tsvector` whose lexemes are those tokens (weight label A-D says the column; positions say the
 order, with a gap between columns so that no phrase spans two), found through a GIN index, and a `jsonb` map of
-each token's count per column, from which the SQL of `score_sql` ranks the matching chunks by FTS5's bm25() formula
-(k1 1.2, b 0.75, per-column weights, IDF clamped to 1e-6). `ts_rank` is never used: it is not BM25 and knows
-nothing of the per-column weights."""
+each token's counts in the four columns packed into one integer (16 bits a column, body lowest), from which the SQL
+of `score_sql` ranks the matching chunks by FTS5's bm25() formula (k1 1.2, b 0.75, per-column weights, IDF clamped
+to 1e-6). `ts_rank` is never used: it is not BM25 and knows nothing of the per-column weights.
+
+Packed, a chunk's map is a third of the size of one holding an array of four counts a token, small enough to stay
+uncompressed in the row (see schema.LAYOUT), and BM25 reads it once per query token. Rows an older memoryd wrote
+(arrays) are still read, until the reindex rewrites them."""
 
 from __future__ import annotations
 
@@ -26,6 +30,8 @@ B = 0.75
 MAX_POSITION = 16_383  # PostgreSQL's last tsvector position
 MAX_POSITIONS = 255  # positions kept per lexeme (PostgreSQL keeps 256)
 MAX_LEXEME_BYTES = 2_046
+COUNT_BITS = 16  # per column in a packed count; a chunk holds far fewer than 65,535 of one token
+MAX_COUNT = (1 << COUNT_BITS) - 1
 
 _TOKEN_CATEGORIES = ("L", "N", "M")  # unicode61 categories 'L* N* Co M*', with tokenchars '_'
 
@@ -57,8 +63,13 @@ class Encoded:
     """A chunk's keyword columns for PostgreSQL."""
 
     tsvector: str  # a tsvector literal
-    counts: dict[str, list[int]]  # token -> occurrences in body, exact, heading, grams
+    counts: dict[str, int]  # token -> occurrences in body, exact, heading, grams, packed (`pack`)
     length: int  # tokens in every column (FTS5's row size)
+
+
+def pack(per_column: Sequence[int]) -> int:
+    """A token's counts in the four columns as one integer, 16 bits each, body lowest."""
+    return sum(min(count, MAX_COUNT) << (COUNT_BITS * column) for column, count in enumerate(per_column))
 
 
 def _lexeme(token: str) -> str:
@@ -86,7 +97,7 @@ def encode(columns: Sequence[str]) -> Encoded:
         for token, held in positions.items()
         if len(token.encode()) <= MAX_LEXEME_BYTES
     )
-    return Encoded(body, counts, length)
+    return Encoded(body, {token: pack(per_column) for token, per_column in counts.items()}, length)
 
 
 def document_terms(columns: Sequence[str]) -> Counter[str]:
@@ -128,32 +139,42 @@ def idf(rows: int, hits: int) -> float:
 
 @dataclass(frozen=True)
 class Scoring:
-    """The SQL ranking matching chunks by FTS5's bm25() in three nested selects, so that no value is computed
-    twice: `inner` reads each token's counts from a chunk's `c.tf` (and whether each phrase of several tokens
-    occurs), `middle` turns them into each phrase's weighted frequency `f0, f1, ...` and the length norm `n`, and
-    `score` adds up the phrases' BM25 over those."""
+    """The SQL ranking matching chunks by FTS5's bm25() in four nested selects, so that no value is computed
+    twice: `inner` reads each token's entry in a chunk's `c.tf` (and whether each phrase of several tokens
+    occurs), `decoded` turns an entry into its packed counts `t0, t1, ...`, `middle` turns those into each
+    phrase's weighted frequency `f0, f1, ...` and the length norm `n`, and `score` adds up the phrases' BM25."""
 
     inner: list[str]
     inner_params: list[object]
+    decoded: list[str]
     middle: list[str]
     middle_params: list[object]
     score: str
     score_params: list[object]
 
 
+def _decoded(entry: str) -> str:
+    """A chunk's packed counts of a token from its `tf` entry: an integer, or an older memoryd's array of four."""
+    arrays = " | ".join(f"(({entry} ->> {c})::bigint << {COUNT_BITS * c})" for c in range(4))
+    return f"CASE jsonb_typeof({entry}) WHEN 'number' THEN ({entry})::bigint WHEN 'array' THEN {arrays} ELSE 0 END"
+
+
 def score_sql(phrases: Sequence[Phrase], idfs: Sequence[float], weights: Sequence[float], avg_length: float) -> Scoring:
-    """The Scoring of `phrases`: over a subquery `y` holding the inner columns and `doc_len`, itself inside a
-    subquery `z` holding the middle ones. A phrase of several tokens counts as often as its rarest token occurs in
-    each of its columns where it occurs at all: PostgreSQL tells that a phrase occurs, not how often."""
+    """The Scoring of `phrases`: over a subquery `y` holding the decoded columns and `doc_len`, itself over one
+    `x` holding the inner ones, and inside a subquery `z` holding the middle ones. A phrase of several tokens
+    counts as often as its rarest token occurs in each of its columns where it occurs at all: PostgreSQL tells
+    that a phrase occurs, not how often."""
     inner: list[str] = []
     inner_params: list[object] = []
+    decoded: list[str] = []
     token_column: dict[str, str] = {}
 
     def column_of(token: str) -> str:
         if token not in token_column:
-            token_column[token] = f"t{len(token_column)}"
-            inner.append(f"c.tf -> %s AS {token_column[token]}")
+            name = token_column[token] = f"t{len(token_column)}"
+            inner.append(f"c.tf -> %s AS j{name}")
             inner_params.append(token)
+            decoded.append(f"{_decoded(f'x.j{name}')} AS {name}")
         return token_column[token]
 
     middle = [f"{K1} * (1 - {B} + {B} * y.doc_len::float8 / %s) AS n"]
@@ -169,7 +190,7 @@ def score_sql(phrases: Sequence[Phrase], idfs: Sequence[float], weights: Sequenc
         for column in columns:
             if not weights[column]:
                 continue
-            counts = [f"coalesce((y.{column_of(t)} ->> {column})::float8, 0)" for t in tokens]
+            counts = [f"(y.{column_of(t)} >> {COUNT_BITS * column} & {MAX_COUNT})" for t in tokens]
             count = counts[0] if len(counts) == 1 else f"least({', '.join(counts)})"
             per_column.append(f"{float(weights[column])} * {count}")
         if not per_column:
@@ -178,8 +199,9 @@ def score_sql(phrases: Sequence[Phrase], idfs: Sequence[float], weights: Sequenc
         if len(tokens) > 1:
             inner.append(f"c.tsv @@ %s::tsquery AS m{index}")
             inner_params.append(phrase_query(phrase))
+            decoded.append(f"x.m{index}")
             frequency = f"CASE WHEN y.m{index} THEN {frequency} ELSE 0 END"
-        middle.append(f"{frequency} AS f{index}")
+        middle.append(f"({frequency})::float8 AS f{index}")
         terms.append(f"%s * z.f{index} * {K1 + 1} / (z.f{index} + z.n)")
         params.append(weight_idf)
-    return Scoring(inner, inner_params, middle, middle_params, " + ".join(terms) or "0", params)
+    return Scoring(inner, inner_params, decoded, middle, middle_params, " + ".join(terms) or "0", params)
