@@ -190,7 +190,8 @@ def score_sql(phrases: Sequence[Phrase], idfs: Sequence[float], weights: Sequenc
         for column in columns:
             if not weights[column]:
                 continue
-            counts = [f"(y.{column_of(t)} >> {COUNT_BITS * column} & {MAX_COUNT})" for t in tokens]
+            shift = f" >> {COUNT_BITS * column}" if column else ""
+            counts = [f"(y.{column_of(t)}{shift} & {MAX_COUNT})::float8" for t in tokens]  # float8, not numeric
             count = counts[0] if len(counts) == 1 else f"least({', '.join(counts)})"
             per_column.append(f"{float(weights[column])} * {count}")
         if not per_column:
@@ -201,7 +202,7 @@ def score_sql(phrases: Sequence[Phrase], idfs: Sequence[float], weights: Sequenc
             inner_params.append(phrase_query(phrase))
             decoded.append(f"x.m{index}")
             frequency = f"CASE WHEN y.m{index} THEN {frequency} ELSE 0 END"
-        middle.append(f"({frequency})::float8 AS f{index}")
+        middle.append(f"{frequency} AS f{index}")
         terms.append(f"%s * z.f{index} * {K1 + 1} / (z.f{index} + z.n)")
         params.append(weight_idf)
     return Scoring(inner, inner_params, decoded, middle, middle_params, " + ".join(terms) or "0", params)
