@@ -107,9 +107,9 @@ CREATE TABLE {s}.access(
 # How the chunks' rows are stored. BM25 reads a matching row's `tf` once per query token, and a compressed value is
 # decompressed at every read: PostgreSQL compresses a row's largest values once the row passes about 2 kB, which
 # with a vector beside the counts is most rows. Rows are left whole up to a page (toast_tuple_target), the counts
-# are the last value compressed (MAIN) and the window vectors the first moved out of the row uncompressed
-# (EXTERNAL; read for a few dozen candidates a search). At 100k chunks a keyword statement's p50 fell 11.7 -> 6.2
-# ms and its mean 28.7 -> 15.9 ms, the same rankings, for a heap 4 times as large (see docs/design.md).
+# are the last value compressed (MAIN) and the window vectors the first moved out of the row, uncompressed
+# (EXTERNAL; a search reads them for a few dozen candidates). With the counts packed (terms.pack), keyword search
+# at 100k chunks took half the time (docs/design.md).
 LAYOUT = (
     "ALTER TABLE {s}.chunks SET (toast_tuple_target = 8160),"
     " ALTER COLUMN tf SET STORAGE MAIN, ALTER COLUMN windows SET STORAGE EXTERNAL"
