@@ -253,8 +253,19 @@ def _reader(cluster: Cluster, work: Path, name: str, namespace: str, extra: str 
     return start_daemon(workload_ws, work / "scifact" / "pgstore" / f"data-{name}", agents=[agent])
 
 
+def _cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of all cores since boot (/proc/stat; zeros where there is none)."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle and iowait
+    return sum(fields) - idle, sum(fields)
+
+
 def _load(daemons: list[Daemon], queries: list[str], clients: int, seconds: float) -> dict[str, Any]:
-    """`clients` connections per daemon searching (hybrid) for `seconds`; searches per second and failures."""
+    """`clients` connections per daemon searching (hybrid) for `seconds`; searches per second, failures, and how
+    busy the machine's cores were meanwhile (scale-out cannot pass 1 / that share on the same cores)."""
     counts, failures, latencies = [0], [0], []
     lock = threading.Lock()
     stop = time.monotonic() + seconds
@@ -279,12 +290,15 @@ def _load(daemons: list[Daemon], queries: list[str], clients: int, seconds: floa
 
     threads = [threading.Thread(target=worker, args=(d, i)) for d in daemons for i in range(clients)]
     began = time.perf_counter()
+    busy_before, total_before = _cpu_times()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - began
-    return {"qps": round(counts[0] / elapsed, 1), "failed": failures[0], **_ms(latencies)}
+    busy, total = _cpu_times()
+    cpu_busy = round((busy - busy_before) / (total - total_before), 3) if total > total_before else None
+    return {"qps": round(counts[0] / elapsed, 1), "failed": failures[0], "cpu_busy": cpu_busy, **_ms(latencies)}
 
 
 def scaleout(cluster: Cluster, work: Path, seconds: float) -> dict[str, Any]:
