@@ -143,7 +143,7 @@ def test_keyword_counts_are_stored_uncompressed(cluster: Cluster, tmp_path: Path
     assert _layout(cluster, "layout") == ("m", "e", ["toast_tuple_target=8160"])
 
 
-def test_a_namespace_from_an_older_memoryd_gains_window_vectors(cluster: Cluster, tmp_path: Path) -> None:
+def test_a_namespace_from_an_older_memoryd_is_read_and_upgraded(cluster: Cluster, tmp_path: Path) -> None:
     """A namespace made before window vectors is read as it is (no windows), and its writer adds the column and
     the rows' layout on taking the lead; the reindex its new chunking signature asks for then fills it."""
     workspace = _notes(tmp_path / "ws")
