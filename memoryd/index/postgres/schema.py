@@ -110,11 +110,12 @@ CREATE TABLE {s}.access(
 # are the last value compressed (MAIN) and the window vectors the first moved out of the row, uncompressed
 # (EXTERNAL; a search reads them for a few dozen candidates). With the counts packed (terms.pack), keyword search
 # at 100k chunks took half the time (docs/design.md).
+ROW_TARGET = 8160  # toast_tuple_target's largest value: a page
+LAYOUT_TARGET = f"toast_tuple_target={ROW_TARGET}"  # as pg_class.reloptions shows it
 LAYOUT = (
-    "ALTER TABLE {s}.chunks SET (toast_tuple_target = 8160),"
+    f"ALTER TABLE {{s}}.chunks SET ({LAYOUT_TARGET}),"
     " ALTER COLUMN tf SET STORAGE MAIN, ALTER COLUMN windows SET STORAGE EXTERNAL"
 )
-LAYOUT_TARGET = "toast_tuple_target=8160"
 
 
 def create_tables(schema: str) -> sql.Composed:
