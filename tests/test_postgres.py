@@ -23,6 +23,7 @@ from memoryd.config import quickstart_agent
 from memoryd.embeddings.hashing import HashingEmbedder
 from memoryd.index.sqlite import Store as SQLiteStore
 from memoryd.memory import AgentMemory
+from memoryd.search.hybrid import QUERY_VECTOR_THREADS
 from memoryd.settings import PostgresStore
 from tests.conftest import write
 from tests.daemon import Daemon, cleanup, eventually, start
@@ -373,6 +374,24 @@ def test_searches_read_the_replica(cluster: Cluster, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_searches_open_no_connection_of_their_own(cluster: Cluster, tmp_path: Path) -> None:
+    """Each thread reads through its own connection, so a search's vector side runs on threads kept between
+    searches: 40 hybrid searches open at most one server session per such thread (a thread started for each
+    search made the server start a backend for each)."""
+
+    def sessions() -> int:
+        return int(cluster.sql("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")[0][0])
+
+    with _memory(_notes(tmp_path / "ws"), tmp_path / "d", PostgresStore(cluster.url(), "reuse")) as memory:
+        memory.sync()
+        assert memory.search("warm up the readers", mode="hybrid").mode == "hybrid"
+        before = sessions()
+        for i in range(40):
+            assert memory.search(f"what did we decide about the cache, question {i}", mode="hybrid").mode == "hybrid"
+        opened = sessions() - before - 1  # the count's own
+        assert 0 <= opened <= QUERY_VECTOR_THREADS, opened
+
+
 def test_one_search_over_namespaces_says_where_each_hit_came_from(cluster: Cluster, tmp_path: Path) -> None:
     """Daemon B searches its own agent, a namespace another daemon writes and it was granted, and one it was not:
     hits from both readable ones, each naming its agent; the refused one is listed, not fatal."""

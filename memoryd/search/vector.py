@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,6 +10,7 @@ import simsimd
 
 from memoryd.index.interface import MemoryStore
 from memoryd.index.rows import StoreChange
+from memoryd.threads import lasting_pool
 
 
 @dataclass
@@ -28,8 +28,9 @@ PARALLEL_ROWS = 200_000
 # this many candidates per result asked for, and at least RESCORE_MIN.
 RESCORE_FACTOR = 4
 RESCORE_MIN = 64
-_SCAN_HELPER: ThreadPoolExecutor | None = None
-_SCAN_HELPER_FREE = threading.Lock()  # held by the one scan using the helper (and guards making it)
+# one helper thread for the whole process, taken by one scan at a time (who holds this): with several searches at
+# once each scans on its own thread, which already keeps the cores busy
+_SCAN_HELPER_FREE = threading.Lock()
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -284,7 +285,7 @@ def _approximate(codes: np.ndarray, scales: np.ndarray, count: int, query: np.nd
     else:
         try:
             middle = count // 2
-            second = _scan_helper().submit(_scan_rows, codes, scales, query_codes, out, middle, count)
+            second = lasting_pool("vector-scan", 1).submit(_scan_rows, codes, scales, query_codes, out, middle, count)
             _scan_rows(codes, scales, query_codes, out, 0, middle)
             second.result()
         finally:
@@ -301,13 +302,3 @@ def _scan_rows(
         # from None until a long-running daemon died of it ("none_dealloc"); the copy costs 4 bytes a row
         products = simsimd.cdist(query_codes, codes[start:end], metric="dot", dtype="int8", out_dtype="float32")
         np.multiply(np.asarray(products)[0], scales[start:end], out=out[start:end])
-
-
-def _scan_helper() -> ThreadPoolExecutor:
-    """One helper thread for the whole process, taken by one scan at a time (the caller holds
-    `_SCAN_HELPER_FREE`): with several searches at once each scans on its own thread, which already keeps the
-    cores busy."""
-    global _SCAN_HELPER
-    if _SCAN_HELPER is None:
-        _SCAN_HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-scan")
-    return _SCAN_HELPER

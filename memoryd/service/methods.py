@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from memoryd.config import ConfigError
@@ -19,9 +18,10 @@ from memoryd.service.jobs import Stopping
 from memoryd.service.manager import Manager
 from memoryd.service.rpc import RPCError
 from memoryd.service.runtime import AgentRuntime
+from memoryd.threads import lasting_pool
 
 T = TypeVar("T")
-MAX_PARALLEL_AGENTS = 8  # a search over more agents runs this many at a time
+AGENT_SEARCH_THREADS = 16  # agents searched at once, over all the searches of several agents running
 
 
 def ping(m: Manager, _: schema.Ping) -> dict[str, Any]:
@@ -52,22 +52,22 @@ def search(m: Manager, request: schema.Search) -> dict[str, Any]:
 
 
 def _search_agents(m: Manager, request: schema.Search) -> dict[str, Any]:
-    """One search over several agents at once (each on a thread of its own), merged by score. An agent that
-    cannot answer (its store down, its namespace not granted) is listed in `skipped`; only when none answers is
-    the search an error."""
+    """One search over several agents at once (side by side, on threads kept between searches), merged by score.
+    An agent that cannot answer (its store down, its namespace not granted) is listed in `skipped`; only when none
+    answers is the search an error."""
     started = time.perf_counter()
     ids = list(dict.fromkeys([*([request.agent] if request.agent else []), *(request.agents or [])]))
     runtimes = [m.runtime(agent_id) for agent_id in ids]  # an unknown agent fails the whole search
     answered: list[tuple[str, SearchResponse]] = []
     skipped: list[Skipped] = []
-    with ThreadPoolExecutor(max_workers=min(len(runtimes), MAX_PARALLEL_AGENTS), thread_name_prefix="agents") as pool:
-        futures = [(r.agent.id, pool.submit(_search_one, r, request)) for r in runtimes]
-        for agent_id, future in futures:
-            try:
-                answered.append((agent_id, future.result()))
-            except (RPCError, NotGranted, StoreUnavailable) as exc:
-                error = exc if isinstance(exc, RPCError) else _store_error(exc)
-                skipped.append(Skipped(agent_id, error.code, error.message))
+    pool = lasting_pool("agent-search", AGENT_SEARCH_THREADS)
+    futures = [(r.agent.id, pool.submit(_search_one, r, request)) for r in runtimes]
+    for agent_id, future in futures:
+        try:
+            answered.append((agent_id, future.result()))
+        except (RPCError, NotGranted, StoreUnavailable) as exc:
+            error = exc if isinstance(exc, RPCError) else _store_error(exc)
+            skipped.append(Skipped(agent_id, error.code, error.message))
     if not answered:
         raise RPCError(skipped[0].code, skipped[0].message)
     limit = request.max_results or max(r.agent.query.max_results for r in runtimes)
