@@ -180,12 +180,24 @@ def test_a_namespace_from_an_older_memoryd_is_read_and_upgraded(cluster: Cluster
         assert len(memory.store.window_vectors(ids)) == len(ids)
 
 
+def _vector_index(cluster: Cluster, namespace: str) -> tuple[list[str], list[tuple]]:
+    """The namespace's HNSW index (its name, if built) and whether it is still to be built."""
+    schema = f"memoryd_{namespace}"
+    built = cluster.sql(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexdef LIKE '%%USING hnsw%%'", (schema,)
+    )
+    pending = cluster.sql(f"SELECT value FROM \"{schema}\".meta WHERE key = 'vector_index_pending'")
+    return [name for (name,) in built], pending
+
+
 def test_hnsw_finds_the_exact_top_ten(cluster: Cluster, tmp_path: Path) -> None:
+    """The HNSW index, built once the first sync's vectors are in, finds the exact top ten."""
     workspace = tmp_path / "ws"
     for i in range(300):
         write(workspace / "memory" / f"n{i}.md", f"# Note {i}\n\nTopic {i % 17} item {i} detail {i * 7 % 101}.\n")
     with _memory(workspace, tmp_path / "d", PostgresStore(cluster.url(), "hnsw")) as memory:
         memory.sync()
+        assert _vector_index(cluster, "hnsw") == (["chunks_embedding"], [])
         store = memory.store
         overlap = []
         for i in range(0, 300, 15):
@@ -195,6 +207,22 @@ def test_hnsw_finds_the_exact_top_ten(cluster: Cluster, tmp_path: Path) -> None:
             tenth = exact[-1][1] - 1e-6  # the hashing embedder scores many notes alike: ties count as found
             overlap.append(sum(1 for _, similarity in approximate if similarity >= tenth) / 10)
         assert sum(overlap) / len(overlap) >= 0.95
+
+
+def test_a_vector_index_left_unbuilt_is_built_by_the_next_sync(cluster: Cluster, tmp_path: Path) -> None:
+    """A writer that died between the first vectors and the end of their sync left no index: searches rank by an
+    exact scan meanwhile, and the next writer's sync builds it."""
+    workspace = _notes(tmp_path / "ws")
+    with _memory(workspace, tmp_path / "a", PostgresStore(cluster.url(), "unbuilt")) as memory:
+        memory.sync()
+        expected = _found(memory, "redis cache outage", "hybrid")
+    cluster.sql('DROP INDEX "memoryd_unbuilt".chunks_embedding')
+    cluster.sql("""INSERT INTO "memoryd_unbuilt".meta VALUES ('vector_index_pending', '1')""")
+    with _memory(workspace, tmp_path / "b", PostgresStore(cluster.url(), "unbuilt")) as memory:
+        assert _found(memory, "redis cache outage", "hybrid") == expected  # no index: the same by a scan
+        memory.sync()
+        assert _vector_index(cluster, "unbuilt") == (["chunks_embedding"], [])
+        assert _found(memory, "redis cache outage", "hybrid") == expected
 
 
 def test_delete_and_replace_keep_counts_and_vocabulary(cluster: Cluster, tmp_path: Path) -> None:

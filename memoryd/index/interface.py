@@ -126,6 +126,10 @@ class MemoryStore(Protocol):
         one; returns how many."""
 
     def has_vectors(self) -> bool: ...
+    def settle(self) -> None:
+        """Finish what writing put off (PostgreSQL: the vector index of a namespace's first vectors); called
+        when a sync or an embedding run ends."""
+
     def iter_vectors(self, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]: ...
     def vectors_by_ids(self, ids: Sequence[int]) -> dict[int, np.ndarray]: ...
     def window_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:

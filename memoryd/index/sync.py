@@ -132,6 +132,7 @@ class Syncer:
         if embedder is not None and self.embed_inline:
             self.embed_pending(report)
         self.store.flush_access()
+        self.store.settle()
         report.seconds = time.perf_counter() - started
 
     def _sources_with_missing_roots(self, report: SyncReport) -> set[str]:

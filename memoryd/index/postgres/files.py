@@ -11,7 +11,7 @@ import numpy as np
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from memoryd.index.postgres.schema import vector_column
+from memoryd.index.postgres.schema import VECTOR_INDEX_PENDING, hnsw_build_memory, vector_column, vector_index
 from memoryd.index.postgres.state import State
 from memoryd.index.postgres.terms import document_terms, encode
 from memoryd.index.rows import (
@@ -125,13 +125,27 @@ class Files(State):
             return
         with self.writing() as cur:
             cur.execute(vector_column(self.schema, dims))
-            cur.execute(
-                sql.SQL("INSERT INTO {}.meta VALUES ('dims', %s) ON CONFLICT (key) DO UPDATE SET value = %s").format(
-                    self._s
-                ),
-                (str(dims), str(dims)),
+            cur.executemany(
+                sql.SQL(
+                    "INSERT INTO {}.meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                ).format(self._s),
+                [("dims", str(dims)), (VECTOR_INDEX_PENDING, "1")],
             )
         self._dims = dims
+
+    def settle(self) -> None:
+        """Build the vector index that the namespace's first vectors put off (schema.vector_index), once they are
+        in; searches meanwhile rank vectors by an exact scan. A daemon that died first builds it at its next sync."""
+        if not self.writable or not self.dims or self.get_meta(VECTOR_INDEX_PENDING) is None:
+            return
+        embedded = self.row_counts()["embedded_chunks"]
+        with self.writing() as cur:
+            cur.execute("SET LOCAL statement_timeout = 0")
+            cur.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem'))")
+            if (wanted := hnsw_build_memory(embedded, self.dims)) > int(cur.fetchone()[0]):  # type: ignore[index]
+                cur.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(f"{wanted // 1024}kB")))
+            cur.execute(vector_index(self.schema))
+            cur.execute(sql.SQL("DELETE FROM {}.meta WHERE key = %s").format(self._s), (VECTOR_INDEX_PENDING,))
 
     def replace_file(
         self,

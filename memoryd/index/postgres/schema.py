@@ -124,13 +124,31 @@ def create_tables(schema: str) -> sql.Composed:
 
 
 def vector_column(schema: str, dims: int) -> sql.Composed:
-    """The vector column and its HNSW index (cosine), made once the first vector tells the dimension."""
-    s = sql.Identifier(schema)
+    """The vector column, made once the first vector tells the dimension (its index comes later: vector_index)."""
+    return sql.SQL("ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS embedding vector({d})").format(
+        s=sql.Identifier(schema), d=sql.Literal(int(dims))
+    )
+
+
+# The HNSW index is built once the sync or embedding run that brought a namespace's first vectors is over, not
+# grown one insert at a time: pgvector builds it from the rows at hand far faster (a 100k-chunk reindex was mostly
+# HNSW inserts). It is built in memory when the graph fits maintenance_work_mem (about dims x 4 + 300 bytes a
+# vector), so the build asks for that much, within HNSW_BUILD_MEMORY_CAP, where the server's setting is smaller.
+HNSW_BUILD_MEMORY_CAP = 1 << 30
+HNSW_BYTES_PER_VECTOR_EXTRA = 300
+VECTOR_INDEX_PENDING = "vector_index_pending"  # a meta key: the index is still to be built
+
+
+def vector_index(schema: str) -> sql.Composed:
     return sql.SQL(
-        "ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS embedding vector({d});"
-        " CREATE INDEX IF NOT EXISTS chunks_embedding ON {s}.chunks USING hnsw (embedding vector_cosine_ops)"
+        "CREATE INDEX IF NOT EXISTS chunks_embedding ON {s}.chunks USING hnsw (embedding vector_cosine_ops)"
         " WITH (m = 16, ef_construction = 64)"
-    ).format(s=s, d=sql.Literal(int(dims)))
+    ).format(s=sql.Identifier(schema))
+
+
+def hnsw_build_memory(vectors: int, dims: int) -> int:
+    """Bytes of maintenance_work_mem an in-memory HNSW build of `vectors` vectors needs (capped)."""
+    return min(HNSW_BUILD_MEMORY_CAP, vectors * (dims * 4 + HNSW_BYTES_PER_VECTOR_EXTRA) * 5 // 4)
 
 
 def grant_read(schema: str, roles: list[str]) -> list[sql.Composed]:

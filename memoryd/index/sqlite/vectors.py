@@ -100,6 +100,9 @@ class Vectors(Connections):
         """Whether any chunk has a vector, from two index counts (the warm matrix need not be loaded to know)."""
         return self._row_counts()["embedded_chunks"] > 0
 
+    def settle(self) -> None:
+        """Nothing is put off: sqlite-vec has no index to build, and vector search scans the warm matrix."""
+
     def iter_vectors(self, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Every stored vector, as (ids, float32 matrix) pieces of at most `batch` rows."""
         dims = self.dims
