@@ -281,13 +281,26 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
             if part == "machine":
                 continue
             if part == "pgstore":  # its parts run alone too (--pg-parts scale): the newest of each, each named
-                merged[part] = {**merged.get(part, {}), **value}
-                for sub in value:
-                    merged.setdefault("machines", {})[f"pgstore {sub}"] = run.get("machine", {})
+                _merge_pgstore(merged, value, run.get("machine", {}))
                 continue
             merged[part] = value
             merged.setdefault("machines", {})[part] = run.get("machine", {})
     return merged
+
+
+def _merge_pgstore(merged: dict[str, Any], found: dict[str, Any], machine: dict[str, Any]) -> None:
+    """A pgstore run's parts over the ones kept, each part from its newest run; the scale part per index size
+    (a run at a million chunks leaves the 100k figures of an earlier run standing)."""
+    kept = merged.setdefault("pgstore", {})
+    machines = merged.setdefault("machines", {})
+    for sub, value in found.items():
+        if sub == "scale":
+            kept["scale"] = {**kept.get("scale", {}), **value}
+            machines.pop("pgstore scale", None)
+            machines.update({f"pgstore scale {size}": machine for size in value})
+        else:
+            kept[sub] = value
+            machines[f"pgstore {sub}"] = machine
 
 
 def report(folder: Path, doc: Path) -> Path:
@@ -332,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
     parser.add_argument("--pg-parts", default=pgstore.PARTS, help="which parts of the pgstore bench run")
     parser.add_argument("--pg-root", type=Path, help="pgstore: keep its PostgreSQL cluster here, for the next run")
+    parser.add_argument("--pg-scales", default="100000", help="pgstore: index sizes of its scale part")
     args = parser.parse_args(argv)
     if args.part == "report":
         print(f"wrote {report(args.out, args.doc)}")
@@ -351,7 +365,10 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
     if args.part == "pgstore" or (args.part == "all" and not args.quick):
         kept = ["--pg-root", str(args.pg_root)] if args.pg_root else []
-        found = {"machine": machine(), "pgstore": pgstore.main(["--parts", args.pg_parts, *kept])}
+        found = {
+            "machine": machine(),
+            "pgstore": pgstore.main(["--parts", args.pg_parts, "--scales", args.pg_scales, *kept]),
+        }
         (args.out / f"pgstore-{stamp}.json").write_text(json.dumps(found, indent=2))
         if args.part == "pgstore":
             return 0
