@@ -376,6 +376,10 @@ def scale(cluster: Cluster, work: Path, chunks: int, n_queries: int) -> dict[str
     if held and cluster.sql(f'SELECT count(*) FROM "{schema_name(namespace)}".chunks')[0][0] >= chunks:
         out["migrate"] = {"reused": True}  # a kept cluster (--pg-root) that already holds it
     else:
+        # as the README asks of a server whose namespaces pass 450,000 chunks: the HNSW build stays in memory
+        memory = f"{max(64, chunks * 2300 // 2**20)}MB"
+        cluster.sql(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}'")
+        cluster.sql("SELECT pg_reload_conf()")
         out["migrate"] = migrate(daemon, "main", cluster.url(), namespace)
     print(f"  [{chunks}] moved: {out['migrate']}", flush=True)
     agent = [BenchAgent("main", workspace, extra=_pg_lines(cluster.url(), namespace))]
