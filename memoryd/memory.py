@@ -238,7 +238,6 @@ class AgentMemory:
             try:
                 with self.gate.use():
                     if not self.syncer.embed_group(report):
-                        self.store.settle()
                         break
             except CORRUPT:
                 break  # the next sync sets the index aside and rebuilds it

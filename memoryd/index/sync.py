@@ -380,6 +380,8 @@ class Syncer:
         embedder = self._usable_embedder()
         rows = self.store.unembedded(EMBED_GROUP) if embedder is not None else []
         if not rows:
+            if embedder is not None:
+                self.store.settle()  # every chunk has its vector: what the store put off can be done
             return 0
         hashes = [r.hash for r in rows]
         inputs = [embed_input(r.context, r.text) for r in rows]
