@@ -8,6 +8,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+import psycopg
+import structlog
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
@@ -28,6 +30,7 @@ from memoryd.index.rows import (
 )
 
 FILE_COLUMNS = "id, path, abs_path, source, hash, mtime_ns, size"
+log = structlog.get_logger("memoryd.postgres")
 
 
 def vector_text(vector: np.ndarray) -> str:
@@ -139,13 +142,22 @@ class Files(State):
         if not self.writable or not self.dims or self.get_meta(VECTOR_INDEX_PENDING) is None:
             return
         embedded = self.row_counts()["embedded_chunks"]
-        with self.writing() as cur:
-            cur.execute("SET LOCAL statement_timeout = 0")
-            cur.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem'))")
-            if (wanted := hnsw_build_memory(embedded, self.dims)) > int(cur.fetchone()[0]):  # type: ignore[index]
-                cur.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(f"{wanted // 1024}kB")))
-            cur.execute(vector_index(self.schema))
-            cur.execute(sql.SQL("DELETE FROM {}.meta WHERE key = %s").format(self._s), (VECTOR_INDEX_PENDING,))
+        started = time.perf_counter()
+        try:
+            with self.writing() as cur:
+                cur.execute("SET LOCAL statement_timeout = 0")
+                cur.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem'))")
+                if (wanted := hnsw_build_memory(embedded, self.dims)) > int(cur.fetchone()[0]):  # type: ignore[index]
+                    memory = sql.Literal(f"{wanted // 1024}kB")
+                    cur.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(memory))
+                cur.execute(vector_index(self.schema))
+                cur.execute(sql.SQL("DELETE FROM {}.meta WHERE key = %s").format(self._s), (VECTOR_INDEX_PENDING,))
+        except psycopg.Error as exc:  # the rows are in; searches scan until a later sync builds it
+            log.warning("vector index not built; retried at the next sync", namespace=self.namespace, error=str(exc))
+            return
+        log.info(
+            "vector index built", namespace=self.namespace, vectors=embedded, s=round(time.perf_counter() - started, 1)
+        )
 
     def replace_file(
         self,
