@@ -354,6 +354,32 @@ def test_roles_read_only_what_they_were_granted(cluster: Cluster, tmp_path: Path
 
 
 @pytest.mark.slow
+def test_a_statement_past_the_timeout_is_a_busy_store_not_a_bug(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search that waits on the server past the statement timeout (here a table lock another session holds)
+    answers `store_busy`, not `internal_error`; once the server answers again, so do searches, on the same
+    connections."""
+    import psycopg
+
+    from memoryd.index.interface import StoreBusy
+    from memoryd.index.postgres import connections
+    from memoryd.service.methods import _store_error
+
+    monkeypatch.setattr(connections, "STATEMENT_TIMEOUT_MS", 300)
+    with _memory(_notes(tmp_path / "ws"), tmp_path / "d", PostgresStore(cluster.url(), "busy")) as memory:
+        memory.sync()
+        expected = _found(memory, "redis cache outage", "keyword")
+        with psycopg.connect(cluster.url()) as locker:
+            locker.execute('LOCK TABLE "memoryd_busy".chunks IN ACCESS EXCLUSIVE MODE')
+            with pytest.raises(StoreBusy) as busy:
+                memory.search("redis cache outage", mode="keyword")
+            locker.rollback()
+        error = _store_error(busy.value)
+        assert error.code == "store_busy" and "statement_timeout" in error.message
+        assert _found(memory, "redis cache outage", "keyword") == expected
+
+
 def test_server_down_then_back_loses_nothing(tmp_path: Path) -> None:
     root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
     pg = Cluster(root)

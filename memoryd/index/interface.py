@@ -30,6 +30,10 @@ class StoreUnavailable(RuntimeError):
     """The store's server cannot be reached (a server store only); the request may be retried later."""
 
 
+class StoreBusy(StoreUnavailable):
+    """The store's server took longer than its statement timeout on a request; the request may be retried."""
+
+
 class NotGranted(StoreUnavailable):
     """The shared namespace does not exist, or this daemon's role was not granted it (the server said so)."""
 

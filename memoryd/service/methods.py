@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from memoryd.config import ConfigError
-from memoryd.index.interface import NotGranted, StoreUnavailable
+from memoryd.index.interface import NotGranted, StoreBusy, StoreUnavailable
 from memoryd.memory import IndexUnreadable, RequestError
 from memoryd.protocol import schema
 from memoryd.protocol.validation import InvalidParams, validate
@@ -181,4 +181,6 @@ def dispatch(manager: Manager, method: Any, params: Any) -> Any:
 
 
 def _store_error(exc: NotGranted | StoreUnavailable) -> RPCError:
-    return RPCError("forbidden" if isinstance(exc, NotGranted) else "store_unavailable", str(exc))
+    if isinstance(exc, NotGranted):
+        return RPCError("forbidden", str(exc))
+    return RPCError("store_busy" if isinstance(exc, StoreBusy) else "store_unavailable", str(exc))

@@ -15,7 +15,7 @@ import psycopg
 import structlog
 from psycopg import sql
 
-from memoryd.index.interface import NotGranted, StoreUnavailable
+from memoryd.index.interface import NotGranted, StoreBusy, StoreUnavailable
 from memoryd.index.postgres.schema import CHANNEL, SCHEMA_VERSION, create_tables, grant_read, lock_key, schema_name
 from memoryd.index.rows import StoreChange
 
@@ -28,6 +28,10 @@ RETRY_SECONDS = (0.5, 1, 2, 4, 8, 15)  # backoff between connection attempts aft
 
 class NotWriter(StoreUnavailable):
     """Another daemon holds the namespace's writer lock: this one reads, and stands by to take over."""
+
+
+def _timed_out() -> str:
+    return f"PostgreSQL took longer than {STATEMENT_TIMEOUT_MS // 1000} s on this request (statement_timeout)"
 
 
 def redact_url(url: str) -> str:
@@ -132,6 +136,8 @@ class Connections:
             raise NotGranted(
                 f"the namespace {self.namespace!r} does not exist or this role may not read it ({_first_line(exc)})"
             ) from None
+        except psycopg.errors.QueryCanceled:
+            raise StoreBusy(_timed_out()) from None
         except psycopg.OperationalError as exc:
             if conn.broken or conn.closed:
                 setattr(self._local, "replica" if replica and self.read_url else "primary", None)
@@ -150,6 +156,8 @@ class Connections:
                 with conn.transaction(), conn.cursor() as cur:
                     yield cur
                     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.namespace))
+            except psycopg.errors.QueryCanceled:
+                raise StoreBusy(_timed_out()) from None
             except psycopg.OperationalError as exc:
                 if conn.broken or conn.closed:
                     self._writer = None
