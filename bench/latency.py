@@ -13,11 +13,13 @@ import sys
 import threading
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from bench.harness import Daemon, median, percentile, start_daemon
 from bench.synthetic import build, queries
+from memoryd.client.stub import RemoteError
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"
 CLIENTS = 8
@@ -39,22 +41,32 @@ def sequential(daemon: Daemon, qs: list[str], mode: str) -> list[float]:
     return out
 
 
-def concurrent(daemon: Daemon, qs: list[str], mode: str, clients: int = CLIENTS) -> tuple[list[float], float, float]:
-    """Latencies with `clients` connections at once, the throughput, and the daemon's peak RSS meanwhile."""
+def concurrent(
+    daemon: Daemon, qs: list[str], mode: str, clients: int = CLIENTS
+) -> tuple[list[float], float, float, dict[str, int]]:
+    """Latencies of the searches answered with `clients` connections at once, the throughput of those, the
+    daemon's peak RSS meanwhile, and the error codes of the searches that failed (a client goes on after one)."""
     latencies: list[float] = []
+    failed: Counter[str] = Counter()
     lock = threading.Lock()
     done = threading.Event()
     peak = [daemon.rss_mb()]
 
     def worker(part: list[str]) -> None:
         mine = []
+        errors: Counter[str] = Counter()
         with daemon.client() as client:
             for q in part:
                 started = time.perf_counter()
-                client.search(q, mode=mode)
+                try:
+                    client.search(q, mode=mode)
+                except RemoteError as exc:
+                    errors[exc.code] += 1
+                    continue
                 mine.append(time.perf_counter() - started)
         with lock:
             latencies.extend(mine)
+            failed.update(errors)
 
     def sampler() -> None:
         while not done.wait(0.1):
@@ -71,7 +83,7 @@ def concurrent(daemon: Daemon, qs: list[str], mode: str, clients: int = CLIENTS)
     elapsed = time.perf_counter() - started
     done.set()
     watcher.join()
-    return latencies, len(qs) / elapsed, max(peak)
+    return latencies, len(latencies) / elapsed, max(peak), dict(failed)
 
 
 def search_modes(daemon: Daemon, qs: list[str], label: str = "") -> dict[str, Any]:
@@ -79,10 +91,10 @@ def search_modes(daemon: Daemon, qs: list[str], label: str = "") -> dict[str, An
     out: dict[str, Any] = {}
     for mode in ("keyword", "hybrid"):
         one = _stats(sequential(daemon, qs, mode))
-        lat, qps, peak = concurrent(daemon, qs, mode)
+        lat, qps, peak, failed = concurrent(daemon, qs, mode)
         out[f"search_{mode}"] = {
             "1_client": one,
-            f"{CLIENTS}_clients": {**_stats(lat), "qps": round(qps, 1)},
+            f"{CLIENTS}_clients": {**_stats(lat), "qps": round(qps, 1), **({"failed": failed} if failed else {})},
             "rss_peak_mb": round(peak, 1),
         }
         print(
