@@ -419,14 +419,16 @@ def headline(found: dict[str, Any]) -> dict[str, float | None]:
     indexed = found.get("failover", {}).get("standby_indexes_new_note_s") or []
     reindexes = [found.get("reindex")] + [row.get("reindex") for row in found.get("scale", {}).values()]
     failed = [r["searches_failed"] for r in reindexes if r and "searches_failed" in r]
-    largest = max(found.get("scale", {}).values(), key=lambda row: row["chunks"], default={})
     return {
         "pg quality: largest gap to SQLite": round(max(gaps), 4) if gaps else None,
         "pg write on A found on B p95 s": round(fresh["p95_ms"] / 1000, 3) if fresh else None,
         "pg failover: standby indexes a new note s": max(indexed) if indexed else None,
         "pg 2 daemons / 1 daemon q/s": found.get("scaleout", {}).get("ratio"),
         "pg searches failed during a reindex": sum(failed) if failed else None,
-        f"pg / sqlite hybrid p50 @{largest.get('chunks', '?')}": largest.get("hybrid_p50_ratio"),
+        **{
+            f"pg / sqlite hybrid p50 @{row['chunks']}": row.get("hybrid_p50_ratio")
+            for row in sorted(found.get("scale", {}).values(), key=lambda row: row["chunks"])
+        },
     }
 
 
