@@ -284,7 +284,7 @@ def test_readers_of_finished_threads_are_closed_and_idle_caches_given_back(
     workspace: Path, memory_factory: Callable[..., AgentMemory]
 ) -> None:
     """Each thread reads through its own connection; one whose thread has ended is closed when the next is
-    opened (a search's query-vector thread is short-lived), and release_memory empties the page caches."""
+    opened (a caller's threads come and go), and release_memory empties the page caches."""
     import threading
 
     for i in range(40):

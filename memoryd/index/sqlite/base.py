@@ -104,7 +104,7 @@ class Connections:
 
     def _live_readers(self) -> list[tuple[threading.Thread, apsw.Connection]]:
         """The readers whose threads still run; the others are closed (no thread can reach them again, and each
-        holds a page cache). Short-lived threads, such as a search's query-vector thread, read too."""
+        holds a page cache). Threads that end, such as a caller's own, read too."""
         live = []
         for thread, conn in self._readers:
             if thread.is_alive():
