@@ -111,3 +111,6 @@ class Cluster:
             with contextlib.suppress(subprocess.CalledProcessError):
                 self._run(_bin("pg_ctl"), "-D", str(self.replica_dir), "-m", "immediate", "-w", "stop")
         self.server.cleanup()
+        if (self.root / "primary" / "postmaster.pid").exists():  # pgserver leaves a server it did not start running
+            with contextlib.suppress(subprocess.CalledProcessError):
+                self.stop()
