@@ -43,7 +43,7 @@ from bench.metrics import dedupe_docs, evaluate
 from bench.pg import Cluster
 from bench.scale import filled
 from bench.synthetic import queries as synthetic_queries
-from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK, schema_name
+from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK, hnsw_graph_bytes, schema_name
 
 SETS = "scifact,xquad-vi,xquad-en,xquad-zh,xquad-th,locomo"
 PARTS = "quality,freshness,failover,scaleout,reindex,scale"
@@ -367,7 +367,7 @@ def scale(cluster: Cluster, work: Path, chunks: int, n_queries: int) -> dict[str
     qs = synthetic_queries(n_queries)
     daemon = start_daemon(workspace, data)
     try:
-        daemon.wait_idle()
+        dims = int(daemon.wait_idle()["dims"])
         out["sqlite"] = search_modes(daemon, qs, f"[{chunks} sqlite] ")
     finally:
         daemon.stop()
@@ -377,8 +377,8 @@ def scale(cluster: Cluster, work: Path, chunks: int, n_queries: int) -> dict[str
         out["migrate"] = {"reused": True}  # a kept cluster (--pg-root) that already holds it
     else:
         # as the README asks of a server whose namespaces pass 450,000 chunks: the HNSW build stays in memory
-        memory = f"{max(64, chunks * 2300 // 2**20)}MB"
-        cluster.sql(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}'")
+        memory = max(64 << 20, hnsw_graph_bytes(chunks, dims)) >> 10
+        cluster.sql(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}kB'")
         cluster.sql("SELECT pg_reload_conf()")
         out["migrate"] = migrate(daemon, "main", cluster.url(), namespace)
     print(f"  [{chunks}] moved: {out['migrate']}", flush=True)

@@ -146,9 +146,14 @@ def vector_index(schema: str) -> sql.Composed:
     ).format(s=sql.Identifier(schema))
 
 
+def hnsw_graph_bytes(vectors: int, dims: int) -> int:
+    """Bytes of maintenance_work_mem an in-memory HNSW build of `vectors` vectors needs."""
+    return vectors * (dims * 4 + HNSW_BYTES_PER_VECTOR_EXTRA) * 5 // 4
+
+
 def hnsw_build_memory(vectors: int, dims: int) -> int:
-    """Bytes of maintenance_work_mem an in-memory HNSW build of `vectors` vectors needs (capped)."""
-    return min(HNSW_BUILD_MEMORY_CAP, vectors * (dims * 4 + HNSW_BYTES_PER_VECTOR_EXTRA) * 5 // 4)
+    """What a build asks for: hnsw_graph_bytes, within HNSW_BUILD_MEMORY_CAP."""
+    return min(HNSW_BUILD_MEMORY_CAP, hnsw_graph_bytes(vectors, dims))
 
 
 def grant_read(schema: str, roles: list[str]) -> list[sql.Composed]:
