@@ -3,7 +3,12 @@ language, in the same order), so each language's questions can be asked of every
 ordered pair of the languages, keyword, vector and hybrid Recall@10 / MRR@10, the within-language pairs beside
 them, so that a gain across languages cannot hide a loss within one.
 
-python -m bench.crosslingual [--langs vi,en,zh,th] [--workdir DIR] [--json OUT]
+Notes in two languages at once (`--mixed en+zh`): paragraph i is written in the first language when i is even, in
+the second when odd, so every answer exists once, in one of the two; each language's questions are asked of them.
+A team's notes are often like this, and a question's own language must not outrank the answer written in the other.
+
+python -m bench.crosslingual [--langs vi,en,zh,th] [--mixed en+zh,en+vi,vi+th] [--only-mixed] [--workdir DIR]
+                             [--json OUT]
 python -m bench crosslingual            # the same, kept for `python -m bench report`
 """
 
@@ -21,6 +26,7 @@ from bench.metrics import dedupe_docs, evaluate
 
 MODES = ("keyword", "vector", "hybrid")
 LANGS = "vi,en,zh,th"
+MIXED = "en+zh,en+vi,vi+th"
 
 
 def positional(dataset: Dataset) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
@@ -33,16 +39,32 @@ def positional(dataset: Dataset) -> tuple[dict[str, str], dict[str, dict[str, in
     return queries, qrels
 
 
-def measure(langs: list[str], work: Path, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
+def mixed(first: Dataset, second: Dataset) -> Dataset:
+    """XQuAD's paragraphs alternating between two languages (even positions in the first), questions left out."""
+    paragraphs = zip(first.docs.values(), second.docs.values(), strict=True)
+    docs = {f"p{i}": pair[i % 2] for i, pair in enumerate(paragraphs)}
+    return Dataset(f"{first.name}+{second.name.removeprefix('xquad-')}", docs, {}, {})
+
+
+def measure(
+    langs: list[str],
+    work: Path,
+    modes: tuple[str, ...] = MODES,
+    mixes: list[str] | None = None,
+    single: bool = True,
+) -> dict[str, Any]:
     from memoryd.config import DEFAULT_LOCAL_MODEL, default_data_dir
     from memoryd.embeddings.models.prepare import model_path
 
     model = model_path(default_data_dir(), DEFAULT_LOCAL_MODEL)
-    sets = {lang: load_xquad(lang) for lang in langs}
-    asked = {lang: positional(data) for lang, data in sets.items()}
+    sets = {lang: load_xquad(lang) for lang in {*langs, *(part for mix in mixes or [] for part in mix.split("+"))}}
+    asked = {lang: positional(sets[lang]) for lang in langs}
+    notes_sets = {lang: sets[lang] for lang in langs} if single else {}
+    for mix in mixes or []:
+        first, second = mix.split("+")
+        notes_sets[mix] = mixed(sets[first], sets[second])
     out: dict[str, Any] = {}
-    for notes in langs:
-        dataset = sets[notes]
+    for notes, dataset in notes_sets.items():
         workspace, mapping = dataset_workspace(dataset, work)
         by_position = {path: f"p{list(dataset.docs).index(doc)}" for path, doc in mapping.items()}
         daemon = start_daemon(workspace, work / dataset.name / f"local-{model.stem}", model_path=model)
@@ -65,6 +87,10 @@ def measure(langs: list[str], work: Path, modes: tuple[str, ...] = MODES) -> dic
     return out
 
 
+def _is_mixed(pair: str) -> bool:
+    return "+" in pair
+
+
 def table(results: dict[str, Any]) -> str:
     lines = ["| question → notes | keyword | vector | hybrid |", "|---|---|---|---|"]
     for pair, row in results.items():
@@ -81,13 +107,17 @@ TARGETS = {
 
 
 def _across(found: dict[str, Any]) -> list[dict[str, Any]]:
-    return [row for pair, row in found.items() if pair.split("->")[0] != pair.split("->")[1] and "hybrid" in row]
+    return [
+        row
+        for pair, row in found.items()
+        if not _is_mixed(pair) and pair.split("->")[0] != pair.split("->")[1] and "hybrid" in row
+    ]
 
 
 def headline(found: dict[str, Any]) -> dict[str, float | None]:
     """bench report's headline figures of this part (absent ones None)."""
     across = _across(found)
-    sided = [row for row in found.values() if all(m in row for m in MODES)]
+    sided = [row for pair, row in found.items() if not _is_mixed(pair) and all(m in row for m in MODES)]
     gaps = [r["hybrid"]["mrr@10"] - max(r["keyword"]["mrr@10"], r["vector"]["mrr@10"]) for r in sided]
     return {
         "cross-lingual hybrid MRR@10, worst pair": min((r["hybrid"]["mrr@10"] for r in across), default=None),
@@ -97,24 +127,37 @@ def headline(found: dict[str, Any]) -> dict[str, float | None]:
 
 
 def markdown(found: dict[str, Any]) -> list[str]:
-    return [
+    lines = [
         "## Across languages (`python -m bench crosslingual`)",
         "",
         "XQuAD's questions in each language asked of each language's paragraphs, through the daemon, default",
         "settings; Recall@10 / MRR@10. Pairs of one language are the within-language figures.",
         "",
-        table(found),
+        table({pair: row for pair, row in found.items() if not _is_mixed(pair)}),
     ]
+    mixes = {pair: row for pair, row in found.items() if _is_mixed(pair)}
+    if mixes:
+        lines += [
+            "",
+            "Notes in two languages at once (`xquad-en+zh`: paragraph i in English when i is even, in Chinese when",
+            "odd; every answer exists once), each language's questions asked of them:",
+            "",
+            table(mixes),
+        ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.crosslingual", description=__doc__)
     parser.add_argument("--langs", default=LANGS)
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--mixed", default=MIXED, help="notes in two languages at once, e.g. en+zh ('' for none)")
+    parser.add_argument("--only-mixed", action="store_true", help="ask only the notes in two languages")
     parser.add_argument("--workdir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    results = measure(args.langs.split(","), args.workdir, tuple(args.modes.split(",")))
+    mixes = [mix for mix in args.mixed.split(",") if mix]
+    results = measure(args.langs.split(","), args.workdir, tuple(args.modes.split(",")), mixes, not args.only_mixed)
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
