@@ -580,3 +580,29 @@ def test_fewer_recruits_in_postgres_keep_the_same_keyword_ranking(
         monkeypatch.setattr(keyword, "RECRUIT_POSTINGS", 2 * shared.store.ranking_cost)  # terms in > 2 chunks score
         for query in queries:
             assert _found(shared, query, "keyword") == everything[query] == _found(embedded, query, "keyword"), query
+
+
+@pytest.mark.slow
+def test_notes_in_two_languages_are_read_on_one_scale(cluster: Cluster, tmp_path: Path) -> None:
+    """A question finds its answer written in the other language through PostgreSQL too: each language's scale
+    from the labelled sample, its nearest chunks from a search of that language alone."""
+    from memoryd.config import EmbeddingConfig
+    from memoryd.embeddings.local import LocalEmbedder
+    from memoryd.embeddings.models import prepare as prep
+
+    from .languages import ACROSS, write_notes
+    from .test_languages import DATA_DIR
+
+    workspace = tmp_path / "ws"
+    write_notes(workspace)
+    embedder = LocalEmbedder(prep.prepare(DATA_DIR).path)
+    agent = quickstart_agent(workspace, tmp_path / "data", embedding=EmbeddingConfig(provider="local"))
+    with AgentMemory(replace(agent, postgres=PostgresStore(cluster.url(), "languages")), embedder) as shared:
+        shared.sync()
+        ids = sorted(shared.store.chunk_ids(_everything()))
+        assert set(shared.store.languages(ids).values()) == {"en", "zh"}
+        for question, answer in ACROSS:
+            scan = shared.vectors.scan(embedder.embed_query(question), 10)
+            assert set(scan.scales) == {"en", "zh"}
+            for mode in ("vector", "hybrid"):
+                assert shared.search(question, mode=mode).results[0].path == answer, (question, mode)

@@ -439,7 +439,7 @@ def test_the_matrix_grows_in_bounded_steps_and_compacts(
     memory = memory_factory()
     memory.sync()
     assert len(memory.vectors) == 60
-    row = memory.vectors.dims + 4 + 8  # int8 codes, a float32 scale, an int64 id
+    row = memory.vectors.dims + 4 + 8 + 2  # int8 codes, a float32 scale, an int64 id, an int16 language
 
     def id_map() -> int:  # a row number per chunk id, up to the largest
         return 4 * (int(memory.store.all_vectors()[0].max()) + 1)

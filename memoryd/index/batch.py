@@ -12,6 +12,7 @@ from memoryd.index.rows import NewChunk
 from memoryd.index.schema import ANALYZER_VERSION
 from memoryd.sources.analyzer import fts_row
 from memoryd.sources.discovery import SourceFile
+from memoryd.sources.language import language_of
 from memoryd.sources.markdown import Chunk
 from memoryd.sources.metadata import date_words
 from memoryd.sources.windows import WINDOW_TOKENS
@@ -50,7 +51,7 @@ def embedding_signature(embedder: Embedder) -> str:
 
 def chunking_signature(agent: AgentConfig) -> str:
     windows = f"/windows-{WINDOW_TOKENS}" if agent.chunking.windows else ""
-    return f"{agent.chunking.tokens}/{agent.chunking.overlap}/analyzer-{ANALYZER_VERSION}{windows}"
+    return f"{agent.chunking.tokens}/{agent.chunking.overlap}/analyzer-{ANALYZER_VERSION}{windows}/languages"
 
 
 @dataclass
@@ -85,6 +86,7 @@ def stored(chunk: Chunk) -> NewChunk:
         importance=chunk.importance,
         source_lines=chunk.source_lines,
         terms=fts_row(chunk.text, heading),
+        language=language_of(chunk.text),
     )
 
 

@@ -139,6 +139,9 @@ class MemoryStore(Protocol):
     def window_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The window vectors of chosen chunks (windows x dims), for those stored with them."""
 
+    def languages(self, ids: Sequence[int]) -> dict[int, str]:
+        """The language of chosen chunks (memoryd.sources.language), for those with a known one."""
+
     # -- embedding cache -----------------------------------------------------------------------------
     def cache_get(self, provider: str, model: str, key_fp: str, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
     def cache_put(self, provider: str, model: str, key_fp: str, items: dict[str, np.ndarray]) -> None: ...

@@ -36,6 +36,7 @@ class NewChunk:
     importance: float | None
     source_lines: tuple[int, ...]  # the file line of each text line, where they are not consecutive
     terms: tuple[str, str, str, str]  # keyword columns: body, exact, heading, grams
+    language: str = ""  # memoryd.sources.language: "" when unknown
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import apsw
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Bump when what a chunk holds changes (analyzer tokens, chunk boundaries, chunk metadata): the index is then rebuilt.
 ANALYZER_VERSION = "6"
 
@@ -138,6 +138,9 @@ CREATE TABLE IF NOT EXISTS chunk_windows(
 );
 """
 
+# v7: each chunk's language (memoryd.sources.language), filled by the reindex the chunking signature asks for.
+_V7 = "ALTER TABLE chunks ADD COLUMN lang TEXT NOT NULL DEFAULT ''"
+
 MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
     1: lambda conn: conn.execute(_V1),
     2: lambda conn: conn.execute(_V2),
@@ -145,6 +148,7 @@ MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
     4: _v4,
     5: _v5,
     6: lambda conn: conn.execute(_V6),
+    7: lambda conn: conn.execute(_V7),
 }
 
 

@@ -251,10 +251,10 @@ class SearchEngine:
                 cand = candidates.setdefault(chunk_id, Candidate(chunk_id))
                 cand.vector_score, cand.vector_rank = similarity, rank
             missing = [cid for cid, c in candidates.items() if c.vector_score is None]
-            for chunk_id, similarity in self.vectors.similarity(query_vector, missing).items():
+            for chunk_id, similarity in self.vectors.similarity(query_vector, missing, scan).items():
                 candidates[chunk_id].vector_score = similarity
             if self.settings.window_weight > 0:
-                blend_windows(self.store, query_vector, candidates, self.settings.window_weight)
+                blend_windows(self.store, query_vector, candidates, self.settings.window_weight, scan)
         evidence = keyword_evidence(self.store, terms, hits) if use_text else None
         return Gathered(
             list(candidates.values()), scan is not None, use_text, embedder, degraded, scan, restored, evidence

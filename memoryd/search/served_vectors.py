@@ -9,18 +9,27 @@ from typing import Protocol
 import numpy as np
 
 from memoryd.index.interface import MemoryStore
+from memoryd.search.languages import apply_maps, big_groups, language_maps
 from memoryd.search.vector import VectorScan
 
-# How a query scores against the whole namespace (fusion's noise estimate) is read from this many vectors drawn at
-# random, drawn again once the namespace has grown or shrunk by a tenth: the mean and spread of a query's cosine
-# over 2,048 vectors are within about 2% of those over every vector.
+# How a query scores against the whole namespace (fusion's noise estimate, and each language's scale where notes
+# are in several) is read from this many vectors drawn at random, drawn again once the namespace has grown or
+# shrunk by a tenth: the mean and spread of a query's cosine over 2,048 vectors are within about 2% of those over
+# every vector.
 SAMPLE_SIZE = 2_048
 REDRAW_SHARE = 0.1
 
 
 class ServingStore(MemoryStore, Protocol):
-    def nearest(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]: ...
-    def sample_vectors(self, size: int) -> np.ndarray: ...
+    def nearest(
+        self,
+        query: np.ndarray,
+        limit: int,
+        allowed: set[int] | None = None,
+        language: str | None = None,
+        share: float = 1.0,
+    ) -> list[tuple[int, float]]: ...
+    def sample_vectors(self, size: int) -> tuple[np.ndarray, list[str]]: ...
 
 
 class ServedVectors:
@@ -29,13 +38,13 @@ class ServedVectors:
     def __init__(self, store: ServingStore) -> None:
         self._store = store
         self._lock = threading.Lock()
-        self._sample: np.ndarray | None = None
+        self._sample: tuple[np.ndarray, list[str]] | None = None  # vectors and their chunks' languages
         self._sampled_at = 0  # embedded chunks when the sample was drawn
 
     @property
     def nbytes(self) -> int:
         sample = self._sample
-        return int(sample.nbytes) if sample is not None else 0
+        return int(sample[0].nbytes) if sample is not None else 0
 
     def release(self) -> bool:
         with self._lock:
@@ -51,7 +60,7 @@ class ServedVectors:
     def __len__(self) -> int:
         return self._store.row_counts()["embedded_chunks"]
 
-    def _spread_sample(self) -> np.ndarray:
+    def _spread_sample(self) -> tuple[np.ndarray, list[str]]:
         embedded = len(self)
         with self._lock:
             sample = self._sample
@@ -69,18 +78,39 @@ class ServedVectors:
         hits = self._store.nearest(query, limit, allowed)
         if not hits:
             return VectorScan()
-        sample = self._spread_sample()
+        sample, labels = self._spread_sample()
         scores = sample @ query if len(sample) else np.array([h[1] for h in hits], dtype=np.float32)
         count = len(allowed) if allowed is not None else len(self)
-        return VectorScan(hits, float(scores.mean()), float(scores.std()), count)
+        names = sorted({label for label in labels if label})
+        codes = np.array([names.index(label) if label else -1 for label in labels], dtype=np.int16)
+        maps = language_maps(scores, codes, big_groups(codes)) if len(names) > 1 else {}
+        if not maps:
+            return VectorScan(hits, float(scores.mean()), float(scores.std()), count)
+        scales = {names[code]: value for code, value in maps.items()}
+        found = dict(hits)
+        for code in maps:  # each language's own nearest: the question's language would crowd the others out
+            share = float((codes == code).mean())
+            found.update(self._store.nearest(query, limit, allowed, language=names[code], share=share))
+        languages = {cid: lang for cid, lang in self._store.languages(list(found)).items() if lang in scales}
+        scan = VectorScan([], 0.0, 0.0, count, scales, languages)
+        ranked = sorted(((cid, scan.calibrated(cid, cos)) for cid, cos in found.items()), key=lambda h: (-h[1], h[0]))
+        apply_maps(scores, codes, maps)
+        scan.hits, scan.mean, scan.std = ranked[:limit], float(scores.mean()), float(scores.std())
+        return scan
 
     def search(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         return self.scan(query, limit, allowed).hits
 
-    def similarity(self, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+    def similarity(self, query: np.ndarray, chunk_ids: list[int], scan: VectorScan | None = None) -> dict[int, float]:
         vectors = self._store.vectors_by_ids(chunk_ids)
         query = np.asarray(query, dtype=np.float32)
-        return {cid: float(v @ query) for cid, v in vectors.items() if v.shape == query.shape}
+        found = {cid: float(v @ query) for cid, v in vectors.items() if v.shape == query.shape}
+        if scan is None or not scan.scales:
+            return found
+        scan.language.update(
+            {cid: lang for cid, lang in self._store.languages(list(found)).items() if lang in scan.scales}
+        )
+        return {cid: scan.calibrated(cid, cos) for cid, cos in found.items()}
 
     def vectors_of(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:
         return self._store.vectors_by_ids(chunk_ids)

@@ -10,7 +10,11 @@ import simsimd
 
 from memoryd.index.interface import MemoryStore
 from memoryd.index.rows import StoreChange
+from memoryd.search.languages import apply_maps, big_groups, language_maps, named_maps
 from memoryd.threads import lasting_pool
+
+UNKNOWN = -1  # language code of a chunk whose language is not known
+UNRESOLVED = -2  # not asked of the store yet (added since the last scan)
 
 
 @dataclass
@@ -19,6 +23,15 @@ class VectorScan:
     mean: float = 0.0  # of the query's cosine over every searched chunk
     std: float = 0.0
     count: int = 0
+    # notes in several languages (memoryd.search.languages): each language's map onto the common scale, and the
+    # language of each chunk scored on it; the hits' scores are already mapped
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    language: dict[int, str] = field(default_factory=dict)
+
+    def calibrated(self, chunk_id: int, cosine: float) -> float:
+        """A cosine of this chunk (its own or a window's) on the scale the hits were ranked by."""
+        scale, shift = self.scales.get(self.language.get(chunk_id, ""), (1.0, 0.0))
+        return scale * cosine + shift
 
 
 GROWTH_CAP = 65_536  # rows (and id-map entries) added at most when the matrix grows
@@ -67,6 +80,11 @@ class VectorIndex:
         self._ids = np.zeros(0, dtype=np.int64)
         self._codes = np.zeros((0, dims), dtype=np.int8)
         self._scales = np.zeros(0, dtype=np.float32)
+        self._lang = np.zeros(0, dtype=np.int16)  # each row's language code (UNKNOWN, UNRESOLVED)
+        self._names: list[str] = []  # language code -> name
+        self._codes_of: dict[str, int] = {}
+        self._groups: list[int] | None = None  # languages with enough chunks to map; None: count again
+        self._unresolved = False  # some rows are UNRESOLVED
         self._count = 0  # rows in use (some may be holes, id -1)
         self._live = 0  # rows that hold a chunk
         # chunk id -> row, -1 for none: 4 bytes per id up to the largest, where a dict of a million ids took
@@ -76,7 +94,7 @@ class VectorIndex:
     @property
     def nbytes(self) -> int:
         """Memory held by the warm matrix, its scales and ids (0 until first used)."""
-        held = self._codes.nbytes + self._scales.nbytes + self._ids.nbytes + self._slot_of.nbytes
+        held = self._codes.nbytes + self._scales.nbytes + self._ids.nbytes + self._slot_of.nbytes + self._lang.nbytes
         return int(held) if self._loaded else 0
 
     @property
@@ -90,6 +108,7 @@ class VectorIndex:
             if self._codes.shape[1] != matrix.shape[1]:
                 self._codes = np.zeros((0, matrix.shape[1]), dtype=np.int8)
             self._append(ids, matrix)
+            self._label(ids, self._store.languages(ids.tolist()))
         self._compact()  # a fresh load (at start, after a reindex) keeps no spare room
         self._loaded = True
         self._released = False
@@ -108,6 +127,7 @@ class VectorIndex:
         self._ids = np.concatenate([self._ids, np.full(extra, -1, dtype=np.int64)])
         self._codes = np.concatenate([self._codes, np.zeros((extra, self._codes.shape[1]), dtype=np.int8)])
         self._scales = np.concatenate([self._scales, np.zeros(extra, dtype=np.float32)])
+        self._lang = np.concatenate([self._lang, np.full(extra, UNRESOLVED, dtype=np.int16)])
 
     def _slots(self, ids: np.ndarray) -> np.ndarray:
         """The row of each chunk id, -1 where it has none."""
@@ -133,6 +153,9 @@ class VectorIndex:
         slots = self._slots(ids)
         known = slots >= 0
         self._codes[slots[known]], self._scales[slots[known]] = codes[known], scales[known]
+        self._lang[slots[known]] = UNRESOLVED
+        self._groups = None
+        self._unresolved = True
         fresh = np.flatnonzero(~known)
         if not len(fresh):
             return
@@ -142,9 +165,58 @@ class VectorIndex:
         self._ids[start:end] = ids[fresh]
         self._codes[start:end] = codes[fresh]
         self._scales[start:end] = scales[fresh]
+        self._lang[start:end] = UNRESOLVED
         self._index(ids[fresh], np.arange(start, end))
         self._count = end
         self._live += len(fresh)
+
+    def _label(self, ids: np.ndarray, languages: dict[int, str]) -> None:
+        """Record the languages of these chunks (those not in `languages` have none known)."""
+        slots = self._slots(ids)
+        held = slots >= 0
+        codes = np.array([self._code(languages.get(int(cid), "")) for cid in ids[held]], dtype=np.int16)
+        self._lang[slots[held]] = codes
+        self._groups = None
+
+    def _code(self, language: str) -> int:
+        if not language:
+            return UNKNOWN
+        code = self._codes_of.get(language)
+        if code is None:
+            code = self._codes_of[language] = len(self._names)
+            self._names.append(language)
+        return code
+
+    def _resolve_languages(self) -> None:
+        """Ask the store the languages of the chunks added since the last scan (one query after a sync)."""
+        with self._lock:
+            if not self._loaded or not self._unresolved:
+                return
+            self._unresolved = False  # rows added from here on set it again
+            pending = np.flatnonzero(self._lang[: self._count] == UNRESOLVED)
+            if not len(pending):
+                return
+            ids = self._ids[pending]
+            self._lang[pending[ids < 0]] = UNKNOWN
+            ids = ids[ids >= 0]
+        try:
+            languages = self._store.languages(ids.tolist()) if len(ids) else {}
+        except BaseException:
+            with self._lock:
+                self._unresolved = True  # asked again by the next scan
+            raise
+        with self._lock:
+            if self._loaded:
+                slots = self._slots(ids)
+                still = ids[(slots >= 0) & (self._lang[np.maximum(slots, 0)] == UNRESOLVED)]
+                self._label(still, languages)
+
+    def _language_groups(self) -> list[int]:
+        """The languages with enough live chunks to be mapped (under the lock)."""
+        if self._groups is None:
+            live = self._ids[: self._count] >= 0
+            self._groups = big_groups(self._lang[: self._count][live])
+        return self._groups
 
     def _apply(self, change: StoreChange) -> None:
         with self._lock:
@@ -156,6 +228,8 @@ class VectorIndex:
                 held = slots >= 0
                 self._ids[slots[held]] = -1
                 self._codes[slots[held]] = 0
+                self._lang[slots[held]] = UNKNOWN
+                self._groups = None
                 self._slot_of[removed[held]] = -1
                 self._live -= int(held.sum())
             if change.vectors is None or not change.added:
@@ -185,6 +259,7 @@ class VectorIndex:
         self._ids = self._ids[: self._count][live].copy()
         self._codes = self._codes[: self._count][live].copy()
         self._scales = self._scales[: self._count][live].copy()
+        self._lang = self._lang[: self._count][live].copy()
         self._count = self._live = len(self._ids)
         self._slot_of = np.full(int(self._ids.max()) + 1 if self._count else 0, -1, dtype=np.int32)
         self._slot_of[self._ids] = np.arange(self._count)
@@ -212,11 +287,13 @@ class VectorIndex:
         """The nearest chunks, and how the query's similarity is spread over all of them (fusion uses it to
         tell a model that recognises the query from one that scores everything alike)."""
         query = query.astype(np.float32)
+        self._resolve_languages()
         with self._lock:
             self._ensure_loaded()
             if not self._live or query.shape[-1] != self.dims:
                 return VectorScan()
             codes, scales, ids, count = self._codes, self._scales, self._ids, self._count
+            languages, groups, names = self._lang[:count], self._language_groups(), list(self._names)
         # Scanned outside the lock, so concurrent searches scan side by side: rows are only rewritten in place
         # or appended past `count`, and a compaction builds new arrays, so a change made meanwhile costs at
         # most a stale score for that row (a removed chunk reads as id -1 and is left out).
@@ -227,22 +304,25 @@ class VectorIndex:
             left_out |= ~np.isin(ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
         if left_out.any():  # a copy only then: eight concurrent scans of a million rows add up
             scores[left_out] = -np.inf
-            finite = scores[~left_out]
-        else:
-            finite = scores
+        maps = language_maps(scores, languages, groups) if len(groups) > 1 else {}
+        apply_maps(scores, languages, maps)
+        finite = scores[~left_out] if left_out.any() else scores
         top = _best(scores, max(limit * RESCORE_FACTOR, RESCORE_MIN))
         top = top[np.isfinite(scores[top])]
         exact = (codes[top].astype(np.float32) @ query) * scales[top]
+        apply_maps(exact, languages[top], maps)
         hits = sorted(((int(ids[top[j]]), float(exact[j])) for j in _best(exact, limit)), key=lambda h: (-h[1], h[0]))
         return VectorScan(
             hits,
             float(finite.mean()) if len(finite) else 0.0,
             float(finite.std()) if len(finite) else 0.0,
             len(finite),
+            *named_maps(maps, names, {int(ids[row]): int(languages[row]) for row in top}),
         )
 
-    def similarity(self, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-        """Cosine for chosen chunks, from the warm matrix (see the class notes for its precision)."""
+    def similarity(self, query: np.ndarray, chunk_ids: list[int], scan: VectorScan | None = None) -> dict[int, float]:
+        """Cosine for chosen chunks, from the warm matrix (see the class notes for its precision); on the scale
+        of `scan`'s hits where it mapped languages (their languages are added to it)."""
         with self._lock:
             self._ensure_loaded()
             if query.shape[-1] != self.dims:
@@ -252,6 +332,13 @@ class VectorIndex:
             held = slots >= 0
             ids, slots = ids[held], slots[held]
             values = (self._codes[slots].astype(np.float32) @ query.astype(np.float32)) * self._scales[slots]
+            languages = self._lang[slots]
+            names = list(self._names)
+        if scan is not None and scan.scales:
+            for cid, code in zip(ids, languages, strict=True):
+                if 0 <= code < len(names) and names[code] in scan.scales:
+                    scan.language[int(cid)] = names[code]
+            return {int(cid): scan.calibrated(int(cid), float(v)) for cid, v in zip(ids, values, strict=True)}
         return {int(cid): float(v) for cid, v in zip(ids, values, strict=True)}
 
     def vectors_of(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:

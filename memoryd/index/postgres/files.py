@@ -267,6 +267,7 @@ class Files(State):
                     Jsonb(encoded.counts),
                     encoded.tsvector,
                     window_blob(chunk_windows) if chunk_windows is not None else None,
+                    chunk.language,
                     vector_text(vector) if vector is not None else None,
                 )
             )
@@ -274,8 +275,8 @@ class Files(State):
         vector_value = ", %s::vector" if self.dims else ""
         statement = sql.SQL(
             "INSERT INTO {}.chunks(file_id, seq, start_line, end_line, heading, context, text, hash, model, source,"
-            f" ts, kind, importance, source_lines, doc_len, tf, tsv, windows{vector_part}) VALUES"
-            f" (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s{vector_value})"
+            f" ts, kind, importance, source_lines, doc_len, tf, tsv, windows, lang{vector_part}) VALUES"
+            f" (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s{vector_value})"
             " RETURNING id"
         ).format(self._s)
         cur.executemany(statement, rows if self.dims else [r[:-1] for r in rows], returning=True)

@@ -62,7 +62,8 @@ CREATE TABLE {s}.chunks(
     doc_len integer NOT NULL,
     tf jsonb NOT NULL,
     tsv tsvector NOT NULL,
-    windows bytea
+    windows bytea,
+    lang text NOT NULL DEFAULT ''
 );
 {layout};
 CREATE INDEX ON {s}.chunks(file_id);
@@ -169,18 +170,20 @@ def grant_read(schema: str, roles: list[str]) -> list[sql.Composed]:
 
 def upgrade(schema: str) -> sql.Composed:
     """What a namespace made by an older memoryd lacks, added in place (its writer runs it on taking the lead):
-    the chunks' window vectors (filled by the reindex their new chunking signature asks for) and the rows' layout
-    (rows written from then on; the reindex rewrites the others)."""
+    the chunks' window vectors and languages (filled by the reindex their new chunking signature asks for) and the
+    rows' layout (rows written from then on; the reindex rewrites the others)."""
     s = sql.Identifier(schema)
-    return sql.SQL("ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS windows bytea; {layout}").format(
-        s=s, layout=sql.SQL(LAYOUT).format(s=s)
-    )
+    return sql.SQL(
+        "ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS windows bytea,"
+        " ADD COLUMN IF NOT EXISTS lang text NOT NULL DEFAULT ''; {layout}"
+    ).format(s=s, layout=sql.SQL(LAYOUT).format(s=s))
 
 
 UP_TO_DATE = """
 SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute tf ON tf.attrelid = c.oid AND tf.attname = 'tf'
 JOIN pg_attribute w ON w.attrelid = c.oid AND w.attname = 'windows'
+JOIN pg_attribute l ON l.attrelid = c.oid AND l.attname = 'lang'
 WHERE n.nspname = %s AND c.relname = 'chunks' AND tf.attstorage = 'm' AND w.attstorage = 'e'
 AND %s = ANY(c.reloptions)
 """

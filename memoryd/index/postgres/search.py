@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +20,7 @@ RANKING_THREADS = 2  # a search sends at most three keyword queries; the first r
 
 MAX_REMEMBERED = 100_000
 EF_SEARCH_MIN = 100  # HNSW candidates per search at least (pgvector's default is 40)
+EF_SEARCH_MAX = 1_000  # pgvector's most; a language too small to fill a search from that many is scanned
 
 
 def _glob_regex(pattern: str) -> str:
@@ -239,25 +241,50 @@ class Search(Files):
         except psycopg.errors.UndefinedColumn:  # made by an older memoryd, not yet upgraded by its writer
             return {}
 
-    def nearest(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the nearest chunks: through the HNSW index, or by an exact scan of `allowed`."""
+    def languages(self, ids: Sequence[int]) -> dict[int, str]:
+        """The language of chosen chunks, for those with a known one."""
+        if not len(ids):
+            return {}
+        try:
+            with self.reading(replica=True) as cur:
+                cur.execute(
+                    sql.SQL("SELECT id, lang FROM {}.chunks WHERE id = ANY(%s) AND lang != ''").format(self._s),
+                    (list(map(int, ids)),),
+                )
+                return {int(r[0]): r[1] for r in cur}
+        except psycopg.errors.UndefinedColumn:  # made by an older memoryd, not yet upgraded by its writer
+            return {}
+
+    def nearest(
+        self,
+        query: np.ndarray,
+        limit: int,
+        allowed: set[int] | None = None,
+        language: str | None = None,
+        share: float = 1.0,
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the nearest chunks: through the HNSW index, or by an exact scan of `allowed`.
+        With `language`, only that language's chunks, `share` of the whole (pgvector filters what the index
+        found, so it looks that much further)."""
         if not self.dims or limit <= 0:
             return []
-        if allowed is not None:
-            return self._scan(query, limit, allowed)
+        wanted = math.ceil(2 * limit / max(share, 1e-6))
+        if allowed is not None or (language is not None and wanted > EF_SEARCH_MAX):
+            return self._scan(query, limit, allowed, language)
         text = vector_text(query)
+        among = "lang = %s AND " if language is not None else ""
         with self.reading(replica=True) as cur:
-            ef = max(EF_SEARCH_MIN, 2 * limit)
+            ef = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, wanted))
             held = getattr(self._local, "ef", None)  # (connection, ef) it was set on: a new connection has none
             if held is None or held[0] is not cur.connection or held[1] != ef:
                 cur.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(ef)))
                 self._local.ef = (cur.connection, ef)
             cur.execute(
                 sql.SQL(
-                    "SELECT id, 1 - (embedding <=> %s::vector) FROM {}.chunks WHERE embedding IS NOT NULL"
+                    f"SELECT id, 1 - (embedding <=> %s::vector) FROM {{}}.chunks WHERE {among}embedding IS NOT NULL"
                     " ORDER BY embedding <=> %s::vector LIMIT %s"
                 ).format(self._s),
-                (text, text, limit),
+                (text, *([language] if language is not None else []), text, limit),
             )
             return [(int(r[0]), float(r[1])) for r in cur]
 
@@ -265,32 +292,40 @@ class Search(Files):
         """The same by an exact scan of every vector (the reference for HNSW recall)."""
         return self._scan(query, limit, None)
 
-    def _scan(self, query: np.ndarray, limit: int, allowed: set[int] | None) -> list[tuple[int, float]]:
+    def _scan(
+        self, query: np.ndarray, limit: int, allowed: set[int] | None, language: str | None = None
+    ) -> list[tuple[int, float]]:
         """Nearest chunks by an exact scan (ordering by an expression the HNSW index cannot serve)."""
         among = "id = ANY(%s) AND " if allowed is not None else ""
+        among += "lang = %s AND " if language is not None else ""
+        params = [*([list(allowed)] if allowed is not None else []), *([language] if language is not None else [])]
         with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(
                     f"SELECT id, 1 - (embedding <=> %s::vector) AS sim FROM {{}}.chunks WHERE {among}"
                     "embedding IS NOT NULL ORDER BY sim DESC, id LIMIT %s"
                 ).format(self._s),
-                (vector_text(query), *([list(allowed)] if allowed is not None else []), limit),
+                (vector_text(query), *params, limit),
             )
             return [(int(r[0]), float(r[1])) for r in cur]
 
-    def sample_vectors(self, size: int) -> np.ndarray:
-        """About `size` stored vectors, drawn at random (fusion reads how a query scores against them)."""
+    def sample_vectors(self, size: int) -> tuple[np.ndarray, list[str]]:
+        """About `size` stored vectors drawn at random, with their chunks' languages (fusion reads how a query
+        scores against them, and search how it scores against each language)."""
         embedded = self.row_counts()["embedded_chunks"]
         if not self.dims or not embedded:
-            return np.zeros((0, max(self.dims, 1)), dtype=np.float32)
+            return np.zeros((0, max(self.dims, 1)), dtype=np.float32), []
         percent = min(100.0, 100.0 * 2 * size / embedded)
         with self.reading(replica=True) as cur:
             cur.execute(
                 sql.SQL(
-                    "SELECT vector_send(embedding) FROM {}.chunks TABLESAMPLE BERNOULLI (%s)"
+                    "SELECT id, vector_send(embedding) FROM {}.chunks TABLESAMPLE BERNOULLI (%s)"
                     " WHERE embedding IS NOT NULL LIMIT %s"
                 ).format(self._s),
                 (percent, size),
             )
-            rows = [sent_vector(r[0]) for r in cur]
-        return np.stack(rows) if rows else np.zeros((0, self.dims), dtype=np.float32)
+            rows = cur.fetchall()
+        if not rows:
+            return np.zeros((0, self.dims), dtype=np.float32), []
+        known = self.languages([r[0] for r in rows])
+        return np.stack([sent_vector(r[1]) for r in rows]), [known.get(int(r[0]), "") for r in rows]

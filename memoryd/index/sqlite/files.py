@@ -133,7 +133,7 @@ class Files(VectorRows):
             vector = vectors[offset] if vectors is not None else None
             self.conn.execute(
                 "INSERT INTO chunks(file_id, seq, start_line, end_line, heading, context, text, hash, model, source,"
-                " ts, kind, importance, source_lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " ts, kind, importance, source_lines, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     file_id,
                     first_seq + offset,
@@ -149,6 +149,7 @@ class Files(VectorRows):
                     chunk.kind,
                     chunk.importance,
                     ",".join(map(str, chunk.source_lines)) if chunk.source_lines else None,
+                    chunk.language,
                 ),
             )
             chunk_id = self.conn.last_insert_rowid()

@@ -147,6 +147,11 @@ class Vectors(Connections):
             out[chunk_id] = np.frombuffer(blob, dtype=np.float32, count=dims)
         return out
 
+    def languages(self, ids: Sequence[int]) -> dict[int, str]:
+        """The language of chosen chunks, for those with a known one."""
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        return dict(rows_in(self.reader, "SELECT id, lang FROM chunks WHERE lang != '' AND id", unique))
+
     def window_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The window vectors of chosen chunks (windows x dims), for those stored with them."""
         dims = self.dims

@@ -1,0 +1,108 @@
+"""Notes in several languages in one index: each chunk's language, and each language's scores read on one scale
+(memoryd.sources.language, memoryd.search.languages)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memoryd.config import default_data_dir
+from memoryd.embeddings.local import LocalEmbedder
+from memoryd.embeddings.models import prepare as prep
+from memoryd.memory import AgentMemory
+from memoryd.search.filters import Filters
+from memoryd.search.languages import MIN_GROUP, apply_maps, big_groups, language_maps
+from memoryd.sources.language import language_of
+
+from .conftest import write
+from .languages import ACROSS, CHINESE, ENGLISH, write_notes
+
+DATA_DIR = Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
+
+
+def _everything() -> Filters:
+    return Filters.parse(None, None, None, None, None)
+
+
+def test_a_chunk_is_labelled_with_its_language_or_none() -> None:
+    assert language_of("The team decided to move the billing database to a new server.") == "en"
+    assert language_of("Khách hàng muốn thanh toán bằng thẻ tín dụng từ tháng sau.") == "vi"
+    assert language_of("周五下午三点在三楼会议室给新同事办欢迎会。") == "zh"
+    assert language_of("ทีมงานตัดสินใจย้ายฐานข้อมูลไปยังเซิร์ฟเวอร์ใหม่") == "th"
+    assert language_of("x = 1 + 2") == ""  # too few letters to tell
+    assert language_of("def payment_processor(x): return x + 1") == ""  # no language sure enough
+
+
+def test_each_language_is_read_on_the_scale_of_the_one_the_query_scores_highest() -> None:
+    rng = np.random.default_rng(7)
+    own, other = rng.normal(0.80, 0.05, 100), rng.normal(0.60, 0.02, 80)
+    scores = np.concatenate([own, other, [0.99, -np.inf]]).astype(np.float32)
+    codes = np.array([0] * 100 + [1] * 80 + [-1, 1], dtype=np.int16)
+    maps = language_maps(scores, codes, big_groups(codes))
+    assert maps[0] == pytest.approx((1.0, 0.0))
+    mapped = scores.copy()
+    apply_maps(mapped, codes, maps)
+    assert mapped[100:180].mean() == pytest.approx(own.mean(), abs=1e-4)
+    assert mapped[100:180].std() == pytest.approx(own.std(), abs=1e-4)
+    assert mapped[180] == scores[180] and mapped[181] == -np.inf  # unknown language kept; left out stays out
+    # the other language's best is now among the first language's best, where its cosine put it far below
+    assert scores[100:180].max() < np.sort(own)[-60] and mapped[100:180].max() > np.sort(own)[-10]
+    assert language_maps(scores[:100], codes[:100], big_groups(codes[:100])) == {}  # one language: left alone
+    few = np.array([0] * 100 + [1] * (MIN_GROUP - 1), dtype=np.int16)
+    assert big_groups(few) == [0]
+
+
+def test_only_an_index_in_several_languages_is_mapped(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    for i, text in enumerate(ENGLISH):
+        write(workspace / "memory" / "en" / f"e{i:02d}.md", text + "\n")
+    memory = memory_factory()
+    memory.sync()
+    query = memory.embedder.embed_query("billing database")  # type: ignore[union-attr]
+    alone = memory.vectors.scan(query, 10)
+    assert alone.scales == {} and alone.language == {}
+    ids = sorted(memory.store.chunk_ids(_everything()))
+    assert set(memory.store.languages(ids).values()) == {"en"}
+    write_notes(workspace)
+    memory.sync()
+    both = memory.vectors.scan(query, 10)
+    assert set(both.scales) == {"en", "zh"}
+    raw = memory.vectors.similarity(query, [cid for cid, _ in both.hits])
+    for chunk_id, score in both.hits:  # each hit's score is its cosine on the common scale
+        assert score == pytest.approx(both.calibrated(chunk_id, raw[chunk_id]), abs=2e-3)
+    for path in ("memory/zh/z00.md", "memory/zh/z01.md"):
+        (workspace / path).unlink()
+    for i in range(len(CHINESE)):
+        (workspace / "memory" / "zh" / f"z{i:02d}.md").unlink(missing_ok=True)
+    memory.sync()
+    assert memory.vectors.scan(query, 10).scales == {}  # the Chinese notes gone: one language again
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalEmbedder:
+    return LocalEmbedder(prep.prepare(DATA_DIR).path)
+
+
+@pytest.mark.slow
+def test_a_question_finds_its_answer_written_in_the_other_language(
+    workspace: Path, agent_factory: Callable, embedder: LocalEmbedder
+) -> None:
+    write_notes(workspace)
+    with AgentMemory(agent_factory(provider="local"), embedder) as memory:
+        memory.sync()
+        ids = sorted(memory.store.chunk_ids(_everything()))
+        paths = {cid: row.path for cid, row in memory.store.chunks_by_ids(ids).items()}
+        outranked = {}
+        for question, answer in ACROSS:
+            for mode in ("vector", "hybrid"):
+                assert memory.search(question, mode=mode).results[0].path == answer, (question, mode)
+            raw = memory.vectors.similarity(embedder.embed_query(question), ids)
+            answer_score = next(raw[cid] for cid, path in paths.items() if path == answer)
+            outranked[question] = sum(score > answer_score for score in raw.values())
+        # what it corrects: by cosine alone, notes in the question's language outranked an answer
+        assert max(outranked.values()) >= 3, outranked
