@@ -44,7 +44,9 @@ ENGLISH = [
     "The analytics dashboard counts a session as ended after thirty minutes of inactivity.",
     "The fire drill is scheduled for the second week of November; everyone meets in the car park.",
     "Translations for the Spanish launch are handled by an agency and reviewed by Lucia.",
+    "Log lines from the event_dispatcher service are shipped to the archive bucket every hour.",
 ]
+IDENTIFIER = ("event_dispatcher", "memory/en/e36.md")  # an exact name: keyword search must still decide
 
 CHINESE = [
     "周五下午三点在三楼会议室给新同事办欢迎会，小王负责买蛋糕。",

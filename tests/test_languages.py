@@ -19,7 +19,7 @@ from memoryd.search.languages import MIN_GROUP, apply_maps, big_groups, language
 from memoryd.sources.language import language_of
 
 from .conftest import write
-from .languages import ACROSS, CHINESE, ENGLISH, write_notes
+from .languages import ACROSS, CHINESE, ENGLISH, IDENTIFIER, write_notes
 
 DATA_DIR = Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
 
@@ -106,3 +106,39 @@ def test_a_question_finds_its_answer_written_in_the_other_language(
             outranked[question] = sum(score > answer_score for score in raw.values())
         # what it corrects: by cosine alone, notes in the question's language outranked an answer
         assert max(outranked.values()) >= 3, outranked
+        name, holder = IDENTIFIER
+        assert memory.search(name).results[0].path == holder
+
+
+def test_a_candidate_keyword_search_could_not_read_is_weighed_by_its_vector_alone() -> None:
+    """In an index of several languages, keyword hits in one language say nothing of notes in another: those are
+    weighed as if the keyword side had no evidence, as far as the vector side is confident."""
+    from memoryd.search.fusion import Candidate, adaptive_fusion, keyword_reach
+    from memoryd.search.vector import VectorScan
+
+    def candidates() -> list[Candidate]:
+        return [
+            Candidate(1, vector_score=0.70, text_score=1.0, vector_rank=2, text_rank=1),  # zh, matched by keyword
+            Candidate(2, vector_score=0.60, text_score=0.8, vector_rank=3, text_rank=2),  # zh
+            Candidate(3, vector_score=0.80, vector_rank=1),  # en: no keyword hit is in English
+        ]
+
+    languages = {1: "zh", 2: "zh", 3: "en"}
+    mixed = VectorScan([], 0.2, 0.1, 1000, {"zh": (1.0, 0.0), "en": (1.3, -0.1)}, languages)
+    assert keyword_reach(candidates(), mixed) == {"zh": 1.0, "en": 0.0}
+    assert keyword_reach(candidates(), VectorScan([], 0.2, 0.1, 1000)) == {}  # one language: none measured
+
+    def ranked(scan: VectorScan, evidence: float) -> list[int]:
+        found = candidates()
+        adaptive_fusion(
+            found, 0.5, 0.5, has_vector=True, has_text=True, scan=scan, span=2.0,
+            evidence=evidence, evidence_floor=0.4, evidence_span=0.6,
+        )  # fmt: skip
+        return [c.chunk_id for c in sorted(found, key=lambda c: -c.score)]
+
+    assert ranked(mixed, evidence=1.0)[0] == 3  # the confident vector side's best, out of the keyword side's reach
+    one_language = VectorScan([], 0.2, 0.1, 1000)
+    assert ranked(one_language, evidence=1.0)[0] == 1  # the same lists in one language: keyword evidence counts
+    unsure = VectorScan([], 0.2, 0.1, 1000, mixed.scales, languages)
+    unsure.mean, unsure.std = 0.79, 0.01  # nothing stands out: the vector side takes nothing over
+    assert ranked(unsure, evidence=1.0)[0] == 1

@@ -120,7 +120,9 @@ def adaptive_fusion(
     """Both sides scaled to 0..1 per query (the keyword side by its best BM25, the vector side min-max over its
     candidates), the vector side weighted by its confidence; with `evidence_span`, the keyword side weighted by
     how much of the query its best hit holds, the weight it does not earn going to the vector side as far as
-    that is confident (its confidence to `takeover_power`)."""
+    that is confident (its confidence to `takeover_power`). In an index of several languages the evidence is
+    measured per language, by the best hit in each (`keyword_reach`): a question holds the words of notes in its
+    own language, and only names and numbers of notes in another."""
     if not has_text:  # vector search alone: rank by similarity, as the weighted rule does
         weighted_fusion(candidates, vector_weight, text_weight, has_vector=has_vector, has_text=has_text)
         return
@@ -130,18 +132,42 @@ def adaptive_fusion(
     confidence = vector_confidence(scan, candidates, span)
     wv, wt = wv * confidence, wt + wv * (1.0 - confidence)
     measured = scan is not None and scan.count >= 2 and scan.std > 1e-9  # a confidence, not the default trust
-    if has_vector and measured and evidence is not None and evidence_span > 0:
-        # a question in another language shares only names and stray syllables with a note: its keyword hits
-        # are noise that the scaling to the best hit would otherwise present as a perfect match
-        earned = min(1.0, max(0.0, (evidence - evidence_floor) / evidence_span))
+    weighs_evidence = has_vector and measured and evidence is not None and evidence_span > 0
+
+    def weights(held: float | None) -> tuple[float, float]:
+        """The sides' weights given the keyword evidence: a question in another language shares only names and
+        stray syllables with a note, keyword hits that the scaling to the best hit would present as perfect."""
+        if not weighs_evidence or held is None:
+            return wv, wt
+        earned = min(1.0, max(0.0, (held - evidence_floor) / evidence_span))
         moved = wt * (1.0 - earned) * confidence**takeover_power
-        wv, wt = wv + moved, wt - moved
+        return wv + moved, wt - moved
+
+    overall = weights(evidence)
+    reach = keyword_reach(candidates, scan) if weighs_evidence else {}
+    per_language = {lang: weights(evidence * share) for lang, share in reach.items() if evidence is not None}
+    language = scan.language if scan is not None else {}
     scores = [c.vector_score for c in candidates if c.vector_score is not None]
     floor, top = min(scores, default=0.0), max(scores, default=0.0)
     width = top - floor if top > floor else 1.0
     for c in candidates:
         v = max(0.0, (c.vector_score - floor) / width) if c.vector_score is not None else 0.0
-        c.score = wv * v + wt * (c.text_score or 0.0)
+        vector_part, text_part = per_language.get(language.get(c.chunk_id, ""), overall)
+        c.score = vector_part * v + text_part * (c.text_score or 0.0)
+
+
+def keyword_reach(candidates: list[Candidate], scan: VectorScan | None) -> dict[str, float]:
+    """Where the vector side read notes in several languages (memoryd.search.languages): how far keyword search
+    reached into each, as its best hit there against its best overall (0 for a language it found nothing in;
+    keyword search matches words, so a question finds little in another language but names and numbers)."""
+    if scan is None or not scan.scales:
+        return {}
+    reach = dict.fromkeys(scan.scales, 0.0)
+    for c in candidates:
+        held = scan.language.get(c.chunk_id)
+        if held in reach and c.text_score is not None:
+            reach[held] = max(reach[held], c.text_score)
+    return reach
 
 
 def fuse(
