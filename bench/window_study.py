@@ -41,6 +41,7 @@ class Notes:
 
     chunk_doc: list[str] = field(default_factory=list)  # doc id of each chunk
     chunk_lines: list[tuple[int, int]] = field(default_factory=list)
+    chunk_text: list[str] = field(default_factory=list)
     window_chunk: list[int] = field(default_factory=list)  # chunk index of each window
     chunks: np.ndarray | None = None
     windows: np.ndarray | None = None
@@ -88,6 +89,7 @@ def chunk_notes(docs: dict[str, str], window: int, vectors: Vectors) -> Notes:
             index = len(notes.chunk_doc)
             notes.chunk_doc.append(doc_id)
             notes.chunk_lines.append((chunk.start_line, chunk.end_line))
+            notes.chunk_text.append(chunk.text)
             chunk_inputs.append(chunk.embed_input)
             parts = chunk_markdown(chunk.text, max_tokens=window, overlap_tokens=0)
             if len(parts) > 1:
