@@ -16,7 +16,7 @@ from memoryd.embeddings.models import prepare as prep
 from memoryd.memory import AgentMemory
 from memoryd.search.filters import Filters
 from memoryd.search.languages import MIN_GROUP, apply_maps, big_groups, language_maps
-from memoryd.sources.language import language_of
+from memoryd.sources.language import language_of, release_if_idle
 
 from .conftest import write
 from .languages import ACROSS, CHINESE, ENGLISH, IDENTIFIER, write_notes
@@ -35,6 +35,10 @@ def test_a_chunk_is_labelled_with_its_language_or_none() -> None:
     assert language_of("ทีมงานตัดสินใจย้ายฐานข้อมูลไปยังเซิร์ฟเวอร์ใหม่") == "th"
     assert language_of("x = 1 + 2") == ""  # too few letters to tell
     assert language_of("def payment_processor(x): return x + 1") == ""  # no language sure enough
+    # the identifier (about 70 MB) is dropped once unused, and loaded again by the next sync that labels
+    assert not release_if_idle(60.0)
+    assert release_if_idle(0.0) and not release_if_idle(0.0)
+    assert language_of("Quản trị website tất cả các ngày") == "vi"
 
 
 def test_each_language_is_read_on_the_scale_of_the_one_the_query_scores_highest() -> None:

@@ -17,6 +17,7 @@ from memoryd.service.budgets import sqlite_memory_limit
 from memoryd.service.runtime import AgentRuntime
 from memoryd.service.watchers import WatchHub
 from memoryd.settings import mask_password
+from memoryd.sources.language import release_if_idle as release_language_model
 
 log = structlog.get_logger("memoryd.manager")
 
@@ -180,8 +181,12 @@ class Manager:
         return not any(r.busy for r in list(self.runtimes.values()))
 
     def _trim_idle_models(self, unload_after_seconds: float) -> None:
-        """Close model contexts and hand back SQLite's page caches after a minute unused and, when configured,
-        unload models idle for longer (with the warm vector matrix: a search after that long can wait for both)."""
+        """Close model contexts, drop the language identifier and hand back SQLite's page caches after a minute
+        unused and, when configured, unload models idle for longer (with the warm vector matrix: a search after that
+        long can wait for both)."""
+        if release_language_model(CONTEXT_IDLE_SECONDS):
+            gc.collect()
+            heap.give_back()
         for runtime in list(self.runtimes.values()):
             embedder = runtime.memory.embedder
             if embedder is not None:

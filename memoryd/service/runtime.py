@@ -257,7 +257,11 @@ class AgentRuntime:
             return False
 
     def sync_if_dirty(self, timeout: float = 5.0) -> None:
-        """Before a search: when files changed and nothing is syncing, bring the index up to date first."""
+        """Before a search: when files changed and nothing is syncing, bring the index up to date first; wait
+        for the daemon's first sync too, or a search right after start finds none of the notes it is reading."""
+        if self.config.sync_on_search and self._completed == 0 and self._requested > 0 and not self._reindexing:
+            self.wait_for(1, timeout)
+            return
         dirty = self.dirty or self.feed.pending
         if dirty and not self._running and not self._reindexing and self.config.sync_on_search:
             self.feed.flush()
