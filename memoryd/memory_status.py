@@ -80,6 +80,7 @@ def _status(memory: AgentMemory) -> dict[str, Any]:
         "vector_available": embedder is not None,
         "vector_backend": memory.store.vector_backend or None,
         "fts_available": memory.store.fts_available,
+        "languages": memory.vectors.languages(),
         "keyword_ranking": "bm25 (postgresql)"
         if memory.agent.postgres
         else "bm25_topk"

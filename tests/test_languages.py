@@ -76,6 +76,7 @@ def test_only_an_index_in_several_languages_is_mapped(
     memory.sync()
     both = memory.vectors.scan(query, 10)
     assert set(both.scales) == {"en", "zh"}
+    assert memory.status()["languages"] == {"en": len(ENGLISH), "zh": len(CHINESE) - 1}  # one zh note: unsure
     raw = memory.vectors.similarity(query, [cid for cid, _ in both.hits])
     for chunk_id, score in both.hits:  # each hit's score is its cosine on the common scale
         assert score == pytest.approx(both.calibrated(chunk_id, raw[chunk_id]), abs=2e-3)
@@ -146,3 +147,18 @@ def test_a_candidate_keyword_search_could_not_read_is_weighed_by_its_vector_alon
     unsure = VectorScan([], 0.2, 0.1, 1000, mixed.scales, languages)
     unsure.mean, unsure.std = 0.79, 0.01  # nothing stands out: the vector side takes nothing over
     assert ranked(unsure, evidence=1.0)[0] == 1
+
+
+def test_memctl_status_names_the_languages_of_a_mixed_index() -> None:
+    from memoryd.client.cli import _status_line
+
+    agent = {
+        "agent": "main",
+        "workspace": "/ws",
+        "files": 3,
+        "chunks": 3,
+        "embedded_chunks": 3,
+        "vector_available": False,
+    }
+    assert "languages" not in _status_line({**agent, "languages": {"en": 120}})  # one language: nothing to say
+    assert "  languages: zh 80, en 35 chunks" in _status_line({**agent, "languages": {"en": 35, "zh": 80}})

@@ -590,7 +590,7 @@ def test_notes_in_two_languages_are_read_on_one_scale(cluster: Cluster, tmp_path
     from memoryd.embeddings.local import LocalEmbedder
     from memoryd.embeddings.models import prepare as prep
 
-    from .languages import ACROSS, write_notes
+    from .languages import ACROSS, CHINESE, ENGLISH, write_notes
     from .test_languages import DATA_DIR
 
     workspace = tmp_path / "ws"
@@ -601,8 +601,10 @@ def test_notes_in_two_languages_are_read_on_one_scale(cluster: Cluster, tmp_path
         shared.sync()
         ids = sorted(shared.store.chunk_ids(_everything()))
         assert set(shared.store.languages(ids).values()) == {"en", "zh"}
+        assert shared.status()["languages"] is None  # no sample drawn yet: nothing is read to tell
         for question, answer in ACROSS:
             scan = shared.vectors.scan(embedder.embed_query(question), 10)
             assert set(scan.scales) == {"en", "zh"}
+            assert shared.status()["languages"] == {"en": len(ENGLISH), "zh": len(CHINESE) - 1}
             for mode in ("vector", "hybrid"):
                 assert shared.search(question, mode=mode).results[0].path == answer, (question, mode)

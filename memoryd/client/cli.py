@@ -246,6 +246,10 @@ def _status_line(agent: dict[str, Any]) -> str:
     missing = ((agent.get("last_sync_report") or {}).get("missing_roots")) or []
     if missing:
         lines.append(f"  missing: {', '.join(missing)} (its notes stay indexed until it returns)")
+    languages = agent.get("languages") or {}
+    if len(languages) > 1:  # one language needs no mention; several are ranked on one scale
+        held = ", ".join(f"{lang} {n}" for lang, n in sorted(languages.items(), key=lambda kv: -kv[1]))
+        lines.append(f"  languages: {held} chunks")
     if agent.get("needs_reindex"):
         lines.append(f"  needs reindex: {agent['needs_reindex']}")
     if agent.get("sync_error"):

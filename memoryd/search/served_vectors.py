@@ -4,6 +4,7 @@ matrix in the daemon to keep in step with other daemons' writes."""
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from typing import Protocol
 
 import numpy as np
@@ -59,6 +60,15 @@ class ServedVectors:
 
     def __len__(self) -> int:
         return self._store.row_counts()["embedded_chunks"]
+
+    def languages(self) -> dict[str, int] | None:
+        """Embedded chunks per known language, estimated from the sample (None until a search drew one)."""
+        with self._lock:
+            sample, drawn_at = self._sample, self._sampled_at
+        if sample is None or not sample[1]:
+            return None
+        counts = Counter(label for label in sample[1] if label)
+        return {lang: round(n * drawn_at / len(sample[1])) for lang, n in counts.most_common()}
 
     def _spread_sample(self) -> tuple[np.ndarray, list[str]]:
         embedded = len(self)

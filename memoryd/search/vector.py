@@ -279,6 +279,15 @@ class VectorIndex:
             self._ensure_loaded()
             return self._live
 
+    def languages(self) -> dict[str, int] | None:
+        """Embedded chunks per known language, or None while the matrix is not in memory (never loads it)."""
+        self._resolve_languages()
+        with self._lock:
+            if not self._loaded:
+                return None
+            codes = self._lang[: self._count][(self._ids[: self._count] >= 0) & (self._lang[: self._count] >= 0)]
+            return {self._names[c]: int(n) for c, n in enumerate(np.bincount(codes, minlength=len(self._names))) if n}
+
     def search(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         """The `limit` nearest chunks as (chunk id, cosine similarity), best first."""
         return self.scan(query, limit, allowed).hits
