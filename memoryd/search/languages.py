@@ -44,16 +44,6 @@ def language_maps(scores: np.ndarray, codes: np.ndarray, groups: list[int]) -> M
     return maps
 
 
-def named_maps(
-    maps: Maps, names: list[str], chunk_codes: dict[int, int]
-) -> tuple[dict[str, tuple[float, float]], dict[int, str]]:
-    """Maps and chunks' languages by language name, for the mapped languages only."""
-    if not maps:
-        return {}, {}
-    scales = {names[code]: value for code, value in maps.items()}
-    return scales, {cid: names[code] for cid, code in chunk_codes.items() if code in maps}
-
-
 def apply_maps(scores: np.ndarray, codes: np.ndarray, maps: Maps) -> None:
     """Map `scores` in place, each by its language's map (others unchanged)."""
     for code, (scale, shift) in maps.items():

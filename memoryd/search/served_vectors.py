@@ -4,7 +4,7 @@ matrix in the daemon to keep in step with other daemons' writes."""
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -33,19 +33,34 @@ class ServingStore(MemoryStore, Protocol):
     def sample_vectors(self, size: int) -> tuple[np.ndarray, list[str]]: ...
 
 
+@dataclass(frozen=True)
+class _Sample:
+    """Vectors drawn from the namespace, and the language of each as a code into `names` (-1: unknown)."""
+
+    vectors: np.ndarray
+    codes: np.ndarray
+    names: list[str]
+
+    @classmethod
+    def drawn(cls, vectors: np.ndarray, labels: list[str]) -> _Sample:
+        names = sorted({label for label in labels if label})
+        codes = np.array([names.index(label) if label else -1 for label in labels], dtype=np.int16)
+        return cls(vectors, codes, names)
+
+
 class ServedVectors:
     """The VectorIndex interface over a store that finds nearest neighbours itself."""
 
     def __init__(self, store: ServingStore) -> None:
         self._store = store
         self._lock = threading.Lock()
-        self._sample: tuple[np.ndarray, list[str]] | None = None  # vectors and their chunks' languages
+        self._sample: _Sample | None = None
         self._sampled_at = 0  # embedded chunks when the sample was drawn
 
     @property
     def nbytes(self) -> int:
         sample = self._sample
-        return int(sample[0].nbytes) if sample is not None else 0
+        return int(sample.vectors.nbytes) if sample is not None else 0
 
     def release(self) -> bool:
         with self._lock:
@@ -65,18 +80,19 @@ class ServedVectors:
         """Embedded chunks per known language, estimated from the sample (None until a search drew one)."""
         with self._lock:
             sample, drawn_at = self._sample, self._sampled_at
-        if sample is None or not sample[1]:
+        if sample is None or not len(sample.codes):
             return None
-        counts = Counter(label for label in sample[1] if label)
-        return {lang: round(n * drawn_at / len(sample[1])) for lang, n in counts.most_common()}
+        counts = np.bincount(sample.codes[sample.codes >= 0], minlength=len(sample.names))
+        share = drawn_at / len(sample.codes)
+        return {name: round(int(n) * share) for name, n in zip(sample.names, counts, strict=True) if n}
 
-    def _spread_sample(self) -> tuple[np.ndarray, list[str]]:
+    def _spread_sample(self) -> _Sample:
         embedded = len(self)
         with self._lock:
             sample = self._sample
             drift = abs(embedded - self._sampled_at) > REDRAW_SHARE * max(self._sampled_at, 1)
         if sample is None or drift:
-            sample = self._store.sample_vectors(SAMPLE_SIZE)
+            sample = _Sample.drawn(*self._store.sample_vectors(SAMPLE_SIZE))
             with self._lock:
                 self._sample, self._sampled_at = sample, embedded
         return sample
@@ -88,24 +104,22 @@ class ServedVectors:
         hits = self._store.nearest(query, limit, allowed)
         if not hits:
             return VectorScan()
-        sample, labels = self._spread_sample()
-        scores = sample @ query if len(sample) else np.array([h[1] for h in hits], dtype=np.float32)
+        sample = self._spread_sample()
+        scores = sample.vectors @ query if len(sample.codes) else np.array([h[1] for h in hits], dtype=np.float32)
         count = len(allowed) if allowed is not None else len(self)
-        names = sorted({label for label in labels if label})
-        codes = np.array([names.index(label) if label else -1 for label in labels], dtype=np.int16)
+        codes, names = sample.codes, sample.names
         maps = language_maps(scores, codes, big_groups(codes)) if len(names) > 1 else {}
         if not maps:
             return VectorScan(hits, float(scores.mean()), float(scores.std()), count)
-        scales = {names[code]: value for code, value in maps.items()}
         found = dict(hits)
         for code in maps:  # each language's own nearest: the question's language would crowd the others out
             share = float((codes == code).mean())
             found.update(self._store.nearest(query, limit, allowed, language=names[code], share=share))
-        languages = {cid: lang for cid, lang in self._store.languages(list(found)).items() if lang in scales}
-        scan = VectorScan([], 0.0, 0.0, count, scales, languages)
-        ranked = sorted(((cid, scan.calibrated(cid, cos)) for cid, cos in found.items()), key=lambda h: (-h[1], h[0]))
         apply_maps(scores, codes, maps)
-        scan.hits, scan.mean, scan.std = ranked[:limit], float(scores.mean()), float(scores.std())
+        scan = VectorScan([], float(scores.mean()), float(scores.std()), count)
+        scan.scales = {names[code]: value for code, value in maps.items()}
+        ranked = scan.mapped(found, self._store.languages(list(found)))
+        scan.hits = sorted(ranked.items(), key=lambda h: (-h[1], h[0]))[:limit]
         return scan
 
     def search(self, query: np.ndarray, limit: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
@@ -117,10 +131,7 @@ class ServedVectors:
         found = {cid: float(v @ query) for cid, v in vectors.items() if v.shape == query.shape}
         if scan is None or not scan.scales:
             return found
-        scan.language.update(
-            {cid: lang for cid, lang in self._store.languages(list(found)).items() if lang in scan.scales}
-        )
-        return {cid: scan.calibrated(cid, cos) for cid, cos in found.items()}
+        return scan.mapped(found, self._store.languages(list(found)))
 
     def vectors_of(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:
         return self._store.vectors_by_ids(chunk_ids)

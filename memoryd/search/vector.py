@@ -10,7 +10,7 @@ import simsimd
 
 from memoryd.index.interface import MemoryStore
 from memoryd.index.rows import StoreChange
-from memoryd.search.languages import apply_maps, big_groups, language_maps, named_maps
+from memoryd.search.languages import apply_maps, big_groups, language_maps
 from memoryd.threads import lasting_pool
 
 UNKNOWN = -1  # language code of a chunk whose language is not known
@@ -23,8 +23,7 @@ class VectorScan:
     mean: float = 0.0  # of the query's cosine over every searched chunk
     std: float = 0.0
     count: int = 0
-    # notes in several languages (memoryd.search.languages): each language's map onto the common scale, and the
-    # language of each chunk scored on it; the hits' scores are already mapped
+    # notes in several languages (search.languages): each one's map onto the hits' scale; chunks' languages
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)
     language: dict[int, str] = field(default_factory=dict)
 
@@ -32,6 +31,11 @@ class VectorScan:
         """A cosine of this chunk (its own or a window's) on the scale the hits were ranked by."""
         scale, shift = self.scales.get(self.language.get(chunk_id, ""), (1.0, 0.0))
         return scale * cosine + shift
+
+    def mapped(self, cosines: dict[int, float], languages: dict[int, str]) -> dict[int, float]:
+        """Chunks' cosines on the hits' scale, given their languages (those of mapped languages are kept)."""
+        self.language.update({cid: lang for cid, lang in languages.items() if lang in self.scales})
+        return {cid: self.calibrated(cid, cosine) for cid, cosine in cosines.items()}
 
 
 GROWTH_CAP = 65_536  # rows (and id-map entries) added at most when the matrix grows
@@ -321,17 +325,16 @@ class VectorIndex:
         exact = (codes[top].astype(np.float32) @ query) * scales[top]
         apply_maps(exact, languages[top], maps)
         hits = sorted(((int(ids[top[j]]), float(exact[j])) for j in _best(exact, limit)), key=lambda h: (-h[1], h[0]))
-        return VectorScan(
-            hits,
-            float(finite.mean()) if len(finite) else 0.0,
-            float(finite.std()) if len(finite) else 0.0,
-            len(finite),
-            *named_maps(maps, names, {int(ids[row]): int(languages[row]) for row in top}),
+        scan = VectorScan(
+            hits, float(finite.mean()) if len(finite) else 0.0, float(finite.std()) if len(finite) else 0.0, len(finite)
         )
+        if maps:
+            scan.scales = {names[code]: value for code, value in maps.items()}
+            scan.language = {int(ids[row]): names[languages[row]] for row in top if int(languages[row]) in maps}
+        return scan
 
     def similarity(self, query: np.ndarray, chunk_ids: list[int], scan: VectorScan | None = None) -> dict[int, float]:
-        """Cosine for chosen chunks, from the warm matrix (see the class notes for its precision); on the scale
-        of `scan`'s hits where it mapped languages (their languages are added to it)."""
+        """Cosine for chosen chunks, from the warm matrix (its precision: class notes), on `scan`'s scale."""
         with self._lock:
             self._ensure_loaded()
             if query.shape[-1] != self.dims:
@@ -341,14 +344,11 @@ class VectorIndex:
             held = slots >= 0
             ids, slots = ids[held], slots[held]
             values = (self._codes[slots].astype(np.float32) @ query.astype(np.float32)) * self._scales[slots]
-            languages = self._lang[slots]
-            names = list(self._names)
-        if scan is not None and scan.scales:
-            for cid, code in zip(ids, languages, strict=True):
-                if 0 <= code < len(names) and names[code] in scan.scales:
-                    scan.language[int(cid)] = names[code]
-            return {int(cid): scan.calibrated(int(cid), float(v)) for cid, v in zip(ids, values, strict=True)}
-        return {int(cid): float(v) for cid, v in zip(ids, values, strict=True)}
+            codes, names = self._lang[slots], list(self._names)
+        found = {int(cid): float(v) for cid, v in zip(ids, values, strict=True)}
+        if scan is None or not scan.scales:
+            return found
+        return scan.mapped(found, {int(cid): names[c] for cid, c in zip(ids, codes, strict=True) if c >= 0})
 
     def vectors_of(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:
         """Stored float32 vectors of chosen chunks (MMR compares results with each other)."""
