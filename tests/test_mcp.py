@@ -122,24 +122,27 @@ def test_recall_prompt_names_the_real_tools() -> None:
     assert "memory_search" in named and "memory_write" in named and "path#Lstart-Lend" in out
 
 
-def test_streamable_http_on_loopback(running: d.Daemon) -> None:
+def test_streamable_http_on_loopback(running: d.Daemon, tmp_path: Path) -> None:
     import socket as socketlib
-    import time
 
+    import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     with socketlib.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    data_dir = tmp_path / "client-data"
     server = subprocess.Popen(
         [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(running.socket), "mcp", "--http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "MEMORYD_DATA_DIR": str(data_dir)},
     )
 
-    async def main() -> str:
+    async def main(token: str) -> str:
         async with (
-            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write_stream),
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write_stream),
             ClientSession(read, write_stream) as session,
         ):
             await session.initialize()
@@ -156,7 +159,8 @@ def test_streamable_http_on_loopback(running: d.Daemon) -> None:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
-        assert "MEMORY.md#L1-L2" in asyncio.run(main())
+        token = (data_dir / "mcp-http.token").read_text().strip()
+        assert "MEMORY.md#L1-L2" in asyncio.run(main(token))
     finally:
         server.terminate()
         server.wait(10)

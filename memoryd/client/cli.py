@@ -345,7 +345,13 @@ def agents(obj: Ctx, agent: str | None, socket: str | None, as_json: bool | None
 @main.command()
 @click.option("--budget", default=4000, show_default=True, help="Characters of snippets per search answer.")
 @click.option("--autostart", is_flag=True, help="Start the daemon when it is not running.")
-@click.option("--http", "http_port", type=int, default=None, help="Serve streamable HTTP on 127.0.0.1:PORT.")
+@click.option(
+    "--http",
+    "http_port",
+    type=int,
+    default=None,
+    help="Serve streamable HTTP on 127.0.0.1:PORT, to requests bearing the token it names.",
+)
 @_common
 @click.pass_obj
 def mcp(

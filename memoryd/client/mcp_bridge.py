@@ -173,6 +173,28 @@ def serve(socket: str | None, agent: str | None, budget: int, autostart: bool, h
     bridge = Bridge(socket or os.environ.get("MEMORYD_SOCKET"), agent, budget, autostart)
     server = build_server(bridge)
     if http_port is not None:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+        serve_http(server, http_port)
     else:
         server.run("stdio")
+
+
+def serve_http(server: Any, port: int) -> None:
+    """Streamable HTTP on 127.0.0.1, for this user alone: every request carries the token (memoryd.client.http_gate)."""
+    import uvicorn
+
+    from memoryd.client.http_gate import TokenGate, load_token, token_path
+    from memoryd.protocol.paths import default_data_dir
+
+    where = token_path(default_data_dir())
+    try:
+        token = load_token(where)
+    except OSError as exc:
+        raise SystemExit(f"memctl mcp --http: {exc}") from None
+    print(
+        f"memoryd MCP on http://127.0.0.1:{port}/mcp for this user only: each request needs the header"
+        f" 'Authorization: Bearer <the token in {where}>'",
+        file=sys.stderr,
+        flush=True,
+    )
+    app = TokenGate(server.streamable_http_app(host="127.0.0.1"), token, port)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

@@ -1,0 +1,131 @@
+"""Who may call `memctl mcp --http`: the user it runs as, holding the token in a file only that user can read.
+
+The daemon's socket admits its own user only (a 0700 folder, a 0600 socket, the peer's uid checked). A TCP port on
+loopback admits every local user, so the HTTP transport asks each request for `Authorization: Bearer <token>` and,
+where the OS says who owns the other end of a loopback connection (Linux's /proc/net/tcp), refuses another uid
+even with the token."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+import socket
+import stat
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+TOKEN_FILE = "mcp-http.token"
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Any]]
+Send = Callable[[Any], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def token_path(data_dir: str) -> str:
+    return os.path.join(data_dir, TOKEN_FILE)
+
+
+def load_token(path: str) -> str:
+    """The token in `path`, made on first use (0600, in a folder made 0700). A token file another user could
+    have read, or that is not a plain file of this user's, is replaced."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return _new_token(path)
+    except OSError as exc:
+        raise OSError(f"cannot read the MCP token file {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, encoding="utf-8") as fh:
+        found = os.fstat(fh.fileno())
+        token = fh.read().strip()
+    if not stat.S_ISREG(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077 or len(token) < 32:
+        os.unlink(path)
+        return _new_token(path)
+    return token
+
+
+def _new_token(path: str) -> str:
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    return token
+
+
+async def _discard_body(receive: Receive, limit: int = 1 << 20) -> None:
+    """Read a refused request's body (up to `limit`) before answering: a connection closed over unread bytes is
+    reset, and the client sees that instead of the answer."""
+    read = 0
+    while read <= limit:
+        message = await receive()
+        read += len(message.get("body", b""))
+        if message.get("type") != "http.request" or not message.get("more_body"):
+            return
+
+
+def loopback_peer_uid(client: tuple[str, int], server_port: int) -> int | None:
+    """The uid owning the client end of a loopback TCP connection (Linux), or None where the OS does not say."""
+    host, port = client
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        packed = socket.inet_pton(family, host)
+    except (OSError, ValueError):
+        return None
+    if family == socket.AF_INET:
+        wanted = "".join(f"{b:02X}" for b in reversed(packed))
+        table = "/proc/net/tcp"
+    else:
+        wanted = "".join("".join(f"{b:02X}" for b in reversed(packed[i : i + 4])) for i in range(0, 16, 4))
+        table = "/proc/net/tcp6"
+    local = f"{wanted}:{port:04X}"
+    try:
+        with open(table, encoding="ascii") as fh:
+            next(fh, None)
+            for line in fh:
+                fields = line.split()
+                if len(fields) > 7 and fields[1] == local and fields[2].endswith(f":{server_port:04X}"):
+                    return int(fields[7])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+class TokenGate:
+    """ASGI middleware: a request without this user's bearer token (or, where it can be told, from another uid)
+    is answered 401/403 and never reaches the MCP server."""
+
+    def __init__(self, app: ASGIApp, token: str, port: int) -> None:
+        self.app, self.port = app, port
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        status, message = refusal
+        await _discard_body(receive)
+        body = message.encode()
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+        if status == 401:
+            headers.append((b"www-authenticate", b'Bearer realm="memoryd"'))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    def _refusal(self, scope: Scope) -> tuple[int, str] | None:
+        client = scope.get("client")
+        if client is not None:
+            uid = loopback_peer_uid((str(client[0]), int(client[1])), self.port)
+            if uid is not None and uid != os.getuid():
+                return 403, "memoryd serves only the user it runs as\n"
+        sent = dict(scope.get("headers") or []).get(b"authorization", b"")
+        if not hmac.compare_digest(sent, self._expected):
+            return (
+                401,
+                "memoryd's MCP endpoint needs 'Authorization: Bearer <token>' (memctl mcp --http prints where)\n",
+            )
+        return None
