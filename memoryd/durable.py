@@ -23,7 +23,7 @@ def append_durably(target: Path, data: bytes) -> None:
     """Append and fsync; on any failure (a full disk) cut the file back so nothing half-written stays, and remove
     a file this call created. A symlink at `target` is refused (O_NOFOLLOW), so a write cannot be redirected."""
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         created = True
     except FileExistsError:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.version_option(__version__, prog_name="memoryd")
 def main() -> None:
     """memoryd: a local, always-on memory service for AI agents."""
+    os.umask(0o077)  # indexes, caches and models it writes are for this user alone
 
 
 def _config_options(func):  # type: ignore[no-untyped-def]

@@ -130,11 +130,30 @@ def check_data_dir(config: Config) -> None:
             ) from None
 
 
+PRIVATE_DIR = 0o700
+INDEX_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+def keep_private(config: Config) -> None:
+    """Make what an older memoryd left readable by other users (the data dir 0755, indexes 0644) private: the index
+    holds every note and transcript it read. New files are private by the daemon's umask."""
+    inside = [a.store for a in config.agents if a.store.is_relative_to(config.data_dir)]
+    ours = [folder for store in inside for folder in store.parents if folder.is_relative_to(config.data_dir)]
+    indexes = [Path(f"{a.store}{suffix}") for a in config.agents for suffix in INDEX_SUFFIXES]
+    for path in dict.fromkeys([config.data_dir, *ours, *indexes]):
+        with contextlib.suppress(OSError):
+            found = path.lstat()
+            if found.st_uid == os.getuid() and not stat.S_ISLNK(found.st_mode) and found.st_mode & 0o077:
+                os.chmod(path, stat.S_IMODE(found.st_mode) & ~0o077)
+                log.info("made private", path=str(path))
+
+
 @contextlib.contextmanager
 def own_data_dir(config: Config) -> Iterator[None]:
     """Hold the data dir for the daemon's life: a second daemon on it (whatever its socket) refuses to start
     before it opens an index, and clients read the holder's socket from the lock to find this daemon."""
-    config.data_dir.mkdir(parents=True, exist_ok=True)
+    config.data_dir.mkdir(parents=True, mode=PRIVATE_DIR, exist_ok=True)
+    keep_private(config)
     try:
         lock = OwnerLock(
             data_dir_lock_path(config.data_dir), f"the data dir {config.data_dir}", socket=str(config.socket)
@@ -218,6 +237,7 @@ def _process_settings() -> None:
 def run(config: Config, *, watch: bool = True) -> None:
     """Serve until SIGTERM/SIGINT; raises AlreadyRunning when the socket is taken."""
     _process_settings()
+    os.umask(0o077)  # indexes, embedding caches, logs and new notes: nothing the daemon writes is for other users
     limit_sqlite_memory(config.sqlite_memory_mb)
     with single_instance(config.socket), own_data_dir(config):
         check_data_dir(config)
@@ -228,6 +248,4 @@ def run(config: Config, *, watch: bool = True) -> None:
             asyncio.run(_serve(config, manager))
         finally:
             manager.close()
-            with contextlib.suppress(FileNotFoundError):
-                config.socket.unlink()
             log.info("stopped")
