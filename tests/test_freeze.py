@@ -90,26 +90,48 @@ def test_unread_gets_from_many_clients_starve_no_one(tmp_path: Path, workspace: 
         d.cleanup(daemon)
 
 
+HOLDER = """
+import socket, sys
+held = []
+for _ in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    held.append(s)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
 def test_past_the_connection_limit_a_client_is_told_the_daemon_is_busy(tmp_path: Path, workspace: Path) -> None:
-    from memoryd.service.rpc import MAX_CONNECTIONS
+    from memoryd.service.rpc import MAX_CONNECTIONS, MAX_PER_PROCESS
 
     write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n")
     daemon = d.start(tmp_path, workspace)
-    held: list[socket.socket] = []
+    holders: list[subprocess.Popen[str]] = []
     try:
-        with MemoryClient(daemon.socket, timeout=10) as client:  # every connection below is open once it answers
-            for _ in range(MAX_CONNECTIONS):
-                held.append(_raw(daemon.socket))
-            client.ping()
-        out = subprocess.run(
-            [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "status"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert out.returncode == 1, out
+        each = MAX_PER_PROCESS - 1  # no process past its own share: together they fill the daemon
+        for _ in range(-(-MAX_CONNECTIONS // each)):
+            holder = subprocess.Popen(
+                [sys.executable, "-c", HOLDER, str(daemon.socket), str(each)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            holders.append(holder)
+            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        out = d.eventually(lambda: (done := _status(daemon)).returncode == 1 and done, timeout=30)
         assert "busy" in out.stderr and "too_many_connections" in out.stderr and "not running" not in out.stderr
     finally:
-        for sock in held:
-            sock.close()
+        for holder in holders:
+            holder.kill()
+            holder.wait()
         d.cleanup(daemon)
+
+
+def _status(daemon: d.Daemon) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "status"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

@@ -11,8 +11,10 @@ import contextlib
 import os
 import select
 import socket
+import stat
 import struct
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,13 +32,16 @@ MAX_IN_FLIGHT = 16  # per connection; reading pauses beyond this, and while its 
 WRITE_HIGH_WATER = 1 << 20  # reply bytes a client may leave unread before its requests are no longer read
 READ_CHUNK = 1 << 16
 MAX_CONNECTIONS = 256  # open at once; one more is told why and closed
+MAX_PER_PROCESS = 64  # of those, from one client process: one that opens connections in a loop leaves room for others
+MAX_REFUSING = 64  # refused connections whose unread requests are read before they close; past it, closed at once
+REFUSED_GRACE_SECONDS = 0.25  # a refused connection's unread requests are read and dropped this long, then it closes
 LISTEN_BACKLOG = 1024  # connects queued before accept (the kernel caps it at somaxconn)
 # Where each method runs (memoryd.protocol.schema's `lane`): "inline" on the event loop itself, so it always answers;
 # "control" on threads of their own, behind no search, get or write; "bulk" (Python-heavy reads of whole files) on two
 # threads, so they cannot crowd the GIL; "jobs" (sync, reindex, write) on their own threads, so search never queues
 # behind them; everything else on the shared pool.
 LANES = {name: method.lane for name, method in METHODS.items()}
-CLOSE_GRACE_SECONDS = 2.0  # a refused connection's unread requests are read and dropped, then it closes
+CLOSE_GRACE_SECONDS = 2.0  # a closing connection's last replies get this long to be read
 
 Dispatch = Callable[[Any, Any], Any]
 
@@ -54,16 +59,39 @@ class Dropped(Exception):
     """A call dropped before it started: nobody is left to answer."""
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end of a Unix socket, where the OS tells it."""
+def peer_credentials(sock: socket.socket) -> tuple[int | None, int | None]:
+    """The pid and uid of the process at the other end of a Unix socket, where the OS tells them."""
     if hasattr(socket, "SO_PEERCRED"):
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", creds)[1]
-    if sys.platform == "darwin":  # getpeereid() through LOCAL_PEERCRED (struct xucred)
-        local_peercred = 0x001
-        creds = sock.getsockopt(0, local_peercred, struct.calcsize("2i16i"))
-        return struct.unpack("2i16i", creds)[1]
-    return None
+        pid, uid, _gid = struct.unpack(
+            "3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        )
+        return pid, uid
+    if sys.platform == "darwin":  # getpeereid() through LOCAL_PEERCRED (struct xucred), and LOCAL_PEERPID
+        local_peercred, local_peerpid = 0x001, 0x002
+        uid = struct.unpack("2i16i", sock.getsockopt(0, local_peercred, struct.calcsize("2i16i")))[1]
+        with contextlib.suppress(OSError):
+            return struct.unpack("i", sock.getsockopt(0, local_peerpid, struct.calcsize("i")))[0], uid
+        return None, uid
+    return None, None
+
+
+class Throttled:
+    """A warning logged at most once per `seconds` for each event, with how many were left out since: a client
+    that connects and is refused thousands of times a second must not fill the log."""
+
+    def __init__(self, seconds: float = 10.0) -> None:
+        self.seconds = seconds
+        self._last: dict[str, float] = {}
+        self._skipped: dict[str, int] = {}
+
+    def warning(self, event: str, **fields: Any) -> None:
+        now = time.monotonic()
+        if now - self._last.get(event, -self.seconds) < self.seconds:
+            self._skipped[event] = self._skipped.get(event, 0) + 1
+            return
+        self._last[event] = now
+        skipped = self._skipped.pop(event, 0)
+        log.warning(event, **fields, **({"alike_since_last": skipped} if skipped else {}))
 
 
 def _peer_gone(sock: socket.socket | None) -> bool:
@@ -85,8 +113,12 @@ class RPCServer:
         self.bulk = FairPool(2, "rpc-bulk", per_caller=1)
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._per_process: dict[int, int] = {}
+        self._refusing = 0
+        self._warn = Throttled()
         self._calls: set[asyncio.Task[None]] = set()  # requests being answered, on every connection
         self._writers: set[asyncio.StreamWriter] = set()
+        self._bound: tuple[int, int] | None = None  # the socket file this server made, as (device, inode)
 
     async def start(self) -> None:
         old_umask = os.umask(0o177)
@@ -97,6 +129,19 @@ class RPCServer:
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
+        made = os.lstat(self.path)
+        self._bound = (made.st_dev, made.st_ino)
+
+    def remove_socket(self) -> None:
+        """Delete the socket file this server made; anything put at its path since (another daemon's socket, a
+        user's file) is left alone."""
+        if self._bound is None:
+            return
+        with contextlib.suppress(OSError):
+            found = os.lstat(self.path)
+            if stat.S_ISSOCK(found.st_mode) and (found.st_dev, found.st_ino) == self._bound:
+                os.unlink(self.path)
+        self._bound = None
 
     async def close(self) -> None:
         """Stop accepting and drop connections: calls not yet started are dropped, running ones get two seconds to
@@ -104,6 +149,7 @@ class RPCServer:
         clients have not read are dropped."""
         if self._server is not None:
             self._server.close()
+        self.remove_socket()
         for pool in self._pools:
             pool.shutdown()  # calls not yet started are dropped: nothing new begins
         if self._calls:  # jobs were told to stop: let their callers have the answer (`stopping`) first
@@ -116,26 +162,31 @@ class RPCServer:
             await asyncio.wait([*self._connections, *self._calls], timeout=1.0)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        pid, uid = peer_credentials(sock) if sock is not None else (None, None)
+        if uid is not None and uid != os.getuid():
+            self._warn.warning("refused a peer of another user", uid=uid)
+            writer.transport.abort()
+            return
+        refusal = self._refusal(pid)
+        if refusal is not None:
+            await self._refuse(reader, writer, refusal)
+            return
         task = asyncio.current_task()
         if task is not None:
             self._connections.add(task)
+        if pid is not None:
+            self._per_process[pid] = self._per_process.get(pid, 0) + 1
         self._writers.add(writer)
-        sock = writer.get_extra_info("socket")
         try:
-            uid = peer_uid(sock) if sock is not None else None
-            if uid is not None and uid != os.getuid():
-                log.warning("refused a peer of another user", uid=uid)
-                return
-            if len(self._connections) > MAX_CONNECTIONS:
-                await self._fatal(writer, "too_many_connections", f"more than {MAX_CONNECTIONS} open connections")
-                await self._drain_and_close(reader, writer)
-                return
             await self._read_loop(reader, writer)
         except (ConnectionResetError, BrokenPipeError, asyncio.CancelledError):
             pass
         finally:
             if task is not None:
                 self._connections.discard(task)
+            if pid is not None and (left := self._per_process.pop(pid, 1) - 1) > 0:
+                self._per_process[pid] = left
             self._writers.discard(writer)
             writer.close()  # sends what is left first, unless the client does not read: then it is dropped
             try:
@@ -143,7 +194,36 @@ class RPCServer:
             except (asyncio.TimeoutError, ConnectionResetError, BrokenPipeError):
                 writer.transport.abort()
 
-    async def _drain_and_close(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _refusal(self, pid: int | None) -> str | None:
+        """Why a new connection cannot be served, or None."""
+        if len(self._connections) >= MAX_CONNECTIONS:
+            return f"more than {MAX_CONNECTIONS} open connections"
+        if pid is not None and self._per_process.get(pid, 0) >= MAX_PER_PROCESS:
+            return f"more than {MAX_PER_PROCESS} open connections from one process (pid {pid})"
+        return None
+
+    async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, why: str) -> None:
+        """Tell a connection it is refused, outside the connection count (refused connections that kept their slot
+        while they closed let one process that connects in a loop lock every other client out). Its unread requests
+        are read for a moment, so that it sees the notice rather than a reset; past MAX_REFUSING at once, not even
+        that."""
+        self._warn.warning("refused a connection", code="too_many_connections", reason=why)
+        try:
+            writer.write(session.fatal("too_many_connections", why))
+            if self._refusing < MAX_REFUSING:
+                self._refusing += 1
+                try:
+                    await self._drain_and_close(reader, writer, REFUSED_GRACE_SECONDS)
+                finally:
+                    self._refusing -= 1
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    async def _drain_and_close(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, grace: float = CLOSE_GRACE_SECONDS
+    ) -> None:
         """Say no more, read what the client already sent (closing over unread data would reset the connection,
         and the client would see ECONNRESET instead of the notice), then close."""
         with contextlib.suppress(OSError, RuntimeError):
@@ -155,7 +235,7 @@ class RPCServer:
                 pass
 
         with contextlib.suppress(asyncio.TimeoutError, OSError):
-            await asyncio.wait_for(discard(), CLOSE_GRACE_SECONDS)
+            await asyncio.wait_for(discard(), grace)
 
     async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         framer: Framer | None = None  # made at the first byte: an idle connection holds no buffer
