@@ -172,7 +172,7 @@ class Syncer:
         targets = sorted(set(paths))
         for done, path in enumerate(targets, 1):
             source_file = source_for(self.agent, path) or transcript_for(self.agent, path)
-            real = path.resolve() if path.exists() else path.parent.resolve() / path.name
+            real = path.parent.resolve() / path.name  # never through the file itself: a symlink is not its target
             shown = display_path(real, workspace)
             if source_file is None:
                 row = self.store.file_row(shown)
