@@ -25,6 +25,7 @@ import structlog
 from memoryd.config import AgentConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.select import create_embedder
+from memoryd.entry_journal import EntryJournal
 from memoryd.index.batch import DiskFull, Progress, SyncReport
 from memoryd.index.gate import SwapGate
 from memoryd.index.interface import NotGranted, StoreUnavailable
@@ -38,11 +39,7 @@ from memoryd.protocol.schema import Search
 from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.search.served_vectors import ServedVectors
 from memoryd.search.vector import VectorIndex
-from memoryd.sources.discovery import (
-    SourceFile,
-    display_path,
-    real_workspace,
-)
+from memoryd.sources.discovery import SourceFile, display_path, real_workspace
 
 log = structlog.get_logger("memoryd.memory")
 
@@ -90,6 +87,7 @@ class AgentMemory:
         self.gate = SwapGate()
         self._sync_lock = threading.Lock()
         self._write_lock = threading.Lock()
+        self.journal = EntryJournal(agent, self._write_lock, self._restored)
         self.last_sync: SyncReport | None = None
         self.healed: str | None = None  # why the index was last rebuilt from the sources, for `status`
         self._last_active = time.monotonic()  # the last search or sync
@@ -171,6 +169,7 @@ class AgentMemory:
 
     def close(self) -> None:
         try:
+            self.journal.close()
             with self.gate.exclusive():
                 if self.embedder is not None:
                     self.embedder.close()
@@ -183,8 +182,6 @@ class AgentMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- state ---------------------------------------------------------------------------------------
 
     def _vector_state(self) -> tuple[Embedder | None, str | None]:
         if self.embedder is None:
@@ -217,8 +214,6 @@ class AgentMemory:
         """Where incremental reading of a transcript stands (see Store.cursor)."""
         with self.gate.use():
             return self.store.cursor(path)
-
-    # -- operations ----------------------------------------------------------------------------------
 
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
         """Bring the index in line with the files. An index found corrupt, deleted or replaced is rebuilt."""
@@ -362,7 +357,8 @@ class AgentMemory:
             raise RequestError("this agent has no Markdown memory source")
         with self._write_lock:
             target, start_line, end_line = append_entry(self.agent, entry, path)
-        rel = display_path(target.resolve(), real_workspace(self.agent))
+            rel = display_path(target.resolve(), real_workspace(self.agent))
+            self.journal.record(target, rel, entry)
         index_error = self._index_written(target.resolve(), rel)
         return {
             "path": rel,
@@ -372,6 +368,9 @@ class AgentMemory:
             "indexed": index_error is None,
             "index_error": index_error,
         }
+
+    def _restored(self, target: Path) -> None:
+        self._index_written(target.resolve(), display_path(target.resolve(), real_workspace(self.agent)))
 
     def _index_written(self, real: Path, rel: str) -> str | None:
         """Index the note a `write` touched, alone, so that the answer waits for nothing else. A full sync that
