@@ -3,12 +3,13 @@
 // a transcript memoryd indexes, and a compaction is asked to keep what matters. A hook never blocks OpenCode:
 // when memoryd is down or slow it adds nothing (`memctl hook --log` says why).
 import { spawn } from "node:child_process"
-import { mkdirSync, renameSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 const MEMCTL = __MEMCTL__
 const AGENT = __AGENT_ARGS__
 const TRANSCRIPTS = __TRANSCRIPTS__
+const SESSION_ID = /^[A-Za-z0-9_.-]+$/ // a transcript's file name: nothing that could point outside TRANSCRIPTS
 const RECALL_MS = 3000
 const SYNC_MS = 30000
 const FLUSH =
@@ -62,11 +63,20 @@ async function writeTranscript(client, sessionID) {
       lines.push(JSON.stringify({ type: "message", timestamp: created, message: { role, content } }))
     }
   }
-  if (!lines.length) return null
-  mkdirSync(TRANSCRIPTS, { recursive: true })
+  if (!lines.length || !SESSION_ID.test(sessionID)) return null
+  mkdirSync(TRANSCRIPTS, { recursive: true, mode: 0o700 }) // conversations are private: the user's alone
   const path = join(TRANSCRIPTS, `${sessionID}.jsonl`)
-  writeFileSync(path + ".tmp", lines.join("\n") + "\n")
-  renameSync(path + ".tmp", path)
+  const partial = `${path}.${process.pid}.tmp`
+  try {
+    writeFileSync(partial, lines.join("\n") + "\n", { mode: 0o600 })
+    chmodSync(partial, 0o600) // also when a partial file was left behind with another mode
+    renameSync(partial, path)
+  } catch (error) {
+    try {
+      unlinkSync(partial)
+    } catch {}
+    throw error
+  }
   return path
 }
 

@@ -3,74 +3,87 @@
 Installing writes the platform's own files (a Claude Code plugin, Codex's hooks and config, an OpenCode plugin;
 OpenClaw's plugin through OpenClaw's CLI) with this memctl's absolute path in them, and a marker in memoryd's data
 dir that names the platform's transcript folder: the daemon reads the markers when it starts (or on SIGHUP) and
-indexes those transcripts as the agent's sessions. Removing deletes what installing wrote and nothing else."""
+indexes those transcripts as the agent's sessions. An install reads and checks every file before it changes one,
+and on any failure puts every file back as it was. Removing takes out what installing put in and nothing else:
+install then remove gives back the same bytes, modes and symlinks."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import time
 
-from memoryd.client.integrations.claude_code import install_claude_code
-from memoryd.client.integrations.codex import install_codex, remove_codex
-from memoryd.client.integrations.files import write_json
-from memoryd.client.integrations.openclaw import install_openclaw, remove_openclaw
-from memoryd.client.integrations.opencode import install_opencode, remove_opencode
-from memoryd.protocol.paths import INTEGRATIONS, default_data_dir
+from memoryd.client.integrations.claude_code import plan_claude_code
+from memoryd.client.integrations.codex import plan_codex, remove_codex
+from memoryd.client.integrations.common import check_agent
+from memoryd.client.integrations.files import read_regular
+from memoryd.client.integrations.marker import (
+    encode_marker,
+    marker_path,
+    markers_dir,
+    parse_marker,
+    strings,
+    written,
+)
+from memoryd.client.integrations.openclaw import plan_openclaw, remove_openclaw
+from memoryd.client.integrations.opencode import plan_opencode, remove_opencode
+from memoryd.client.integrations.owned import remove_folders, remove_partials, remove_written
+from memoryd.client.integrations.transaction import Transaction
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-
-def markers_dir(data_dir: str | None = None) -> str:
-    return os.path.join(data_dir or default_data_dir(), INTEGRATIONS)
-
-
-def marker_path(platform: str, data_dir: str | None = None) -> str:
-    return os.path.join(markers_dir(data_dir), f"{platform}.json")
-
+__all__ = ["INSTALLERS", "install", "installed", "marker_path", "markers_dir", "remove"]
 
 INSTALLERS = {
-    "claude-code": install_claude_code,
-    "codex": install_codex,
-    "opencode": install_opencode,
-    "openclaw": install_openclaw,
+    "claude-code": plan_claude_code,
+    "codex": plan_codex,
+    "opencode": plan_opencode,
+    "openclaw": plan_openclaw,
 }
 REMOVERS = {"codex": remove_codex, "opencode": remove_opencode, "openclaw": remove_openclaw}
 
 
 def install(platform: str, agent: str | None = None, data_dir: str | None = None) -> dict[str, Any]:
-    placed = INSTALLERS[platform](agent)
-    marker = {"platform": platform, "agent": agent, "installed_at": round(time.time(), 3), **placed}
-    write_json(marker_path(platform, data_dir), marker)
+    """All of it or nothing: the marker first (as "installing", naming all that will be touched, so that remove
+    cleans up after an install that was killed), then the platform's files, then the marker as installed."""
+    check_agent(agent)
+    marker_file = marker_path(platform, data_dir)
+    with Transaction() as tx:
+        previous = parse_marker(tx.read(marker_file)) or {}
+        plan = INSTALLERS[platform](agent, previous, tx)
+        plan.keep_earlier(previous)
+        begun = {"platform": platform, "agent": agent, "state": "installing", **plan.record(), "transcripts": []}
+        tx.make_folders(markers_dir(data_dir))
+        tx.write(marker_file, encode_marker(begun))
+        notes = plan.apply()
+        marker = {**begun, "state": "installed", "installed_at": round(time.time(), 3), **plan.record()}
+        marker["notes"] = [*plan.notes, *notes]
+        tx.write(marker_file, encode_marker(marker))
     return marker
 
 
 def installed(platform: str, data_dir: str | None = None) -> dict[str, Any] | None:
     try:
-        with open(marker_path(platform, data_dir), encoding="utf-8") as fh:
-            marker = json.load(fh)
-    except (OSError, ValueError):
+        return parse_marker(read_regular(marker_path(platform, data_dir)))
+    except ValueError:
         return None
-    return marker if isinstance(marker, dict) else None
 
 
 def remove(platform: str, data_dir: str | None = None) -> list[str]:
-    """Delete what install wrote (its folders, its files, its entries in files it edited) and the marker; what
-    was removed."""
-    marker = installed(platform, data_dir) or {}
-    removed = REMOVERS[platform](marker) if platform in REMOVERS and marker else []
-    for folder in marker.get("folders", []):
-        if os.path.isdir(folder):
-            shutil.rmtree(folder)
-            removed.append(folder)
-    for path in marker.get("files", []):
-        if os.path.isfile(path):
-            os.remove(path)
-            removed.append(path)
-    if os.path.exists(marker_path(platform, data_dir)):
-        os.remove(marker_path(platform, data_dir))
-        removed.append(marker_path(platform, data_dir))
+    """Take out what install put in (its entries in files it edited, the files it wrote that still hold what it
+    wrote, the folders it created once empty) and the marker, also after an install that did not finish; what was
+    removed, and what was left because it changed since. A failure changes nothing and names the file."""
+    marker_file = marker_path(platform, data_dir)
+    with Transaction() as tx:
+        found = tx.read(marker_file)
+        if found is None:
+            return []
+        marker = parse_marker(found) or {}
+        removed = REMOVERS[platform](marker, tx) if platform in REMOVERS and marker else []
+        removed += remove_written(written(marker), tx)
+        touched = [*strings(marker, "files"), *written(marker), *strings(marker, "edited"), marker_file]
+        removed += remove_partials(touched, tx)
+        removed += remove_folders(strings(marker, "folders"), tx)
+        tx.delete(marker_file)
+        removed.append(marker_file)
     return removed

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import os
 
-from memoryd.client.integrations.common import HOOK_SECONDS, SYNC_HOOK_SECONDS, memctl_command, version
-from memoryd.client.integrations.files import write_json
+from memoryd.client.integrations.common import (
+    HOOK_SECONDS,
+    SYNC_HOOK_SECONDS,
+    agent_args,
+    hook_command,
+    memctl_command,
+    version,
+)
+from memoryd.client.integrations.files import digest, missing_folders
+from memoryd.client.integrations.marker import written
+from memoryd.client.integrations.owned import check_ours, refuse_links
+from memoryd.client.integrations.plan import Plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from memoryd.client.integrations.transaction import Transaction
 
 PLUGIN_NAME = "memoryd"
 
@@ -47,11 +60,10 @@ nothing and logs why (`memctl hook --log`).
 
 def claude_code_files(memctl: str, agent: str | None) -> dict[str, Any]:
     """The plugin's files, by path inside the plugin folder (Claude Code's plugin and hooks formats)."""
-    chosen = ["--agent", agent] if agent else []
-    where = " ".join(f"'{a}'" for a in chosen)
+    chosen = agent_args(agent)
 
     def hook(event: str, seconds: int) -> list[dict[str, Any]]:
-        command = f"'{memctl}' hook claude-code {event}" + (f" {where}" if where else "")
+        command = hook_command(memctl, "claude-code", event, agent)
         return [{"hooks": [{"type": "command", "command": command, "timeout": seconds}]}]
 
     return {
@@ -78,19 +90,35 @@ def claude_code_files(memctl: str, agent: str | None) -> dict[str, Any]:
     }
 
 
-def install_claude_code(agent: str | None) -> dict[str, Any]:
-    """The plugin goes where Claude Code loads plugins of its own skills folder (`memoryd@skills-dir`)."""
+def _encoded(content: str | dict[str, Any]) -> bytes:
+    text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False) + "\n"
+    return text.encode("utf-8")
+
+
+def plan_claude_code(agent: str | None, previous: dict[str, Any], tx: Transaction) -> Plan:
+    """The plugin goes where Claude Code loads plugins of its own skills folder (`memoryd@skills-dir`), in a folder
+    that holds nothing memoryd did not write."""
     root = os.path.join(claude_home(), "skills", PLUGIN_NAME)
-    written = []
-    for relative, content in claude_code_files(memctl_command(), agent).items():
-        path = os.path.join(root, relative)
-        if isinstance(content, str):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(content)
-        else:
-            write_json(path, content)
-        written.append(path)
-    transcripts = os.path.join(claude_home(), "projects")
-    os.makedirs(transcripts, exist_ok=True)  # the daemon watches it from now on, before Claude Code's first session
-    return {"folders": [root], "files": written, "transcripts": [transcripts]}
+    files = {os.path.join(root, r): _encoded(c) for r, c in claude_code_files(memctl_command(), agent).items()}
+    folders = sorted({os.path.dirname(path) for path in files})
+    refuse_links(folders)
+    before = written(previous)
+    for path in files:
+        check_ours(path, before.get(path, []))
+    transcripts = os.path.join(claude_home(), "projects")  # watched from now on, before Claude Code's first session
+
+    def apply() -> list[str]:
+        for path, data in files.items():
+            tx.make_folders(os.path.dirname(path))
+            tx.write(path, data)
+        tx.make_folders(transcripts)
+        return []
+
+    created = [f for folder in [*folders, transcripts] for f in missing_folders(folder)]
+    return Plan(
+        apply,
+        files=list(files),
+        written={path: [digest(data)] for path, data in files.items()},
+        folders=sorted(set(created)),
+        transcripts=[transcripts],
+    )

@@ -1,5 +1,5 @@
 """Codex: hooks in its hooks.json (Claude Code's formats), trusted as Codex hashes them, and the MCP server in its
-config.toml (one marked block)."""
+config.toml (one marked block, codex_config)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,26 @@ import os
 import shutil
 import threading
 
-from memoryd.client.integrations.common import HOOK_SECONDS, SYNC_HOOK_SECONDS, memctl_command, version
-from memoryd.client.integrations.files import read_json, read_text, write_json, write_text
+from memoryd.client.integrations.codex_config import with_block, without_block
+from memoryd.client.integrations.common import (
+    HOOK_SECONDS,
+    SYNC_HOOK_SECONDS,
+    hook_command,
+    is_hook_command,
+    memctl_command,
+    version,
+)
+from memoryd.client.integrations.files import decode, missing_folders
+from memoryd.client.integrations.jsonc import Document, plain
+from memoryd.client.integrations.marker import created, strings
+from memoryd.client.integrations.owned import leave_edited
+from memoryd.client.integrations.plan import Plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from memoryd.client.integrations.transaction import Transaction
 
 
 def codex_home() -> str:
@@ -26,48 +40,130 @@ CODEX_EVENTS = {  # Codex's hook events, which take Claude Code's input and outp
     "PreCompact": ("pre-compact", SYNC_HOOK_SECONDS),
     "SessionEnd": ("session-end", SYNC_HOOK_SECONDS),
 }
-BLOCK_START = "# >>> memoryd: written by `memctl integrations install codex`; removed by `... remove codex`"
-BLOCK_END = "# <<< memoryd"
 
 
-def _ours(group: Any, memctl_marker: str) -> bool:
-    hooks = group.get("hooks") if isinstance(group, dict) else None
-    return isinstance(hooks, list) and any(memctl_marker in str(h.get("command", "")) for h in hooks)
+def is_our_group(group: Any) -> bool:
+    handlers = group.get("hooks") if isinstance(group, dict) else None
+    return bool(handlers) and all(isinstance(h, dict) and is_hook_command(h.get("command"), "codex") for h in handlers)
 
 
-def install_codex(agent: str | None) -> dict[str, Any]:
+def check_hooks_shape(doc: Document) -> None:
+    """The parts of hooks.json memoryd edits must have Codex's shape: anything else is refused, not guessed at."""
+    doc.container([], is_object=True)
+    if doc.container(["hooks"], is_object=True) is None:
+        return
+    for event in CODEX_EVENTS:
+        groups = doc.container(["hooks", event], is_object=False)
+        for index in range(len(groups.children or []) if groups else 0):
+            doc.container(["hooks", event, index], is_object=True)
+            handlers = doc.container(["hooks", event, index, "hooks"], is_object=False)
+            for handler in range(len(handlers.children or []) if handlers else 0):
+                doc.container(["hooks", event, index, "hooks", handler], is_object=True)
+
+
+def drop_our_groups(doc: Document, event: str) -> int:
+    """Take memoryd's groups out of an event's list; how many there were."""
+    dropped = 0
+    while True:
+        groups = doc.find(["hooks", event])
+        if groups is None or groups.is_object or groups.children is None:
+            return dropped
+        ours = [i for i, child in enumerate(groups.children) if is_our_group(plain(child.node))]
+        if not ours:
+            return dropped
+        doc.drop(["hooks", event], ours[0])
+        dropped += 1
+
+
+def add_our_groups(doc: Document, groups: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """doc with memoryd's group last in each event's list (an earlier install's taken out); the keys it added."""
+    if doc.find(["hooks"]) is None:
+        doc.add([], {event: [group] for event, group in groups.items()}, key="hooks")
+        return [["hooks"], *(["hooks", event] for event in groups)]
+    added = []
+    for event, group in groups.items():
+        if doc.find(["hooks", event]) is None:
+            doc.add(["hooks"], [group], key=event)
+            added.append(["hooks", event])
+        else:
+            drop_our_groups(doc, event)
+            doc.add(["hooks", event], group)
+    return added
+
+
+def plan_codex(agent: str | None, previous: dict[str, Any], tx: Transaction) -> Plan:
     """Hooks in Codex's hooks.json (beside any others there), the MCP server and the hooks' trust in its
     config.toml (one marked block), and its rollouts (`sessions/`) as the agent's transcripts."""
     home = codex_home()
-    memctl = memctl_command()
-    where = f" --agent '{agent}'" if agent else ""
-    hooks_path = os.path.join(home, "hooks.json")
-    existing = read_json(hooks_path)
-    table = existing.get("hooks", {})
-    if not isinstance(table, dict):
-        raise ValueError(f"{hooks_path}: 'hooks' is not an object: fix or move it, then install again")
-    for event, (name, seconds) in CODEX_EVENTS.items():
-        groups = [g for g in table.get(event, []) if not _ours(g, " hook codex ")]
-        command = f"'{memctl}' hook codex {name}{where}"
-        groups.append({"hooks": [{"type": "command", "command": command, "timeout": seconds}]})
-        table[event] = groups
-    write_json(hooks_path, {**existing, "hooks": table})
-    config = os.path.join(home, "config.toml")
-    _strip_block(config)
-    text = read_text(config)
-    lines = [BLOCK_START]
-    if "[mcp_servers.memoryd]" not in text:
-        args = json.dumps(["mcp", "--autostart", *(["--agent", agent] if agent else [])])
-        lines += ["[mcp_servers.memoryd]", f"command = {json.dumps(memctl)}", f"args = {args}"]
-    trusted, note = codex_trust(home)
-    for key, digest in trusted.items():
-        lines += [f"[hooks.state.{json.dumps(key)}]", f"trusted_hash = {json.dumps(digest)}"]
-    lines.append(BLOCK_END)
-    write_text(config, text + ("\n" if text and not text.endswith("\n") else "") + "\n".join(lines) + "\n")
+    hooks_path, config_path = os.path.join(home, "hooks.json"), os.path.join(home, "config.toml")
     sessions = os.path.join(home, "sessions")
-    os.makedirs(sessions, exist_ok=True)
-    notes = [note] if note else []
-    return {"folders": [], "files": [], "edited": [hooks_path, config], "transcripts": [sessions], "notes": notes}
+    memctl = memctl_command()
+    groups = {
+        event: {"hooks": [{"type": "command", "command": hook_command(memctl, "codex", name, agent), "timeout": limit}]}
+        for event, (name, limit) in CODEX_EVENTS.items()
+    }
+    hooks_text = decode(hooks_path, tx.read(hooks_path))
+    hooks = Document(hooks_path, "{}\n" if hooks_text is None else hooks_text)
+    check_hooks_shape(hooks)
+    added = add_our_groups(hooks, groups)
+    config_text = decode(config_path, tx.read(config_path))
+    user_config = without_block(config_path, config_text or "", config_path in strings(previous, "newline_added"))
+    _, joined, notes = with_block(config_path, user_config, memctl, agent, {})
+
+    def apply() -> list[str]:
+        tx.make_folders(home)
+        tx.write(hooks_path, hooks.text.encode("utf-8"))
+        trusted, note = codex_trust(home)
+        text, _, trust_notes = with_block(config_path, user_config, memctl, agent, trusted)
+        tx.write(config_path, text.encode("utf-8"))
+        tx.make_folders(sessions)
+        return [n for n in [note, *trust_notes] if n and n not in notes]
+
+    new_files = [path for path, text in [(hooks_path, hooks_text), (config_path, config_text)] if text is None]
+    return Plan(
+        apply,
+        edited=[hooks_path, config_path],
+        created={hooks_path: added},
+        new_files=new_files,
+        folders=sorted({*missing_folders(home), *missing_folders(sessions)}),
+        transcripts=[sessions],
+        notes=notes,
+        extra={
+            "hooks_file": hooks_path,
+            "config_file": config_path,
+            "newline_added": [config_path] if joined else [],
+        },
+    )
+
+
+def remove_codex(marker: dict[str, Any], tx: Transaction) -> list[str]:
+    """memoryd's hooks out of hooks.json and its block out of config.toml; a file install created goes when
+    nothing else is in it."""
+    home = codex_home()
+    hooks_path = marker.get("hooks_file") or os.path.join(home, "hooks.json")
+    config_path = marker.get("config_file") or os.path.join(home, "config.toml")
+    return _remove_hooks(str(hooks_path), marker, tx) + _remove_block(str(config_path), marker, tx)
+
+
+def _remove_hooks(path: str, marker: dict[str, Any], tx: Transaction) -> list[str]:
+    text = decode(path, tx.read(path))
+    if text is None:
+        return []
+    doc = Document(path, text)
+    is_table = doc.root.is_object and doc.find(["hooks"]) is not None
+    removed = [f"{path}: {event}" for event in CODEX_EVENTS if is_table and drop_our_groups(doc, event)]
+    for keys in sorted(created(marker, path), key=len, reverse=True):
+        doc.drop_if_empty(list(keys))
+    return removed + leave_edited(path, text, doc.text, doc.root.children == [], strings(marker, "new_files"), tx)
+
+
+def _remove_block(path: str, marker: dict[str, Any], tx: Transaction) -> list[str]:
+    text = decode(path, tx.read(path))
+    if text is None:
+        return []
+    left = without_block(path, text, path in strings(marker, "newline_added"))
+    removed = [f"{path}: memoryd's MCP server and hook trust"] if left != text else []
+    return removed + leave_edited(path, text, left, not left.strip(), strings(marker, "new_files"), tx)
 
 
 REVIEW = "Codex runs new hooks once you review them: start `codex` and accept memoryd's hooks (/hooks)"
@@ -111,7 +207,7 @@ def codex_trust(home: str, seconds: float = 30.0) -> tuple[dict[str, str], str]:
                 continue
             if isinstance(message, dict) and message.get("id") == 2:
                 hooks = [h for entry in (message.get("result") or {}).get("data", []) for h in entry.get("hooks", [])]
-                ours = {h["key"]: h["currentHash"] for h in hooks if " hook codex " in str(h.get("command", ""))}
+                ours = {h["key"]: h["currentHash"] for h in hooks if is_hook_command(h.get("command"), "codex")}
                 if ours:
                     return ours, ""
                 break
@@ -122,35 +218,3 @@ def codex_trust(home: str, seconds: float = 30.0) -> tuple[dict[str, str], str]:
         server.kill()
         server.wait()
     return {}, f"codex app-server did not list memoryd's hooks. {REVIEW}"
-
-
-def _strip_block(config: str) -> bool:
-    """Take out the block install wrote; whether there was one."""
-    text = read_text(config)
-    start, end = text.find(BLOCK_START), text.find(BLOCK_END)
-    if not 0 <= start < end:
-        return False
-    write_text(config, text[:start] + text[end + len(BLOCK_END) :].lstrip("\n"))
-    return True
-
-
-def remove_codex(marker: dict[str, Any]) -> list[str]:
-    home = codex_home()
-    removed = []
-    hooks_path = os.path.join(home, "hooks.json")
-    existing = read_json(hooks_path)
-    table = existing.get("hooks")
-    if isinstance(table, dict):
-        for event in list(table):
-            kept = [g for g in table[event] if not _ours(g, " hook codex ")] if isinstance(table[event], list) else None
-            if kept is not None and len(kept) != len(table[event]):
-                removed.append(f"{hooks_path}: {event}")
-                if kept:
-                    table[event] = kept
-                else:
-                    del table[event]
-        write_json(hooks_path, existing)
-    config = os.path.join(home, "config.toml")
-    if _strip_block(config):
-        removed.append(f"{config}: memoryd's MCP server and hook trust")
-    return removed

@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 
+from memoryd.client.integrations.files import missing_folders
+from memoryd.client.integrations.plan import Plan
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from memoryd.client.integrations.transaction import Transaction
 
 
 def openclaw_state_dir() -> str:
@@ -38,22 +43,31 @@ def _openclaw(*args: str) -> str:
     return done.stdout
 
 
-def install_openclaw(agent: str | None) -> dict[str, Any]:
+def plan_openclaw(agent: str | None, previous: dict[str, Any], tx: Transaction) -> Plan:
     """memoryd's OpenClaw plugin, linked by OpenClaw itself (so it is the plugin of this memoryd, upgraded with
     it), enabled and given the memory slot; OpenClaw's session transcripts indexed as the agent's sessions."""
-    _openclaw("plugins", "install", "--force", "--accept-capabilities", "--link", openclaw_plugin_dir())
-    _openclaw("plugins", "enable", "memoryd")  # an earlier remove left it disabled
-    _openclaw("config", "set", "plugins.slots.memory", "memoryd")
-    # the recall before each reply is a before_prompt_build hook, which OpenClaw lets a plugin it did not bundle
-    # run only with conversation access: installing memoryd's memory plugin is asking for it
-    _openclaw("config", "set", "plugins.entries.memoryd.hooks.allowConversationAccess", "true")
-    if agent:
-        _openclaw("config", "set", "plugins.entries.memoryd.config.agent", agent)
     transcripts = os.path.join(openclaw_state_dir(), "agents")
-    os.makedirs(transcripts, exist_ok=True)
-    return {"folders": [], "files": [], "edited": [], "transcripts": [transcripts], "notes": []}
+
+    def apply() -> list[str]:
+        _openclaw("plugins", "install", "--force", "--accept-capabilities", "--link", openclaw_plugin_dir())
+        tx.undo_with("the OpenClaw plugin memoryd", _uninstall)
+        _openclaw("plugins", "enable", "memoryd")  # an earlier remove left it disabled
+        _openclaw("config", "set", "plugins.slots.memory", "memoryd")
+        # the recall before each reply is a before_prompt_build hook, which OpenClaw lets a plugin it did not bundle
+        # run only with conversation access: installing memoryd's memory plugin is asking for it
+        _openclaw("config", "set", "plugins.entries.memoryd.hooks.allowConversationAccess", "true")
+        if agent:
+            _openclaw("config", "set", "plugins.entries.memoryd.config.agent", agent)
+        tx.make_folders(transcripts)
+        return []
+
+    return Plan(apply, folders=missing_folders(transcripts), transcripts=[transcripts])
 
 
-def remove_openclaw(marker: dict[str, Any]) -> list[str]:
+def _uninstall() -> None:
     _openclaw("plugins", "uninstall", "--force", "memoryd")
+
+
+def remove_openclaw(marker: dict[str, Any], tx: Transaction) -> list[str]:
+    _uninstall()
     return ["the OpenClaw plugin memoryd (OpenClaw's built-in memory takes the slot back)"]
