@@ -1,7 +1,7 @@
 """One command for every benchmark: quality, speed and footprint, with a Markdown report and raw JSON.
 
 python -m bench all                     # everything (make bench)
-python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual   # one part
+python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual | redaction   # one part
 python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
 python -m bench report                  # docs/benchmarks.md (and its raw .json) from the newest results of each part
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench import conversations, crosslingual, hostile, latency, openclaw, pgstore, quality, recall
+from bench import conversations, crosslingual, hostile, latency, openclaw, pgstore, quality, recall, redaction
 from memoryd.config import DEFAULT_LOCAL_MODEL
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -55,6 +55,7 @@ TARGETS = {
     **recall.TARGETS,
     **openclaw.TARGETS,
     **crosslingual.TARGETS,
+    **redaction.TARGETS,
 }
 
 
@@ -141,6 +142,7 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         **recall.headline(results.get("recall", {})),
         **openclaw.headline(results.get("openclaw", {})),
         **crosslingual.headline(results.get("crosslingual", {})),
+        **redaction.headline(results.get("redaction", {})),
     }
 
 
@@ -232,6 +234,8 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
         lines += ["", *openclaw.markdown(results["openclaw"])]
     if results.get("crosslingual"):
         lines += ["", *crosslingual.markdown(results["crosslingual"])]
+    if results.get("redaction"):
+        lines += ["", *redaction.markdown(results["redaction"])]
     return "\n".join(lines) + "\n"
 
 
@@ -273,7 +277,7 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
         merged["machines"] = dict(kept.get("machines", {}))
     runs = [
         sorted(folder.glob(f"{kind}-*.json"))
-        for kind in ("bench", "hostile", "pgstore", "recall", "openclaw", "crosslingual")
+        for kind in ("bench", "hostile", "pgstore", "recall", "openclaw", "crosslingual", "redaction")
     ]
     for path in [path for kind in runs for path in kind]:
         run = json.loads(path.read_text())
@@ -335,7 +339,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "part",
-        choices=["all", "quality", "speed", "hostile", "pgstore", "recall", "openclaw", "crosslingual", "report"],
+        choices=[
+            "all",
+            "quality",
+            "speed",
+            "hostile",
+            "pgstore",
+            "recall",
+            "openclaw",
+            "crosslingual",
+            "redaction",
+            "report",
+        ],
         nargs="?",
         default="all",
     )
@@ -357,7 +372,12 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / f"hostile-{stamp}.json").write_text(json.dumps(found, indent=2))
         if args.part == "hostile":
             return 0
-    for name, part in (("recall", recall), ("openclaw", openclaw), ("crosslingual", crosslingual)):
+    for name, part in (
+        ("recall", recall),
+        ("openclaw", openclaw),
+        ("crosslingual", crosslingual),
+        ("redaction", redaction),
+    ):
         if args.part == name or (args.part == "all" and not args.quick):
             found = {"machine": machine(), name: part.main([])}
             (args.out / f"{name}-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))

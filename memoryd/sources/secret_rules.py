@@ -1,0 +1,320 @@
+"""The built-in secret rules: what redaction masks, as RE2 patterns and the checks a matched value must pass.
+
+Three kinds of secret are masked, the label before each kept:
+
+- a token whose own form says what it is (`ghp_…`, `glpat-…`, `AKIA…`, `xoxb-…`, `sk_live_…`, `SG.…`, `npm_…`,
+  `pypi-…`, `gsk_…`, `sk-…`, `hf_…`, `AIza…`, a JWT, a Telegram bot token, a PEM private key block, terminated or
+  not, a Slack or Discord webhook URL): masked wherever it stands;
+- a password in a URL (`scheme://user:PASSWORD@host`), a bearer token (`Bearer …`), `curl -u user:PASSWORD`,
+  a .netrc `login me password …`;
+- the value of a sensitive key: `KEY=value`, `KEY: value`, `KEY = "value"`, `"KEY": "value"`, `KEY => 'value'`,
+  `KEY := value`, `export KEY='value'`, `--key value`, `<key>value</key>`, `Authorization: Basic …`, `Password=…;`
+  or `AccountKey=…;` in a connection string, `?access_token=…&` or `&sig=…` in a URL. The key is found in any case
+  convention and with any prefix (`DB_PASSWORD`, `dbPassword`, `db-password`, `spring.datasource.password`,
+  `aws_secret_access_key`, `_authToken`, `SharedAccessKey`): it is sensitive when one of its words is password,
+  passwd, passphrase, pass, pwd, secret, token, credentials, auth, authorization, sig(nature) or an api, access,
+  private, account, signing, client… key, and no word after it says the value is something else (`PASSWORD_FILE`,
+  `token_url`, `SharedAccessKeyName`) nor a counter before it (`max_tokens`). A key of another kind (`OPENAI_KEY`,
+  `SSH_KEY`, but also `SORT_KEY`), a PAT (`GH_PAT`) or a joined …pass (`PGPASS`) is a weak key: its value is masked
+  only when it is 16 or more characters with letters and digits.
+
+A labelled value is masked when it looks like a credential, which keeps ordinary prose and code readable:
+
+- a quoted value (`"…"`, `'…'`, spaces allowed) is masked unless it is empty, a placeholder or a reference;
+- an unquoted value (a run up to a space, quote, `,`, `;` or `&`) is masked unless it is a placeholder (`xxx`,
+  `****`, `changeme`, `<your-token>`, `none`, `str`, a count under eight digits, a version like `^6.1.1`), a
+  reference (`$SECRET`, `${DB_PASSWORD}`, `{{ vars.x }}`, `%PW%`, `op://…`, a file path) or code (`get_token()`,
+  `request.form[…]`, `settings.SECRET_KEY`, a variable named after the key, any plain identifier in a spaced
+  `key = value` assignment), and either it looks like a credential by itself (six or more characters mixing at
+  least two of lower case, upper case past the first letter, digits and symbols: `hunter2`, `Tr0ub4dor-99`) or
+  the pair is written as configuration (it ends its line, or is glued `KEY=value`, and the key is a compound or
+  upper-case name or starts its line): `POSTGRES_PASSWORD=postgres`, `password: sunflower` on a line of its own.
+
+So "token = the next word", "secret: we never told anyone" and "password: see 1Password" are left alone: their
+value is a plain word followed by more prose. What this gives up: a plain-word password in the middle of a
+sentence (`password: sunflower and then…`), an unquoted passphrase with spaces, and a password in prose with no
+separator (`the password is hunter2`).
+
+Every pattern compiles under RE2 (no lookaround, no backreferences); the checks run in Python on a match's few
+characters, so the whole stays linear in the text."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+# Tokens whose own form marks them, by family; each is masked whole.
+TOKENS: dict[str, str] = {
+    "aws access key id": r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+    "github": r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}",
+    "gitlab": r"\bgl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|oas)-[A-Za-z0-9_\-]{20,}",
+    "slack token": r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-[0-9]-[A-Za-z0-9\-]{10,}",
+    "stripe": r"\b(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{20,}",
+    "twilio": r"\bSK[0-9a-fA-F]{32}\b",
+    "sendgrid": r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+    "npm": r"\bnpm_[A-Za-z0-9]{30,}",
+    "pypi": r"\bpypi-Ag[A-Za-z0-9_\-]{50,}",
+    "groq": r"\bgsk_[A-Za-z0-9]{20,}",
+    "openai / anthropic": r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+    "hugging face": r"\bhf_[A-Za-z0-9]{30,}|\bapi_org_[A-Za-z0-9]{30,}",
+    "google": r"\bAIza[0-9A-Za-z_\-]{35}|\bya29\.[0-9A-Za-z_\-]{20,}|\bGOCSPX-[A-Za-z0-9_\-]{20,}",
+    "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+    "telegram bot": r"\b[0-9]{6,12}:AA[A-Za-z0-9_\-]{30,}",
+    "mailgun": r"\b(?:pub)?key-[0-9a-f]{32}\b",
+    "voyage": r"\bpa-[A-Za-z0-9_\-]{30,}\b",
+    "azure ad client secret": r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
+    "discord bot": r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}",
+    "other providers": r"\bdo[pro]_v1_[a-f0-9]{64}|\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|\blin_api_[A-Za-z0-9]{40}"
+    r"|\bhv[sb]\.[A-Za-z0-9_\-]{90,}|\bAGE-SECRET-KEY-1[0-9A-Z]{58}|\bdapi[a-f0-9]{32}"
+    r"|\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|\bATATT3[A-Za-z0-9_\-=]{100,}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"
+    r"|\bdp\.pt\.[A-Za-z0-9]{40,}|\bpul-[a-f0-9]{40}",
+}
+# A private key block, whole; an unterminated one up to the end of its base64 lines. The body holds no run of five
+# dashes, so a search from one BEGIN stops at the next marker instead of scanning to the end of the text for an END.
+PEM = (
+    r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:(?:[^\-]|-{1,4}[^\-])*-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+    r"|(?:[ \t]*(?:\r?\n|\\n)[A-Za-z0-9+/=]{16,})+)"
+)
+WEBHOOK = (
+    r"https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/"
+    r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/)"
+)
+URL_USER = r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@?#]*:"
+BEARER = r"(?i:\bbearer)[ \t]+"
+# Where a sensitive key may begin: no word boundary before it, so that DB_PASSWORD and dbPassword are found too.
+KEY_STEM = (
+    r"(?i:pass|pw|secret|token|credential|auth|api[_.\-]?key"
+    r"|(?:access|private|account|signing|encryption|master|client|app|session|license|consumer|subscription"
+    r"|storage)[_.\-]?key|sig|key|pat)"
+)
+SEPARATOR = r"[\"']?[ \t]*(?:=>|:=|\?=|=|:)[ \t]*(?:[\"']?(?i:basic|bearer|token|digest|negotiate)[ \t]+)?"
+DOUBLE_QUOTED = r'"(?:[^"\\\n]|\\.)*"'
+SINGLE_QUOTED = r"'[^'\n]*'"
+UNQUOTED = r"[^\s\"'`,;&=<>()\[\]{}|\\:][^\s\"'`,;&]*"
+NETRC = r"\b(?:login|user)[ \t]+[^\s\"']+[ \t]+password[ \t]+"  # .netrc: machine h login me password …
+USER_OPTION = r"(?:\B-u|--user)[ \t]+[^\s:'\"]+:"  # curl -u user:password
+FLAG = r"--(?i:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token|client-secret)[ \t]+"
+
+
+def alternatives() -> list[tuple[str, str, str]]:
+    """Every built-in rule as (kind, how a match of it starts in lower case, pattern), in the order they are tried
+    at one position; `value` (or `dq`/`sq`, quotes included) is the part masked, and ends last."""
+    tokens = "|".join(f"(?:{p})" for p in TOKENS.values())
+    value = f"(?:(?P<dq>{DOUBLE_QUOTED})|(?P<sq>{SINGLE_QUOTED})|(?P<value>{UNQUOTED}))"
+    return [
+        ("whole", "-----begin", PEM),
+        ("whole", "", tokens),
+        ("always", "http", f"{WEBHOOK}(?P<value>[A-Za-z0-9_/+\\-]{{16,}})"),
+        ("unless stand-in", "", f"{URL_USER}(?P<value>[^\\s@/?#]+)@"),
+        ("unless stand-in", "bearer", f"{BEARER}(?P<value>[A-Za-z0-9._~+/\\-]{{16,}}=*)"),
+        ("unless stand-in", "--", f"{FLAG}{value}"),
+        ("credential", "", f"{NETRC}(?P<value>[^\\s\"']+)"),
+        ("unless stand-in", "", f"{USER_OPTION}(?P<value>[^\\s'\"`,;@]+)"),
+        ("xml", "<", f"<(?P<key>[\\w.:\\-]*{KEY_STEM}[\\w.\\-]*)>(?P<value>[^<\\s][^<\\n]*)</"),
+        ("labelled", "", f"(?P<key>{KEY_STEM}[\\w.\\-]*)(?P<sep>{SEPARATOR}){value}"),
+    ]
+
+
+def pattern() -> str:
+    """All built-in rules as one RE2 pattern without groups: a search for where a rule matches, which RE2's DFA
+    runs without the cost of tracking groups; the matching rule then splits the few characters it matched."""
+    return "|".join(f"(?:{_ungrouped(p)})" for _, _, p in alternatives())
+
+
+def _ungrouped(pattern: str) -> str:
+    for name in ("dq", "sq", "value", "key", "sep"):
+        pattern = pattern.replace(f"(?P<{name}>", "(?:")
+    return pattern
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Words of a key name: a sensitive one, and those that, after it, say the value is not the secret itself.
+SENSITIVE = _words(
+    "password passwords passwd passphrase passcode pass pwd pw secret secrets token credential credentials "
+    "auth authorization apikey privatekey accesskey sig signature"
+)
+JOINED_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "credentials", "accesskey")
+KEY_HEADS = _words(
+    "api access private account signing encryption master client app session license consumer subscription "
+    "storage secret"
+)
+QUALIFIERS = _words(
+    "file path dir url uri endpoint host length len min max size count ttl expiry expires expiration expire lifetime "
+    "timeout age type kind name field label prompt policy hint header env var enabled enable disabled required "
+    "rotation rotate format regex pattern mode method provider strategy scheme location ref reference arn version "
+    "status state source store manager helper command cmd script prefix limit usage used budget "
+    "estimate rate per types library lib sdk module package plugin floor md txt json yaml yml toml ini cfg conf csv "
+    "log py js ts sh"
+)
+COUNTERS = _words("max min num number total input output prompt completion context limit")
+PLACEHOLDERS = _words(
+    "none null nil true false yes no on off undefined required optional empty unset default changeme changeit "
+    "change_me change-me password passwd secret token example sample placeholder dummy redacted hidden masked "
+    "omitted removed todo tbd str string int bool bytes secretstr any object text see ask same below above n/a "
+    "1password lastpass bitwarden keychain vault keepass env environment expired revoked rotated invalid valid "
+    "missing set needed pending provided unknown test testing foo bar baz foobar value your_token float number "
+    "integer double list dict array boolean date"
+)
+REFERENCE_PREFIXES = ("${", "$(", "{{", "op://", "vault:", "secret:", "ref+", "arn:", "env:", "file:", "./", "../")
+BRACKETS = ("<>", "[]", "{}", "%%")
+MASK_CHARS = frozenset("*xX.#_-•?")
+FORMAT_FIELDS = frozenset(("%s", "%d", "%r", "{}"))
+PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/")
+KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
+MAX_KEY = 64  # longer names are not keys a person wrote
+
+
+def key_words(name: str) -> tuple[str, ...]:
+    """A key name's words, lower case: DB_PASSWORD, dbPassword, db-password and db.password give db, password;
+    APIKey gives api, key; password2 gives password, 2."""
+    return _key_words(name) if len(name) <= MAX_KEY else ()
+
+
+@lru_cache(maxsize=4096)
+def _key_words(name: str) -> tuple[str, ...]:
+    words: list[str] = []
+    start = 0
+    for i, here in enumerate(name):
+        if not here.isalnum():
+            words.append(name[start:i])
+            start = i + 1
+        elif i > start:
+            before, after = name[i - 1], name[i + 1 : i + 2]
+            camel = here.isupper() and (before.islower() or (before.isupper() and after.islower()))
+            if camel or here.isdigit() != before.isdigit():
+                words.append(name[start:i])
+                start = i
+    words.append(name[start:])
+    return tuple(w.lower() for w in words if w)
+
+
+NOT_SENSITIVE, WEAK, STRONG = 0, 1, 2
+
+
+def sensitive_key(name: str) -> int:
+    """How surely a value under this name is a secret, from its last sensitive word, unless a qualifier follows it
+    (PASSWORD_FILE) or a counter precedes it (max_tokens): STRONG for a password, token, secret or an api/access/…
+    key; WEAK for a key of another kind (OPENAI_KEY, SSH_KEY, but also SORT_KEY), a PAT, a joined …pass (PGPASS)."""
+    words = key_words(name)
+    found = [(i, _strength(words, i)) for i in range(len(words))]
+    last, strength = max(((i, s) for i, s in found if s), default=(-1, NOT_SENSITIVE))
+    if strength == NOT_SENSITIVE or any(w in QUALIFIERS for w in words[last + 1 :]):
+        return NOT_SENSITIVE
+    return NOT_SENSITIVE if any(w in COUNTERS for w in words[:last]) else strength
+
+
+def _strength(words: tuple[str, ...], i: int) -> int:
+    word = words[i]
+    if word in SENSITIVE or (len(word) > 6 and word.endswith(JOINED_ENDINGS)):  # pgpassword, authtoken
+        return STRONG
+    if word in ("key", "keys"):
+        return STRONG if i > 0 and words[i - 1] in KEY_HEADS else WEAK if i > 0 else NOT_SENSITIVE
+    return WEAK if word == "pat" or (len(word) > 4 and word.endswith("pass")) else NOT_SENSITIVE
+
+
+def placeholder(value: str) -> bool:
+    """A stand-in for a secret, not one: xxx, ****, changeme, <your-token>, your-api-key-here; or a count or a
+    version (4000, 20_000, ^6.1.1), or no letter or digit at all."""
+    low = value.lower()
+    if low in PLACEHOLDERS or set(value) <= MASK_CHARS or not any(c.isalnum() for c in value):
+        return True
+    if _number(value) or _version(value):
+        return True
+    if low.startswith(("your", "my-", "my_", "replace", "insert", "enter")) or low.endswith(("here", "...")):
+        return True
+    return any(word in low for word in ("example", "placeholder", "changeme", "xxxx", "redacted"))
+
+
+def reference(value: str) -> bool:
+    """A name for a secret kept elsewhere: $SECRET, ${DB_PASSWORD}, {{ x }}, %PW%, <token>, op://…, a file path."""
+    if value.startswith(REFERENCE_PREFIXES) or value in FORMAT_FIELDS:
+        return True
+    if value[:1] == "$" and _identifier(value[1:]):
+        return True
+    if len(value) > 1 and any(value[0] == pair[0] and value[-1] == pair[1] for pair in BRACKETS):
+        return True
+    return _path(value)
+
+
+def _number(value: str) -> bool:
+    """Digits (with _ or an exponent) shorter than eight: a count, not a secret."""
+    return len(value) < 8 and value.replace("_", "").replace("e", "").isdigit()
+
+
+def _version(value: str) -> bool:
+    core = value.lstrip("^~<>=v")
+    return "." in core and core.replace(".", "").isdigit()
+
+
+def _identifier(text: str) -> bool:
+    return text.replace("_", "a").isalnum() and text.isascii() and not text[:1].isdigit()
+
+
+def _path(value: str) -> bool:
+    """/run/secrets/db, /etc/ssl/key.pem: a root of lower-case letters and a further part (base64 has neither)."""
+    parts = value.split("/")
+    return (
+        len(parts) > 2
+        and parts[0] == ""
+        and parts[1].isalpha()
+        and parts[1].islower()
+        and all(parts[2:])
+        and set(value) <= PATH_CHARS
+    )
+
+
+def code(value: str, key: str, spaced: bool) -> bool:
+    """An expression, not a literal: a call or subscript, an attribute path, a variable named like the key; in a
+    spaced assignment (`password = hashed`) any plain identifier."""
+    head = value.split("(", 1)[0].split("[", 1)[0]
+    if head != value and (head == "" or _identifier_path(head)):
+        return True
+    if "." in value and _identifier_path(value):
+        return True
+    if not value.replace("_", "").isalpha():
+        return False
+    words = key_words(value)
+    if spaced or value.lower() == key.lower() or any(w in words for w in key_words(key)[-1:]):
+        return True
+    return any(_strength(words, i) for i in range(len(words))) and len(words) > 1
+
+
+def _identifier_path(text: str) -> bool:
+    return all(part and part.replace("_", "").isalpha() for part in text.split("."))
+
+
+def long_credential(value: str) -> bool:
+    """Sixteen or more characters with letters and digits and no space: what a weak key's value must be."""
+    return len(value) >= 16 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def credential_shaped(value: str) -> bool:
+    """Six or more characters mixing at least two of lower case, upper case past the first letter, digits, symbols
+    (a hyphen or a dot counts when there are two: correct-horse-battery)."""
+    if len(value) < 6:
+        return False
+    classes = (
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value[1:]),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() and c not in "-." for c in value) or value.count("-") + value.count(".") >= 2,
+    )
+    return sum(classes) >= 2
+
+
+def trim(value: str) -> str:
+    """The value without the sentence's punctuation after it: a final full stop, an unopened closing bracket."""
+    closing = {")": "(", "]": "[", "}": "{"}
+    unopened = {c: value.count(c) - value.count(o) for c, o in closing.items()}
+    end = len(value)
+    while end:
+        last = value[end - 1]
+        if last in unopened and unopened[last] > 0:
+            unopened[last] -= 1
+        elif last not in ".:":
+            break
+        end -= 1
+    return value[:end]
