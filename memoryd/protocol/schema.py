@@ -21,6 +21,12 @@ MODES = ("hybrid", "keyword", "vector")
 FUSIONS = ("adaptive", "weighted", "rrf")
 SOURCES = ("memory", "sessions")
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "lore")
+MAX_PATH_CHARS = 4096  # PATH_MAX
+MAX_PROMPT_CHARS = 100_000  # longer is refused (a hook may cut it); recall reads its topic from far less
+MAX_SESSION_CHARS = 256  # session ids are UUIDs or alike
+MAX_CLIENT_CHARS = 64
+CLIENTS = ("claude-code", "codex", "opencode", "openclaw")  # integrations `status` counts by name
+OTHER_CLIENT = "other"  # what `status` counts every other client name as
 
 _REQUIRED: Any = object()
 
@@ -33,9 +39,24 @@ def inspect_annotations(cls: type) -> dict[str, str]:
 class Param:
     """One parameter: its wire name, type (from the annotation), default, bounds, choices and help. `cli` is
     memctl's flags for it (None: not an option there; () for the default `--name`); `mcp` whether the MCP tool
-    offers it."""
+    offers it. A string may have a `max_length`; a `path` has no NUL; a name outside `known` is taken as
+    OTHER_CLIENT."""
 
-    __slots__ = ("choices", "cli", "default", "ge", "help", "le", "mcp", "name", "types", "wire")
+    __slots__ = (
+        "choices",
+        "cli",
+        "default",
+        "ge",
+        "help",
+        "known",
+        "le",
+        "max_length",
+        "mcp",
+        "name",
+        "path",
+        "types",
+        "wire",
+    )
 
     def __init__(
         self,
@@ -48,9 +69,13 @@ class Param:
         cli: tuple[str, ...] | None = (),
         mcp: bool = True,
         wire: str | None = None,
+        max_length: int | None = None,
+        path: bool = False,
+        known: tuple[str, ...] | None = None,
     ) -> None:
         self.default, self.help, self.ge, self.le, self.choices = default, help, ge, le, choices
         self.cli, self.mcp, self.wire = cli, mcp, wire
+        self.max_length, self.path, self.known = max_length, path, known
         self.name = ""
         self.types: tuple[str, ...] = ()
 
@@ -137,6 +162,10 @@ class Request:
 
 
 AGENT_HELP = "Agent id (default: the daemon's default agent)."
+CLIENT_HELP = (
+    f"Which integration asks ({', '.join(CLIENTS)}; any other name counts as {OTHER_CLIENT}): `status` says when "
+    "each last did."
+)
 
 
 class Ping(Request):
@@ -171,7 +200,10 @@ class Search(Request):
         cli=("--agents",),
     )
     path: str | None = param(
-        None, "Only files under this prefix (memory/people/) or matching this glob (memory/2026-*)."
+        None,
+        "Only files under this prefix (memory/people/) or matching this glob (memory/2026-*).",
+        max_length=MAX_PATH_CHARS,
+        path=True,
     )
     after: str | float | None = param(None, "Only memories from this date on (YYYY-MM-DD, ISO time or epoch seconds).")
     before: str | float | None = param(None, "Only memories up to the end of this date.")
@@ -188,10 +220,23 @@ class Recall(Request):
         "bare commands, nothing relevant, all already shown in this session)."
     )
     returns = "{agent, block, memories: [{citation, score}], tokens, skipped, took_ms}"
-    prompt: str = param(help="The user's prompt, as the agent got it.", cli=None)
-    session: str | None = param(None, "The agent's session id: what it was already shown is not shown again.")
+    prompt: str = param(
+        help=f"The user's prompt, as the agent got it (at most {MAX_PROMPT_CHARS:,} characters; a long one is read "
+        "for its topic: its start and its last question).",
+        cli=None,
+        max_length=MAX_PROMPT_CHARS,
+    )
+    session: str | None = param(
+        None,
+        f"The agent's session id (at most {MAX_SESSION_CHARS} characters): what it was already shown is not shown "
+        "again.",
+        max_length=MAX_SESSION_CHARS,
+    )
     transcript: str | None = param(
-        None, "The session's own transcript file: its turns are in the agent's context already, never recalled."
+        None,
+        "The session's own transcript file: its turns are in the agent's context already, never recalled.",
+        max_length=MAX_PATH_CHARS,
+        path=True,
     )
     budget: int | None = param(
         None,
@@ -203,16 +248,16 @@ class Recall(Request):
         None, "Only these sources: memory (notes), sessions (conversations).", choices=SOURCES, cli=("--source",)
     )
     agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
-    client: str | None = param(
-        None, "Which integration asks (claude-code, codex, ...): `status` says when each last did.", cli=None, mcp=False
-    )
+    client: str | None = param(None, CLIENT_HELP, cli=None, mcp=False, max_length=MAX_CLIENT_CHARS, known=CLIENTS)
 
 
 class Get(Request):
     method, lane, idempotent = "get", "bulk", True
     summary = "Lines of a memory file, redacted as the index holds them."
     returns = "{path, from, lines, total_lines, text, truncated}"
-    path: str = param(help="A path inside the agent's memory, as citations give it.", cli=None)
+    path: str = param(
+        help="A path inside the agent's memory, as citations give it.", cli=None, max_length=MAX_PATH_CHARS, path=True
+    )
     from_: int | None = param(None, "First line, 1-based (default 1).", ge=1, wire="from", cli=None)
     lines: int | None = param(None, "How many lines (default: up to 5,000).", ge=1, cli=None)
     agent: str | None = param(None, "Agent whose memory holds the path (a result names it).", cli=None)
@@ -223,7 +268,9 @@ class Write(Request):
     summary = "Append an entry to a Markdown note, fsync it and index it."
     returns = "{path, start_line, end_line, citation, indexed, index_error}"
     text: str = param(help="What to remember: one self-contained statement.", cli=None)
-    path: str | None = param(None, "Note under memory/ (default: memory/YYYY-MM-DD.md).")
+    path: str | None = param(
+        None, "Note under memory/ (default: memory/YYYY-MM-DD.md).", max_length=MAX_PATH_CHARS, path=True
+    )
     agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
     type: str | None = param(None, "Memory type of the entry.", choices=MEMORY_TYPES)
     importance: float | None = param(None, "0 (trivia) .. 1 (critical).", ge=0, le=1)
@@ -246,9 +293,7 @@ class Sync(Request):
         None, f"Seconds to wait (default {DEFAULT_WAIT_SECONDS:.0f}).", ge=0, le=MAX_WAIT_SECONDS, cli=None
     )
     vectors: bool = param(True, "Also wait for the vectors the embedding lane adds.", cli=None)
-    client: str | None = param(
-        None, "Which integration asks (claude-code, codex, ...): `status` says when each last did.", cli=None, mcp=False
-    )
+    client: str | None = param(None, CLIENT_HELP, cli=None, mcp=False, max_length=MAX_CLIENT_CHARS, known=CLIENTS)
 
 
 class Reindex(Request):

@@ -1,18 +1,19 @@
 """Requests checked against memoryd.protocol.schema with pydantic: the daemon checks every call with it, the
 library every search, and the MCP bridge takes its tool schemas from the same types.
 
-Strict: a string is not a number, 0 is not false, a map is not a list, numbers are finite."""
+Strict: a string is not a number, 0 is not false, a map is not a list, numbers are finite, a string keeps to its
+length and a path holds no NUL."""
 
 from __future__ import annotations
 
 import math
-from functools import cache
+from functools import cache, partial
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 from pydantic import create_model as _create_model
 
-from memoryd.protocol.schema import METHODS, Param, Request
+from memoryd.protocol.schema import METHODS, OTHER_CLIENT, Param, Request
 
 
 class InvalidParams(ValueError):
@@ -25,6 +26,30 @@ def _finite(value: float) -> float:
     return value
 
 
+def _no_nul(value: str) -> str:
+    """A NUL cannot be in a path: the OS refuses it (ValueError: embedded null byte)."""
+    if "\0" in value:
+        raise ValueError("a path cannot contain a NUL character")
+    return value
+
+
+def _known(names: tuple[str, ...], value: str) -> str:
+    """A name outside `names` as OTHER_CLIENT: what clients call themselves cannot grow the daemon's tables."""
+    return value if value in names else OTHER_CLIENT
+
+
+def _string(spec: Param, typ: Any) -> Any:
+    """The string type with the parameter's length cap and checks, if it has any."""
+    checks: list[Any] = []
+    if spec.max_length is not None:
+        checks.append(Field(max_length=spec.max_length))
+    if spec.path:
+        checks.append(AfterValidator(_no_nul))
+    if spec.known:
+        checks.append(AfterValidator(partial(_known, spec.known)))
+    return Annotated[(typ, *checks)] if checks else typ
+
+
 Number = Annotated[StrictInt | StrictFloat, AfterValidator(_finite)]
 _STRICT: dict[str, Any] = {"str": StrictStr, "int": StrictInt, "float": Number, "bool": StrictBool}
 _LAX: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool}
@@ -34,6 +59,8 @@ def annotation(spec: Param, *, strict: bool = True) -> Any:
     """The parameter's type for pydantic: its choices as a Literal, its bounds and help as a Field."""
     base = _STRICT if strict else _LAX
     one = Literal[spec.choices] if spec.choices else base[spec.scalar]  # type: ignore[valid-type]
+    if spec.scalar == "str" and not spec.choices:
+        one = _string(spec, one)
     options: list[Any] = []
     for kind in spec.types:
         if kind == "list[str]":

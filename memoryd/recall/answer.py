@@ -1,4 +1,5 @@
-"""One recall: the prompt through the gate, a search, the memories this session has not seen, into a block."""
+"""One recall: the prompt's focus through the gate, a search, the memories this session has not seen, redacted, into
+a block."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from memoryd.embeddings.base import EmbeddingError
 from memoryd.protocol.schema import Recall, Search
 from memoryd.recall.block import Memory, build_block
-from memoryd.recall.gate import MAX_PROMPT_CHARS, ChatterCheck, prompt_topic
+from memoryd.recall.focus import focus
+from memoryd.recall.gate import ChatterCheck, prompt_topic
 from memoryd.recall.sessions import ShownMemories
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ class Recaller:
         started = time.perf_counter()
         agent = memory.agent
         cfg = agent.recall
-        prompt = request.prompt.strip()[:MAX_PROMPT_CHARS]
+        prompt = focus(request.prompt)  # what is gated, embedded and searched: bounded for any prompt
 
         def answer(skipped: str | None, block: str = "", memories: list[Memory] | None = None, tokens: int = 0):
             return {
@@ -66,8 +68,13 @@ class Recaller:
             return answer("nothing in memory scores high enough")
         seen = self.shown.shown(agent.id, request.session) if request.session else frozenset()
         own = _real(request.transcript) if request.transcript else None
+        # chunks were redacted when indexed, perhaps under fewer patterns (an older config, another daemon's); file
+        # names never were
+        redact = memory.syncer.redact
         candidates = [
-            Memory(r.citation, r.snippet, r.score, key=f"{r.path}#{r.chunk_start_line}-{r.chunk_end_line}")
+            Memory(
+                redact(r.citation), redact(r.snippet), r.score, key=f"{r.path}#{r.chunk_start_line}-{r.chunk_end_line}"
+            )
             for r in found.results
             if not (own and _real(r.path, agent.workspace) == own)
         ]

@@ -75,8 +75,8 @@ def _search_agents(m: Manager, request: schema.Search) -> dict[str, Any]:
 
 
 def recall(m: Manager, request: schema.Recall) -> dict[str, Any]:
-    m.heard_from(request.client)
     runtime = m.runtime(request.agent)  # no sync first, as a search may do: a hook's time limit is short
+    m.heard_from(request.client)  # after the agent is found: a call for an unknown agent changes nothing
     return _reading(runtime, lambda: m.recaller.recall(runtime.memory, request))
 
 
@@ -89,9 +89,11 @@ def write(m: Manager, request: schema.Write) -> dict[str, Any]:
 
 
 def status(m: Manager, request: schema.Status) -> dict[str, Any]:
+    shown = m.recaller.shown
+    daemon = {**m.info(), "recall_sessions": {"sessions": len(shown), "bytes": shown.bytes}}
     if request.agent is not None:
-        return {"daemon": m.info(), "agents": [m.runtime(request.agent).status()]}
-    return {"daemon": m.info(), "agents": [r.status() for r in list(m.runtimes.values())]}
+        return {"daemon": daemon, "agents": [m.runtime(request.agent).status()]}
+    return {"daemon": daemon, "agents": [r.status() for r in list(m.runtimes.values())]}
 
 
 def sync(m: Manager, request: schema.Sync) -> dict[str, Any]:
