@@ -35,7 +35,10 @@ MAX_CONNECTIONS = 256  # open at once; one more is told why and closed
 MAX_PER_PROCESS = 64  # of those, from one client process: one that opens connections in a loop leaves room for others
 MAX_REFUSING = 64  # refused connections whose unread requests are read before they close; past it, closed at once
 REFUSED_GRACE_SECONDS = 0.25  # a refused connection's unread requests are read and dropped this long, then it closes
-LISTEN_BACKLOG = 1024  # connects queued before accept (the kernel caps it at somaxconn)
+LISTEN_BACKLOG = 128  # connects queued before accept: a client waits behind at most this many
+ACCEPT_BATCH = 32  # connections accepted per turn of the event loop, so that calls in flight are not held up
+NEW_PER_PROCESS_BURST = 512  # new connections one process may open at once...
+NEW_PER_PROCESS_RATE = 1000.0  # ...and per second after that; past it, one is told why and closed on the spot
 # Where each method runs (memoryd.protocol.schema's `lane`): "inline" on the event loop itself, so it always answers;
 # "control" on threads of their own, behind no search, get or write; "bulk" (Python-heavy reads of whole files) on two
 # threads, so they cannot crowd the GIL; "jobs" (sync, reindex, write) on their own threads, so search never queues
@@ -75,6 +78,26 @@ def peer_credentials(sock: socket.socket) -> tuple[int | None, int | None]:
     return None, None
 
 
+class ConnectRate:
+    """New connections per client process, as token buckets: one process that connects in a loop is refused at the
+    cost of an accept and a close, before it costs the event loop a transport and a task."""
+
+    def __init__(self, burst: float = NEW_PER_PROCESS_BURST, rate: float = NEW_PER_PROCESS_RATE) -> None:
+        self.burst, self.rate = burst, rate
+        self._buckets: dict[int, tuple[float, float]] = {}
+
+    def admit(self, pid: int, now: float) -> bool:
+        tokens, then = self._buckets.get(pid, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - then) * self.rate)
+        if len(self._buckets) > 4096:  # processes that stopped connecting long ago: full again, forget them
+            self._buckets = {p: b for p, b in self._buckets.items() if b[0] + (now - b[1]) * self.rate < self.burst}
+        if tokens < 1:
+            self._buckets[pid] = (tokens, now)
+            return False
+        self._buckets[pid] = (tokens - 1, now)
+        return True
+
+
 class Throttled:
     """A warning logged at most once per `seconds` for each event, with how many were left out since: a client
     that connects and is refused thousands of times a second must not fill the log."""
@@ -111,7 +134,9 @@ class RPCServer:
         self.jobs = FairPool(job_workers, "rpc-job")
         self.control = FairPool(2, "rpc-control")
         self.bulk = FairPool(2, "rpc-bulk", per_caller=1)
-        self._server: asyncio.base_events.Server | None = None
+        self._listener: socket.socket | None = None
+        self._rate = ConnectRate()
+        self._accepted: set[asyncio.Task[None]] = set()  # every accepted connection's task, refused ones too
         self._connections: set[asyncio.Task[None]] = set()
         self._per_process: dict[int, int] = {}
         self._refusing = 0
@@ -121,16 +146,62 @@ class RPCServer:
         self._bound: tuple[int, int] | None = None  # the socket file this server made, as (device, inode)
 
     async def start(self) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_umask = os.umask(0o177)
         try:
-            self._server = await asyncio.start_unix_server(
-                self._serve, path=str(self.path), limit=READ_CHUNK, backlog=LISTEN_BACKLOG
-            )
+            listener.bind(str(self.path))
+        except OSError:
+            listener.close()
+            raise
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
         made = os.lstat(self.path)
         self._bound = (made.st_dev, made.st_ino)
+        listener.listen(LISTEN_BACKLOG)
+        listener.setblocking(False)
+        self._listener = listener
+        asyncio.get_running_loop().add_reader(listener.fileno(), self._accept)
+
+    def _accept(self) -> None:
+        """Take up to ACCEPT_BATCH waiting connections: a peer of another user, or a process past its connection
+        rate, is closed here; the others are served on a task each."""
+        loop = asyncio.get_running_loop()
+        for _ in range(ACCEPT_BATCH):
+            if self._listener is None:
+                return
+            try:
+                conn, _ = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # out of descriptors: the connection waits in the queue for the next turn
+                self._warn.warning("cannot accept a connection", error=str(exc))
+                return
+            pid, uid = peer_credentials(conn)
+            if uid is not None and uid != os.getuid():
+                self._warn.warning("refused a peer of another user", uid=uid)
+                conn.close()
+                continue
+            if pid is not None and not self._rate.admit(pid, time.monotonic()):
+                why = f"more than {NEW_PER_PROCESS_RATE:.0f} new connections a second from one process (pid {pid})"
+                self._warn.warning("refused a connection", code="too_many_connections", reason=why)
+                with contextlib.suppress(OSError):
+                    conn.setblocking(False)
+                    conn.send(session.fatal("too_many_connections", why))
+                conn.close()
+                continue
+            conn.setblocking(False)
+            task = loop.create_task(self._open(conn, pid))
+            self._accepted.add(task)
+            task.add_done_callback(self._accepted.discard)
+
+    async def _open(self, conn: socket.socket, pid: int | None) -> None:
+        try:
+            reader, writer = await asyncio.open_unix_connection(sock=conn, limit=READ_CHUNK)
+        except OSError:
+            conn.close()
+            return
+        await self._serve(reader, writer, pid)
 
     def remove_socket(self) -> None:
         """Delete the socket file this server made; anything put at its path since (another daemon's socket, a
@@ -147,8 +218,11 @@ class RPCServer:
         """Stop accepting and drop connections: calls not yet started are dropped, running ones get two seconds to
         answer (the caller has told the jobs behind them to stop, and they answer `stopping`), and replies that
         clients have not read are dropped."""
-        if self._server is not None:
-            self._server.close()
+        if self._listener is not None:
+            with contextlib.suppress(RuntimeError, ValueError):
+                asyncio.get_running_loop().remove_reader(self._listener.fileno())
+            self._listener.close()
+            self._listener = None
         self.remove_socket()
         for pool in self._pools:
             pool.shutdown()  # calls not yet started are dropped: nothing new begins
@@ -156,18 +230,12 @@ class RPCServer:
             await asyncio.wait(list(self._calls), timeout=2.0)
         for writer in list(self._writers):
             writer.transport.abort()  # replies a client never read would hold the close forever
-        for task in [*self._connections, *self._calls]:
+        for task in [*self._accepted, *self._calls]:
             task.cancel()
-        if self._connections or self._calls:
-            await asyncio.wait([*self._connections, *self._calls], timeout=1.0)
+        if self._accepted or self._calls:
+            await asyncio.wait([*self._accepted, *self._calls], timeout=1.0)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        sock = writer.get_extra_info("socket")
-        pid, uid = peer_credentials(sock) if sock is not None else (None, None)
-        if uid is not None and uid != os.getuid():
-            self._warn.warning("refused a peer of another user", uid=uid)
-            writer.transport.abort()
-            return
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pid: int | None) -> None:
         refusal = self._refusal(pid)
         if refusal is not None:
             await self._refuse(reader, writer, refusal)
