@@ -99,8 +99,8 @@ def status(m: Manager, request: schema.Status) -> dict[str, Any]:
 def sync(m: Manager, request: schema.Sync) -> dict[str, Any]:
     """Sync now and wait for it (and, with `vectors`, for the vectors it left to the embedding lane), at most
     `timeout` seconds; `done` says whether it finished in that time."""
-    m.heard_from(request.client)
     runtime = m.runtime(request.agent)
+    m.heard_from(request.client)  # after the agent is found: a call for an unknown agent changes nothing
     wait = schema.DEFAULT_WAIT_SECONDS if request.timeout is None else request.timeout
     report, done = runtime.sync_now(force=request.force, timeout=wait, vectors=request.vectors)
     return {
