@@ -1,10 +1,12 @@
 """`memctl recall`: the memories worth putting before a prompt, as one block, or nothing. A plain call runs without
 click (it is called on every prompt); anything else (--help, --json, --source, an error to report) goes to
-memctl's full command line (memoryd.client.cli)."""
+memctl's full command line (memoryd.client.cli). `--timeout` bounds the whole call, reading a prompt from stdin and
+the full command line's try included."""
 
 from __future__ import annotations
 
 import sys
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,36 +41,51 @@ def quick_args(argv: Sequence[str]) -> dict[str, Any] | None:
     return settings if settings["words"] else None
 
 
-def quick(settings: dict[str, Any]) -> int | None:
-    """Answer through memoryd.client.quick: the exit code, or None when the full path must (it reports any error
-    but a timeout, which is not waited out twice)."""
-    from memoryd.client.quick import QuickFailed, call
+def timed_out(message: str) -> int:
+    from memoryd.client.render import failure
+    from memoryd.client.stub import RPCTimeout
+
+    line, code = failure(RPCTimeout(message))
+    print(line, file=sys.stderr)
+    return code
+
+
+def quick(settings: dict[str, Any], deadline: float) -> int | None:
+    """Answer through memoryd.client.quick by `deadline` (time.monotonic()): the exit code, or None when the full
+    path must (it reports any error but a timeout, which is not waited out twice)."""
+    from memoryd.client.quick import QuickFailed, call, read_stdin
+    from memoryd.protocol.wire import MAX_MESSAGE_BYTES
 
     prompt = " ".join(settings["words"])
     if prompt == "-":
-        prompt = settings["stdin"] = sys.stdin.read()
+        try:
+            prompt = read_stdin(deadline, MAX_MESSAGE_BYTES).decode("utf-8", "replace")
+        except TimeoutError:
+            return timed_out(f"the prompt on stdin did not end within {settings['timeout']} s")
+        settings["stdin"] = prompt
     params = {k: v for k, v in settings.items() if k not in ("words", "socket", "timeout", "stdin")}
     try:
-        answer = call("recall", {"prompt": prompt, **params}, settings.get("socket"), settings["timeout"])
+        answer = call("recall", {"prompt": prompt, **params}, settings.get("socket"), deadline)
     except QuickFailed as exc:
         if exc.retry:
             return None
-        from memoryd.client.render import failure
-        from memoryd.client.stub import RPCTimeout
-
-        message, code = failure(RPCTimeout(str(exc)))
-        print(message, file=sys.stderr)
-        return code
+        return timed_out(str(exc))
     if answer.get("block"):
         print(answer["block"])
     return 0
 
 
 def main(argv: Sequence[str]) -> int | None:
+    started = time.monotonic()
     settings = quick_args(argv)
-    code = quick(settings) if settings is not None else None
+    code = quick(settings, started + settings["timeout"]) if settings is not None else None
     if code is not None:
         return code
+    if settings is not None:  # the full command line has what is left of the time
+        left = started + settings["timeout"] - time.monotonic()
+        if left <= 0:
+            return timed_out(f"memoryd did not answer recall within {settings['timeout']} s")
+        argv = [*argv, "--timeout", f"{left:.3f}"]
     if settings is not None and "stdin" in settings:  # the prompt was read from stdin already: after "--", so
         argv = [a for a in argv if a != "-"] + ["--", settings["stdin"]]  # one that starts with "-" is no option
     from memoryd.client.cli import main as full

@@ -89,8 +89,9 @@ class Connection:
         self.used = False  # whether a request went out on it: a failure then may mean a restarted daemon
 
     def _connect(self, timeout: float) -> socket.socket:
-        """Connect, retrying briefly while the daemon's listen queue is full (EAGAIN is busy, not absent)."""
-        deadline = time.monotonic() + CONNECT_BUSY_SECONDS
+        """Connect, retrying briefly (never past `timeout`) while the daemon's listen queue is full (EAGAIN is busy,
+        not absent)."""
+        deadline = time.monotonic() + min(CONNECT_BUSY_SECONDS, timeout)
         delay = 0.01
         while True:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -105,7 +106,7 @@ class Connection:
                 sock.close()
                 busy = exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK)
                 if busy and time.monotonic() < deadline:
-                    time.sleep(delay)
+                    time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
                     delay = min(delay * 2, 0.2)
                     continue
                 if busy:
@@ -148,19 +149,35 @@ class Connection:
 
 class MemoryClient:
     """The daemon's methods as Python calls, on one connection (thread-safe: one request at a time). A
-    connection lost is made again once, and the request resent when the session's rule allows it."""
+    connection lost is made again once, and the request resent when the session's rule allows it.
 
-    def __init__(self, socket_path: str | os.PathLike[str] | None = None, timeout: float = 30.0) -> None:
+    `timeout` bounds each step (connecting, sending, waiting for one answer); `deadline` (time.monotonic()), when
+    given, bounds them all together: past it every call raises RPCTimeout, whatever is left of its timeout."""
+
+    def __init__(
+        self, socket_path: str | os.PathLike[str] | None = None, timeout: float = 30.0, deadline: float | None = None
+    ) -> None:
         self.socket_path = os.fspath(socket_path) if socket_path else default_socket_path()
         self.timeout = timeout
+        self.deadline = deadline
         self._conn: Connection | None = None
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
     def connect(self) -> MemoryClient:
         if self._conn is None:
-            self._conn = Connection(self.socket_path, self.timeout)
+            self._conn = Connection(self.socket_path, self._seconds(self.timeout, "connect"))
         return self
+
+    def _seconds(self, seconds: float, what: str) -> float:
+        """`seconds`, or what is left before the deadline when that is less."""
+        if self.deadline is None:
+            return seconds
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.close()
+            raise RPCTimeout(f"out of time before {what!r}")
+        return min(seconds, left)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -186,9 +203,12 @@ class MemoryClient:
                 assert conn is not None
                 fresh = not conn.used
                 try:
-                    conn.send(payload, self.timeout)
+                    conn.send(payload, self._seconds(self.timeout, method))
                     sent = True
-                    return self._receive(conn, method, msgid, timeout or self.timeout)
+                    return self._receive(conn, method, msgid, self._seconds(timeout or self.timeout, method))
+                except TimeoutError:  # the daemon reads nothing: its socket's buffer is full
+                    self.close()
+                    raise RPCTimeout(f"memoryd did not read the {method!r} request in time") from None
                 except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, EOFError):
                     notice = conn.waiting_notice()
                     self.close()
