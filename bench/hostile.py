@@ -11,6 +11,10 @@ python -m bench.hostile --parts freeze writes   # some
   is keyword-searchable when it returns; checked) and how long until its vectors followed.
 - first_index: 10,000 notes, a fresh daemon: keyword-searchable and embedded counts over time (`status`,
   every 0.5 s), and the moment every note could be found by a keyword search.
+- editor_race: an editor saving over a note (read, wait up to 10 ms, write back by rename or in place) beside
+  `write` calls to the same note, 1,000 rounds for each way of saving: how many acknowledged writes the note lost.
+- storm: one process connects and closes in a loop for 10 s while another client asks for recalls: that client's
+  p50/p99, its failures, the storm's connections and how many log lines it caused.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import msgpack
 from bench.harness import start_daemon, stats
 from memoryd.client.stub import MemoryClient
 
-PARTS = ("freeze", "writes", "first_index")
+PARTS = ("freeze", "writes", "first_index", "editor_race", "storm")
 
 
 class Pinger:
@@ -200,6 +204,92 @@ def first_index(work: Path, notes: int = 10_000, watch_seconds: float = 60.0) ->
     }
 
 
+def editor_race(work: Path, rounds: int = 1000) -> dict[str, Any]:
+    from tests.test_trust import SAVE_STYLES, editor
+
+    results: dict[str, Any] = {}
+    for style in SAVE_STYLES:
+        workspace = work / f"race-{style}"
+        note = workspace / "memory" / "log.md"
+        note.parent.mkdir(parents=True)
+        note.write_text("# Log\nedited by hand\n")
+        daemon = start_daemon(workspace, work / f"race-{style}-data", provider="hash")
+        try:
+            daemon.wait_idle()
+            done = threading.Event()
+            saver = threading.Thread(target=editor, args=(note, rounds, style, 3, done))
+            saver.start()
+            written: list[str] = []
+            with daemon.client() as client:
+                for n in range(rounds):
+                    written.append(f"decision {n}: the queue for tenant {n * 7919} is durable")
+                    client.write(written[-1], "memory/log.md")
+            saver.join()
+            lost_now = sum(1 for entry in written if entry not in note.read_text())
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and any(entry not in note.read_text() for entry in written):
+                time.sleep(0.1)
+            text = note.read_text()
+            results[style] = {
+                "rounds": rounds,
+                "missing_when_the_editor_stopped": lost_now,
+                "lost": sum(1 for entry in written if entry not in text),
+                "doubled": sum(1 for entry in written if text.count(entry) > 1),
+                "put_back_by_the_daemon": daemon.logs().count("appended it again"),
+            }
+        finally:
+            daemon.stop()
+    return results
+
+
+STORM_SECONDS = 10.0
+
+
+def storm(work: Path) -> dict[str, Any]:
+    import subprocess
+    import sys
+
+    from tests.test_trust import STORM
+
+    workspace = work / "storm-ws"
+    _notes(workspace, 200)
+    daemon = start_daemon(workspace, work / "storm-data")
+    try:
+        daemon.wait_idle()
+
+        def recalls(seconds: float) -> tuple[list[float], int]:
+            times, failures = [], 0
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                begun = time.perf_counter()
+                try:
+                    with MemoryClient(daemon.socket, timeout=10) as client:
+                        client.recall("how many birds did the heron17 survey count?", client="bench")
+                    times.append(time.perf_counter() - begun)
+                except Exception:
+                    failures += 1
+                time.sleep(0.02)
+            return times, failures
+
+        quiet, _ = recalls(3.0)
+        log_lines = len(daemon.logs().splitlines())
+        flood = subprocess.Popen(
+            [sys.executable, "-c", STORM, str(daemon.socket), str(STORM_SECONDS)], stdout=subprocess.PIPE, text=True
+        )
+        time.sleep(0.5)
+        stormy, failures = recalls(STORM_SECONDS - 1.0)
+        connects = int((flood.communicate()[0] or "0").strip() or 0)
+        return {
+            "recall_quiet": stats(quiet),
+            "recall_during_storm": stats(stormy),
+            "recall_failures": failures,
+            "storm_connects": connects,
+            "log_lines_from_storm": len(daemon.logs().splitlines()) - log_lines,
+        }
+    finally:
+        daemon.stop()
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.hostile")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
@@ -217,6 +307,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if "first_index" in args.parts:
             results["first_index"] = first_index(work, args.notes)
             print(json.dumps({"first_index": results["first_index"]}, indent=2), flush=True)
+        for part, run in (("editor_race", editor_race), ("storm", storm)):
+            if part in args.parts:
+                results[part] = run(work)
+                print(json.dumps({part: results[part]}, indent=2), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return results

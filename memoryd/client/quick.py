@@ -19,6 +19,7 @@ import time
 
 import msgpack
 
+from memoryd.protocol.connect import queue_connect
 from memoryd.protocol.paths import default_socket_path
 from memoryd.protocol.wire import NOTIFICATION, RESPONSE
 
@@ -83,7 +84,7 @@ def call(method: str, params: dict[str, Any], socket_path: str | None, deadline:
         sock.settimeout(_left(deadline))
         path = socket_path or default_socket_path()
         try:
-            sock.connect(path)
+            queue_connect(sock, path, _left(deadline))
         except (FileNotFoundError, ConnectionRefusedError) as exc:
             raise QuickFailed(f"no daemon at {path}: {exc.strerror}", absent=True) from None
         sock.settimeout(_left(deadline))

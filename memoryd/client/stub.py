@@ -14,6 +14,7 @@ import threading
 import time
 
 from memoryd.protocol import session
+from memoryd.protocol.connect import queue_connect
 from memoryd.protocol.paths import default_socket_path
 from memoryd.protocol.results import GetResult, SearchResults, WriteResult, search_results
 from memoryd.protocol.schema import IDEMPOTENT, METHODS
@@ -97,7 +98,7 @@ class Connection:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(timeout)
             try:
-                sock.connect(self.path)
+                queue_connect(sock, self.path, max(0.0, deadline - time.monotonic()))
                 return sock
             except (FileNotFoundError, ConnectionRefusedError) as exc:
                 sock.close()
