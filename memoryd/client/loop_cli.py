@@ -79,7 +79,10 @@ def install(platform: str, agent: str | None) -> None:
 @PLATFORM
 def remove(platform: str) -> None:
     """Remove PLATFORM's integration: the files it installed, nothing else."""
-    removed = places.remove(platform)
+    try:
+        removed = places.remove(platform)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
     for path in removed:
         click.echo(f"removed {path}")
     click.echo(_reload_daemon() if removed else f"{platform} was not installed")

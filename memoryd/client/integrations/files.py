@@ -9,23 +9,18 @@ import os
 import stat
 import tempfile
 
-import click
-
 MAX_BYTES = 16 * 1024 * 1024  # a platform's config, far beyond any real one
 PRIVATE_FILE = 0o600
 PRIVATE_FOLDER = 0o700
 PARTIAL = ".memoryd-partial"  # a file being written, renamed into place once whole
 
 
-class IntegrationError(ValueError, click.ClickException):
-    """What went wrong, naming the file; memctl prints it as an error (also where it does not catch it)."""
+class IntegrationError(ValueError):
+    """What went wrong, naming the file (memctl prints it as an error)."""
 
-    def __init__(self, message: str) -> None:
-        ValueError.__init__(self, message)
-        click.ClickException.__init__(self, message)
-
-    def __str__(self) -> str:
-        return self.message
+    @property
+    def message(self) -> str:
+        return str(self)
 
 
 def digest(data: bytes) -> str:
