@@ -247,6 +247,19 @@ def test_a_hook_with_a_nul_in_its_transcript_path_breaks_nothing(running: d.Daem
         assert client.ping()["pong"]
 
 
+@pytest.mark.slow
+def test_a_hook_fits_odd_fields_to_the_schema_and_still_recalls(running: d.Daemon) -> None:
+    """A NUL in the transcript path, an overlong session id and a prompt past the schema's cap cost the prompt
+    nothing: the hook leaves out or cuts what the daemon would refuse, and the memories still come."""
+    from memoryd.protocol.limits import MAX_PROMPT_CHARS
+
+    pasted = "log line that says nothing in particular\n" * (MAX_PROMPT_CHARS // 20)
+    prompt = {"session_id": "s" * 5000, "transcript_path": "/tmp/a\x00b.jsonl", "prompt": pasted + WALRUS}
+    out = memctl(running, "hook", "claude-code", "user-prompt-submit", stdin=json.dumps(prompt))
+    assert out.returncode == 0 and out.stderr == ""
+    assert "memory/forged.md" in json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 texts = st.text(max_size=80) | st.sampled_from(["\x00", "a\x00b", "/tmp/\x00", "\u2028", "..", "/", "~", "-" * 300])
 values = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats() | texts | st.lists(texts, max_size=3)
 recall_params = st.fixed_dictionaries(

@@ -54,6 +54,7 @@ NOT_HOOKED = {
 
 RECENT_NOTES = 2  # dated notes whose last lines a new session is shown
 RECENT_LINES = 40
+RECENT_CHARS = 6000  # of each note: forty lines of pasted logs are not the session's context
 MAX_INPUT_BYTES = 8 * 1024 * 1024
 MAX_START_SECONDS = 2.0  # a process older than this at main() is taken as a clock read wrong, not a slow start
 NOTES_OPEN, NOTES_CLOSE = "<memoryd-notes>", "</memoryd-notes>"
@@ -126,9 +127,24 @@ class Hook:
             return client.call(method, {k: v for k, v in params.items() if v is not None})
 
     def recall(self, prompt: str) -> str:
+        """The recall block for the prompt; what the platform hands over is fitted to the schema's limits first (a
+        pasted document keeps its start and its end, where its question is; a session id or transcript path the
+        daemon would refuse is left out), so that one odd field does not cost the prompt its memories."""
+        from memoryd.protocol.limits import MAX_PATH_CHARS, MAX_PROMPT_CHARS, MAX_SESSION_CHARS
+
+        if len(prompt) > MAX_PROMPT_CHARS:
+            half = MAX_PROMPT_CHARS // 2 - 1
+            prompt = f"{prompt[:half]}\n\n{prompt[-half:]}"
         session = self.text("session_id") or self.text("sessionID")
         transcript = self.text("transcript_path")
-        params = {"prompt": prompt, "session": session, "transcript": transcript, "client": self.platform}
+        params = {
+            "prompt": prompt,
+            "session": session if session and len(session) <= MAX_SESSION_CHARS else None,
+            "transcript": transcript
+            if transcript and len(transcript) <= MAX_PATH_CHARS and "\x00" not in transcript
+            else None,
+            "client": self.platform,
+        }
         return self.call("recall", {**params, "agent": self.agent}).get("block") or ""
 
     def recent_notes(self) -> str:
@@ -151,6 +167,8 @@ class Hook:
                 total = int(head["total_lines"])
                 start = max(1, total - RECENT_LINES + 1)
                 text = head["text"] if start == 1 else client.get(path, start, RECENT_LINES, agent=self.agent)["text"]
+                if len(text) > RECENT_CHARS:  # its last lines are the newest: cut from the front
+                    text = "…" + text[-RECENT_CHARS:]
                 if text.strip():
                     notes.append((path, start, total, text.rstrip()))
         return notes_block(notes)

@@ -8,6 +8,8 @@ it. Imports nothing (memctl's fast path reads it on every call), so types are th
 
 from __future__ import annotations
 
+from memoryd.protocol.limits import MAX_CLIENT_CHARS, MAX_PATH_CHARS, MAX_PROMPT_CHARS, MAX_SESSION_CHARS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -21,10 +23,6 @@ MODES = ("hybrid", "keyword", "vector")
 FUSIONS = ("adaptive", "weighted", "rrf")
 SOURCES = ("memory", "sessions")
 MEMORY_TYPES = ("episodic", "semantic", "procedural", "lore")
-MAX_PATH_CHARS = 4096  # PATH_MAX
-MAX_PROMPT_CHARS = 100_000  # longer is refused (a hook may cut it); recall reads its topic from far less
-MAX_SESSION_CHARS = 256  # session ids are UUIDs or alike
-MAX_CLIENT_CHARS = 64
 CLIENTS = ("claude-code", "codex", "opencode", "openclaw")  # integrations `status` counts by name
 OTHER_CLIENT = "other"  # what `status` counts every other client name as
 
