@@ -1,7 +1,8 @@
 """One command for every benchmark: quality, speed and footprint, with a Markdown report and raw JSON.
 
 python -m bench all                     # everything (make bench)
-python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual | redaction   # one part
+python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual | redaction | hooks   # one part
+python -m bench hostile --hostile-parts editor_race storm   # some of a part's parts
 python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
 python -m bench report                  # docs/benchmarks.md (and its raw .json) from the newest results of each part
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench import conversations, crosslingual, hostile, latency, openclaw, pgstore, quality, recall, redaction
+from bench import conversations, crosslingual, hooks, hostile, latency, openclaw, pgstore, quality, recall, redaction
 from memoryd.config import DEFAULT_LOCAL_MODEL
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -56,6 +57,8 @@ TARGETS = {
     **openclaw.TARGETS,
     **crosslingual.TARGETS,
     **redaction.TARGETS,
+    **hostile.TARGETS,
+    **hooks.TARGETS,
 }
 
 
@@ -143,6 +146,8 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         **openclaw.headline(results.get("openclaw", {})),
         **crosslingual.headline(results.get("crosslingual", {})),
         **redaction.headline(results.get("redaction", {})),
+        **hostile.headline(results.get("hostile", {})),
+        **hooks.headline(results.get("hooks", {})),
     }
 
 
@@ -236,6 +241,15 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
         lines += ["", *crosslingual.markdown(results["crosslingual"])]
     if results.get("redaction"):
         lines += ["", *redaction.markdown(results["redaction"])]
+    if results.get("hooks"):
+        lines += [
+            "",
+            "## Agent hooks against a hostile daemon (`python -m bench hooks`)",
+            "",
+            "Whole-process p50 / p99 in seconds, beside each platform's time limit.",
+            "",
+            hooks.table(results["hooks"]),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -277,7 +291,7 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
         merged["machines"] = dict(kept.get("machines", {}))
     runs = [
         sorted(folder.glob(f"{kind}-*.json"))
-        for kind in ("bench", "hostile", "pgstore", "recall", "openclaw", "crosslingual", "redaction")
+        for kind in ("bench", "hostile", "pgstore", "recall", "openclaw", "crosslingual", "redaction", "hooks")
     ]
     for path in [path for kind in runs for path in kind]:
         run = json.loads(path.read_text())
@@ -286,6 +300,11 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
                 continue
             if part == "pgstore":  # its parts run alone too (--pg-parts scale): the newest of each, each named
                 _merge_pgstore(merged, value, run.get("machine", {}))
+                continue
+            if part == "hostile":  # so do these (--hostile-parts storm)
+                merged["hostile"] = {**merged.get("hostile", {}), **value}
+                merged.setdefault("machines", {}).update({f"hostile {sub}": run.get("machine", {}) for sub in value})
+                merged["machines"].pop("hostile", None)
                 continue
             merged[part] = value
             merged.setdefault("machines", {})[part] = run.get("machine", {})
@@ -349,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             "openclaw",
             "crosslingual",
             "redaction",
+            "hooks",
             "report",
         ],
         nargs="?",
@@ -361,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg-parts", default=pgstore.PARTS, help="which parts of the pgstore bench run")
     parser.add_argument("--pg-root", type=Path, help="pgstore: keep its PostgreSQL cluster here, for the next run")
     parser.add_argument("--pg-scales", default="100000", help="pgstore: index sizes of its scale part")
+    parser.add_argument("--hostile-parts", nargs="+", choices=hostile.PARTS, help="hostile: which of its parts run")
     args = parser.parse_args(argv)
     if args.part == "report":
         print(f"wrote {report(args.out, args.doc)}")
@@ -368,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     args.out.mkdir(parents=True, exist_ok=True)
     if args.part == "hostile" or (args.part == "all" and not args.quick):
-        found = {"machine": machine(), "hostile": hostile.main([])}
+        chosen = ["--parts", *args.hostile_parts] if args.hostile_parts else []
+        found = {"machine": machine(), "hostile": hostile.main(chosen)}
         (args.out / f"hostile-{stamp}.json").write_text(json.dumps(found, indent=2))
         if args.part == "hostile":
             return 0
@@ -377,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         ("openclaw", openclaw),
         ("crosslingual", crosslingual),
         ("redaction", redaction),
+        ("hooks", hooks),
     ):
         if args.part == name or (args.part == "all" and not args.quick):
             found = {"machine": machine(), name: part.main([])}

@@ -93,7 +93,23 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+TARGETS = {
+    "hooks: slowest p99 / platform limit": ("<=", 1.0),
+    "hooks: runs that broke the floor": ("<=", 0),
+}
+
+
+def headline(results: dict[str, Any]) -> dict[str, float | None]:
+    cells = results.get("cells") or []
+    if not cells:
+        return dict.fromkeys(TARGETS)
+    return {
+        "hooks: slowest p99 / platform limit": round(max(c["p99_ms"] / 1000 / c["limit_s"] for c in cells), 3),
+        "hooks: runs that broke the floor": len(results.get("failures", [])),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--behaviours", default=",".join(BEHAVIOURS))
@@ -106,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FLOOR BROKEN: {failure}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
-    return 1 if results["failures"] else 0
+    return results
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(1 if main()["failures"] else 0)

@@ -290,6 +290,26 @@ def storm(work: Path) -> dict[str, Any]:
         daemon.stop()
 
 
+TARGETS = {
+    "editor race: acknowledged writes lost": ("<=", 0),
+    "recall p99 ms during a connect/close storm": ("<=", 200.0),
+}
+
+
+def headline(results: dict[str, Any]) -> dict[str, float | None]:
+    race = results.get("editor_race") or {}
+    storm = results.get("storm") or {}
+    return {
+        "editor race: acknowledged writes lost": sum(s["lost"] for s in race.values()) if race else None,
+        "editor race: writes the daemon put back": (
+            sum(s["put_back_by_the_daemon"] for s in race.values()) if race else None
+        ),
+        "recall p99 ms during a connect/close storm": (storm.get("recall_during_storm") or {}).get("p99_ms"),
+        "recall p99 ms, no storm": (storm.get("recall_quiet") or {}).get("p99_ms"),
+        "connects/s of the storm": round(storm["storm_connects"] / STORM_SECONDS) if storm else None,
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.hostile")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
