@@ -1,15 +1,18 @@
-"""Entries a `write` acknowledged, watched until their note settles.
+"""Entries a `write` acknowledged, watched for a few seconds in case a save over their note drops them.
 
-An editor saves by reading the note, changing its copy and renaming a new file over the note (vim, VS Code and
-most others do). A `write` that lands between the editor's read and its rename is in the old file only, and the
-rename drops it: the client holds a citation to lines that are gone. So each acknowledged entry is kept here, with
-its note, until the note has gone SETTLE_SECONDS without a change; whenever the note changes meanwhile, an entry the
-new text no longer holds is appended again (a visible edit, logged). An entry the user deletes after that is
-theirs to delete. Watching is a stat of each such note every POLL_SECONDS, on one thread that runs only while
-something is kept."""
+An editor or a script saves by reading the note, changing its copy and writing the copy back (renamed over the
+note, or rewritten in place). A `write` that lands between that read and that save is in the old text only, and the
+save drops it: the client holds a citation to lines that are gone. So each acknowledged entry is watched for
+WATCH_SECONDS after it is appended; if the note changes meanwhile and no longer holds it, it is appended again (a
+visible edit, logged) and watched anew. Past its window an entry is the user's: deleting it, correcting it, moving
+it stands. Within the window, an entry whose lines were replaced by lines like it was edited, not dropped, and is
+let go too (a correction must not come back beside its old text). Watching is a stat of each such note every
+POLL_SECONDS, on one thread that runs only while something is watched; a change is read once it has held for a
+poll, so an editor that truncates before it writes is not read half-way."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import threading
 import time
@@ -24,9 +27,11 @@ from memoryd.notes import append_entry
 
 log = structlog.get_logger("memoryd.entry_journal")
 
-SETTLE_SECONDS = 10.0
+WATCH_SECONDS = 5.0
 POLL_SECONDS = 0.05
-KEEP_SECONDS = 600.0  # an entry is never watched longer than this, however often its note changes
+KEEP_SECONDS = 120.0  # an entry put back again and again is let go after this, whatever its note does
+EDITED_RATIO = 0.6  # a line that replaced an entry's line and is this much like it is that line, edited
+MAX_DIFF_LINES = 20_000  # past this a changed note is not diffed: a missing entry counts as dropped
 
 Signature = tuple[int, int, int, int]
 
@@ -45,13 +50,21 @@ def normalized(text: str) -> str:
 
 
 @dataclass
+class Entry:
+    text: str  # as written
+    key: str  # normalized, as looked for
+    since: float  # appended, or appended again: its window starts here
+    first: float  # first appended
+
+
+@dataclass
 class Note:
     target: Path
     relative: str  # as a `write` names it, so that an entry appended again gets a write's checks
-    entries: list[tuple[str, float]] = field(default_factory=list)  # (the entry as written, when)
-    seen: Signature | None = None  # the note as last checked to hold every entry; None: check at the next poll
-    landed: Signature | None = None  # the note as last polled: a change is read once it has held for a poll
-    changed_at: float = 0.0
+    entries: list[Entry] = field(default_factory=list)
+    seen: Signature | None = None  # the note as last read; None: read it at the next poll
+    landed: Signature | None = None  # the note as last polled
+    lines: list[str] | None = None  # its normalized lines as last read, to tell an edited entry from a dropped one
 
 
 class EntryJournal:
@@ -64,10 +77,10 @@ class EntryJournal:
         lock: threading.Lock,
         restored: Callable[[Path], object] = lambda _target: None,
         *,
-        settle: float | None = None,
+        window: float | None = None,
     ) -> None:
         self._agent, self._lock, self._restored = agent, lock, restored
-        self._settle = SETTLE_SECONDS if settle is None else settle
+        self._window = WATCH_SECONDS if window is None else window
         self._notes: dict[Path, Note] = {}
         self._guard = threading.Lock()
         self._wake = threading.Event()
@@ -80,8 +93,8 @@ class EntryJournal:
             if self._closed:
                 return
             note = self._notes.setdefault(target, Note(target, relative))
-            note.entries.append((entry, now))
-            note.seen, note.changed_at = None, now
+            note.entries.append(Entry(entry, normalized(entry), now, now))
+            note.seen = None
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._watch, name="entry-journal", daemon=True)
                 self._thread.start()
@@ -125,55 +138,79 @@ class EntryJournal:
 
     def _check(self, note: Note, now: float) -> bool:
         """Put back what a change of the note dropped; whether to look again soon (the note is still changing)."""
-        lost: list[str] = []
+        lost: list[Entry] = []
         with self._lock:
-            with self._guard:
-                note.entries = [(entry, at) for entry, at in note.entries if now - at < KEEP_SECONDS]
-                kept = bool(note.entries)
             current = signature(note.target)
-            if not kept or (current is not None and current == note.seen and now - note.changed_at >= self._settle):
-                self._forget(note)
+            with self._guard:
+                note.entries = [e for e in note.entries if self._watched(e, now)]
+                if not note.entries:
+                    self._notes.pop(note.target, None)
+                    return False
+            if current is None or current == note.seen:  # unchanged, or gone (deleted, or mid-save)
                 return False
-            if current is None:  # deleted, or mid-save by an editor that unlinks first: wait for it to come back
-                if now - note.changed_at >= self._settle:
-                    self._forget(note)
-                return False
-            if current == note.seen:
-                return False
-            if current != note.landed:  # a save may be half done (truncated, not yet written): read it once it holds
-                note.landed, note.changed_at = current, now
+            if current != note.landed:
+                note.landed = current
                 return True
             lost = self._lost(note)
             for entry in lost:
                 try:
-                    append_entry(self._agent, entry, note.relative)
+                    append_entry(self._agent, entry.text, note.relative)
                 except (OSError, ValueError) as exc:  # the note became a symlink, its folder went: say what is lost
-                    log.error("a dropped entry cannot be put back", path=note.relative, error=str(exc), text=entry[:99])
-                    self._forget(note)
+                    log.error("a dropped entry cannot be put back", path=note.relative, error=str(exc))
+                    with self._guard:
+                        self._notes.pop(note.target, None)
                     return False
+                entry.since = now
                 log.warning("a save over the note dropped a written entry; appended it again", path=note.relative)
-            note.seen = None if lost else current  # read after `current` was taken: a change since is seen next time
+            note.seen = None if lost else current
         if lost:
             self._restored(note.target)
         return bool(lost)
 
-    def _lost(self, note: Note) -> list[str]:
+    def _watched(self, entry: Entry, now: float) -> bool:
+        return now - entry.since < self._window and now - entry.first < KEEP_SECONDS
+
+    def _lost(self, note: Note) -> list[Entry]:
+        """Entries the note no longer holds and did not have edited; the edited ones are let go."""
         try:
             text = normalized(note.target.read_bytes().decode("utf-8", errors="replace"))
         except OSError:
             return []
-        lost: list[str] = []
+        before, lines = note.lines, text.split("\n")
+        note.lines = lines
+        lost: list[Entry] = []
         needed: dict[str, int] = {}
+        now = time.monotonic()
         with self._guard:
             entries = list(note.entries)
-        for entry, _ in entries:
-            key = normalized(entry)
-            needed[key] = needed.get(key, 0) + 1
-            if text.count(key) < needed[key]:
+        for entry in entries:
+            needed[entry.key] = needed.get(entry.key, 0) + 1
+            if text.count(entry.key) >= needed[entry.key]:
+                continue
+            if before is not None and edited(entry.key.split("\n"), before, lines):
+                with self._guard:
+                    note.entries.remove(entry)
+            elif self._watched(entry, now):
                 lost.append(entry)
         return lost
 
-    def _forget(self, note: Note) -> None:
-        with self._guard:
-            if self._notes.get(note.target) is note:
-                del self._notes[note.target]
+
+def edited(entry: list[str], before: list[str], after: list[str]) -> bool:
+    """Whether the entry's lines in `before` were replaced in `after` by lines like them (an edit), rather than
+    deleted or replaced by something else (a save from a copy read before the entry was written)."""
+    if len(before) + len(after) > MAX_DIFF_LINES:
+        return False
+    size = len(entry)
+    starts = [i for i in range(len(before) - size + 1) if before[i : i + size] == entry]
+    if not starts:
+        return False
+    start = starts[-1]
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace" or i2 <= start or i1 >= start + size:
+            continue
+        for old in entry:
+            for new in after[j1:j2]:
+                if old.strip() and difflib.SequenceMatcher(None, old, new, autojunk=False).ratio() >= EDITED_RATIO:
+                    return True
+    return False

@@ -74,18 +74,43 @@ def test_no_acknowledged_write_is_lost_to_an_editor_saving_over_the_note(
     assert memory.search("tenant 2361307", mode="keyword").results  # an entry put back is searchable (n = 299)
 
 
-def test_an_entry_deleted_once_the_note_settled_stays_deleted(
+def _save_as_editor(note: Path, change: Callable[[str], str]) -> None:
+    partial = note.with_name(f".{note.name}.swp")
+    partial.write_text(change(note.read_text(encoding="utf-8")), encoding="utf-8")
+    os.replace(partial, note)
+
+
+def test_an_entry_deleted_after_its_window_stays_deleted_while_writes_go_on(
     memory_factory: Callable[..., AgentMemory], workspace: Path
 ) -> None:
     note = write(workspace / "memory" / "log.md", "# Log\n")
     memory = memory_factory()
-    memory.journal = EntryJournal(memory.agent, memory._write_lock, settle=0.3)
-    memory.write("a note the user will take back", path="memory/log.md")
-    d.eventually(lambda: memory.journal.pending() == 0, timeout=10)
-    note.write_text("# Log\n", encoding="utf-8")  # the user deletes it in an editor
+    memory.journal = EntryJournal(memory.agent, memory._write_lock, window=0.4)
+    memory.write("WRONG: the deploy key is in vault path secret/old", path="memory/log.md")
+    for n in range(4):  # the agent keeps writing to the same note while the user takes the wrong line out
+        time.sleep(0.25)
+        memory.write(f"progress note {n}", path="memory/log.md")
+        if n == 2:
+            _save_as_editor(note, lambda text: text.replace("WRONG: the deploy key is in vault path secret/old\n", ""))
+    memory.journal.settle_now()
     time.sleep(0.5)
     memory.journal.settle_now()
-    assert "take back" not in note.read_text(encoding="utf-8")
+    text = note.read_text(encoding="utf-8")
+    assert "WRONG" not in text and all(f"progress note {n}" in text for n in range(4))
+
+
+def test_an_entry_corrected_in_its_window_is_not_put_back_beside_the_correction(
+    memory_factory: Callable[..., AgentMemory], workspace: Path
+) -> None:
+    note = write(workspace / "memory" / "prefs.md", "# Preferences\n")
+    memory = memory_factory()
+    memory.write("Alice prefers tabs for indentation", path="memory/prefs.md")
+    memory.journal.settle_now()  # the note as written has been read
+    _save_as_editor(note, lambda text: text.replace("prefers tabs", "prefers spaces"))
+    memory.journal.settle_now()
+    text = note.read_text(encoding="utf-8")
+    assert "Alice prefers spaces for indentation" in text and "prefers tabs" not in text
+    assert memory.journal.pending() == 0
 
 
 def test_the_daemon_keeps_its_files_private(tmp_path: Path, workspace: Path) -> None:
