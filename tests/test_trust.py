@@ -393,3 +393,39 @@ def test_another_local_user_can_read_and_call_nothing(workspace: Path) -> None:
             d.cleanup(daemon)
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+class _ServedInProcess:
+    """An RPCServer answering every call with a pong, on an event loop of its own thread."""
+
+    def __init__(self, path: Path, rate: float, burst: float) -> None:
+        import asyncio
+
+        from memoryd.service.rpc import ConnectRate, RPCServer
+
+        self.loop = asyncio.new_event_loop()
+        self.server = RPCServer(path, lambda method, params: {"pong": True})
+        self.server._rate = ConnectRate(burst=burst, rate=rate)
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(10)
+
+    def close(self) -> None:
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self.server.close(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+def test_a_client_that_connects_too_fast_is_slowed_down_not_failed() -> None:
+    folder = d.short_dir()
+    served = _ServedInProcess(folder / "s.sock", rate=40, burst=5)
+    try:
+        for _ in range(60):  # a fresh connection for every call, as a script calling memctl's stub in a loop does
+            with MemoryClient(folder / "s.sock", timeout=10) as client:
+                assert client.call("ping", {}) == {"pong": True}
+        refused = served.server._warn._skipped.get("refused a connection", 0)
+        assert refused > 0  # the daemon did turn connections away: the client waited and asked again
+    finally:
+        served.close()

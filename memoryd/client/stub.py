@@ -193,8 +193,24 @@ class MemoryClient:
 
     def call(self, method: str, params: dict[str, Any] | list[Any] | None = None, timeout: float | None = None) -> Any:
         """Send one request and wait for its response; named params go as a single map. A `write` is never sent
-        twice (session.may_resend)."""
+        twice (session.may_resend). A connection the daemon refused as one too many (it read nothing on it) is
+        tried again for a few seconds, as a full listen queue is: a client that opens connections quickly is
+        slowed down, not failed."""
         args = [params] if isinstance(params, dict) else list(params or [])
+        busy_until = time.monotonic() + min(CONNECT_BUSY_SECONDS, self.timeout)
+        delay = 0.005
+        while True:
+            try:
+                return self._call_once(method, args, timeout)
+            except RemoteError as exc:
+                if exc.code != "too_many_connections" or time.monotonic() + delay >= busy_until:
+                    raise
+            if self.deadline is not None and time.monotonic() + delay >= self.deadline:
+                raise RPCTimeout(f"memoryd was too busy to take {method!r} in time")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    def _call_once(self, method: str, args: list[Any], timeout: float | None) -> Any:
         with self._lock:
             msgid = next(self._ids) & MAX_MSGID
             payload = self._encode(msgid, method, args)

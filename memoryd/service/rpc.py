@@ -63,17 +63,18 @@ class Dropped(Exception):
 
 
 def peer_credentials(sock: socket.socket) -> tuple[int | None, int | None]:
-    """The pid and uid of the process at the other end of a Unix socket, where the OS tells them."""
+    """The pid and uid of the process at the other end of a Unix socket, where the OS tells them. A pid of 0 is a
+    process in another PID namespace (a daemon in a container): unknown, not one process that all of them share."""
     if hasattr(socket, "SO_PEERCRED"):
         pid, uid, _gid = struct.unpack(
             "3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         )
-        return pid, uid
+        return pid or None, uid
     if sys.platform == "darwin":  # getpeereid() through LOCAL_PEERCRED (struct xucred), and LOCAL_PEERPID
         local_peercred, local_peerpid = 0x001, 0x002
         uid = struct.unpack("2i16i", sock.getsockopt(0, local_peercred, struct.calcsize("2i16i")))[1]
         with contextlib.suppress(OSError):
-            return struct.unpack("i", sock.getsockopt(0, local_peerpid, struct.calcsize("i")))[0], uid
+            return struct.unpack("i", sock.getsockopt(0, local_peerpid, struct.calcsize("i")))[0] or None, uid
         return None, uid
     return None, None
 
