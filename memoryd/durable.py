@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -17,6 +18,25 @@ def fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def private_folder(path: Path) -> None:
+    """Create `path` and every missing folder above it 0700 (mkdir's `mode` covers only the last one)."""
+    missing = []
+    step = path
+    while not step.exists() and step != step.parent:
+        missing.append(step)
+        step = step.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+
+
+def private_file(path: Path) -> None:
+    """Create `path` empty and 0600 if it does not exist, so that what opens it next (SQLite, which makes its WAL
+    and SHM with the database's mode) never makes it readable by others, whatever the umask."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
 
 
 def append_durably(target: Path, data: bytes) -> None:

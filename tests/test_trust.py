@@ -429,3 +429,21 @@ def test_a_client_that_connects_too_fast_is_slowed_down_not_failed() -> None:
         assert refused > 0  # the daemon did turn connections away: the client waited and asked again
     finally:
         served.close()
+
+
+def test_the_library_keeps_its_index_private_whatever_the_umask(tmp_path: Path, workspace: Path) -> None:
+    import memoryd
+
+    write(workspace / "MEMORY.md", "# Creds\nthe staging password is in the vault\n")
+    data_dir = tmp_path / "libdata"
+    previous = os.umask(0o022)
+    try:
+        with memoryd.Memory.quick(workspace, data_dir) as memory:
+            memory.sync()
+            memory.write("the deploy key rotates on Fridays")
+    finally:
+        os.umask(previous)
+    made = [data_dir, *data_dir.rglob("*")]
+    assert any(p.name == "index.sqlite" for p in made)
+    for path in made:
+        assert stat.S_IMODE(path.lstat().st_mode) & 0o077 == 0, f"{path} is {oct(path.lstat().st_mode)}"

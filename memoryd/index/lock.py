@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memoryd.durable import private_folder
 from memoryd.protocol.paths import DATA_DIR_LOCK, read_holder
 
 
@@ -69,7 +70,7 @@ class OwnerLock:
 
 def _open(path: Path) -> int:
     """The lock file, created 0600, never through a symlink, and only if it is a regular file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import apsw
 
+from memoryd.durable import private_file, private_folder
 from memoryd.index import topk
 from memoryd.index.rows import StoreChange
 from memoryd.index.schema import FTS_DDL, VOCAB_DDL, migrate
@@ -46,7 +47,8 @@ class Connections:
 
     def __init__(self, path: Path, *, use_sqlite_vec: bool = True) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.path.parent)
+        private_file(self.path)  # indexes hold every note and transcript: never another user's to read
         self._write_lock = threading.RLock()
         self._listeners: list[ChangeListener] = []
         self._counts: dict[str, int] | None = None  # files, chunks, embedded chunks: until the next write
