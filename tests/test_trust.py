@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.client.http_gate import HEADER_SECONDS
 from memoryd.client.stub import MemoryClient
 from memoryd.entry_journal import EntryJournal
 from memoryd.memory import AgentMemory
@@ -231,6 +232,11 @@ def test_mcp_http_needs_the_users_token(tmp_path: Path, workspace: Path) -> None
         bearer = {"Authorization": f"Bearer {token}"}
         assert _post(url, listing, {**bearer, "Origin": "http://evil.example"}) == 403
         assert _post(url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": _hello()}, bearer) == 200
+        slow = socketlib.create_connection(("127.0.0.1", port), timeout=HEADER_SECONDS + 10)
+        slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the rest
+        begun = time.monotonic()
+        assert slow.recv(100) == b"" and time.monotonic() - begun < HEADER_SECONDS + 10
+        slow.close()
     finally:
         server.terminate()
         server.wait(10)
@@ -322,6 +328,19 @@ for label, header in (("mcp-no-token", None), ("mcp-with-token", token)):
         out[label] = "refused %d" % exc.code
     except OSError as exc:
         out[label] = "refused: %s" % exc
+host, port = url.split("/")[2].split(":")
+held = []
+for _ in range(50):
+    c = socket.create_connection((host, int(port)), timeout=5)
+    c.sendall(b"POST /mcp HTTP/1.1\\r\\nHost: x\\r\\n")
+    held.append(c)
+closed = 0
+for c in held:
+    try:
+        closed += c.recv(100) == b""
+    except OSError:
+        closed += 1
+out["half-sent requests closed"] = closed
 print(json.dumps(out))
 """
 
@@ -383,8 +402,9 @@ def test_another_local_user_can_read_and_call_nothing(workspace: Path) -> None:
             for path in secrets:
                 assert seen[str(path)].startswith("refused"), (path, seen[str(path)])
             assert seen["socket"].startswith("refused"), seen["socket"]
-            assert seen["mcp-no-token"] in ("refused 401", "refused 403")
-            assert seen["mcp-with-token"] == "refused 403"
+            assert seen["mcp-no-token"].startswith("refused"), seen["mcp-no-token"]
+            assert seen["mcp-with-token"].startswith("refused"), seen["mcp-with-token"]  # even holding the token
+            assert seen["half-sent requests closed"] == 50  # closed as they open: none can hold a descriptor
             os.chmod(daemon.socket, 0o666)  # past the file modes, the daemon itself refuses another uid
             assert not attempt()["socket"].startswith("answered")
         finally:

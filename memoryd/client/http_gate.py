@@ -7,6 +7,8 @@ even with the token."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import os
 import secrets
@@ -53,15 +55,70 @@ def _new_token(path: str) -> str:
     return token
 
 
+HEADER_SECONDS = 10.0  # a connection must send a whole request's headers this soon after it opens or its last answer
+BODY_SECONDS = 5.0  # a refused request's body is read this long at most
+
+
 async def _discard_body(receive: Receive, limit: int = 1 << 20) -> None:
-    """Read a refused request's body (up to `limit`) before answering: a connection closed over unread bytes is
-    reset, and the client sees that instead of the answer."""
-    read = 0
-    while read <= limit:
-        message = await receive()
-        read += len(message.get("body", b""))
-        if message.get("type") != "http.request" or not message.get("more_body"):
-            return
+    """Read a refused request's body (up to `limit`, for BODY_SECONDS) before answering: a connection closed over
+    unread bytes is reset, and the client sees that instead of the answer."""
+
+    async def drain() -> None:
+        read = 0
+        while read <= limit:
+            message = await receive()
+            read += len(message.get("body", b""))
+            if message.get("type") != "http.request" or not message.get("more_body"):
+                return
+
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(drain(), BODY_SECONDS)
+
+
+def guarded_protocol(port: int) -> type:
+    """uvicorn's HTTP/1.1 protocol, closing a connection from another user's process as it opens (before it can
+    hold a descriptor: a flood of half-sent requests locked the owner out), and one that has not sent a whole
+    request's headers within HEADER_SECONDS."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Guarded(H11Protocol):  # type: ignore[misc]  # uvicorn is untyped for subclassing
+        _slow: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            peer = transport.get_extra_info("peername")
+            uid = loopback_peer_uid((str(peer[0]), int(peer[1])), port) if peer else None
+            if uid is not None and uid != os.getuid():
+                transport.abort()
+                return
+            self._arm()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.cycle is not None and not self.cycle.response_complete and self._slow is not None:
+                self._slow.cancel()
+                self._slow = None
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._slow is not None:
+                self._slow.cancel()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            if self._slow is not None:
+                self._slow.cancel()
+            self._slow = self.loop.call_later(HEADER_SECONDS, self._too_slow)
+
+        def _too_slow(self) -> None:
+            self._slow = None
+            if self.cycle is None or self.cycle.response_complete:
+                self.transport.abort()
+
+    return Guarded
 
 
 def loopback_peer_uid(client: tuple[str, int], server_port: int) -> int | None:

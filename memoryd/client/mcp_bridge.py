@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import shutil
@@ -182,7 +183,7 @@ def serve_http(server: Any, port: int) -> None:
     """Streamable HTTP on 127.0.0.1, for this user alone: every request carries the token (memoryd.client.http_gate)."""
     import uvicorn
 
-    from memoryd.client.http_gate import TokenGate, load_token, token_path
+    from memoryd.client.http_gate import TokenGate, guarded_protocol, load_token, token_path
     from memoryd.protocol.paths import default_data_dir
 
     where = token_path(default_data_dir())
@@ -197,4 +198,16 @@ def serve_http(server: Any, port: int) -> None:
         flush=True,
     )
     app = TokenGate(server.streamable_http_app(host="127.0.0.1"), token, port)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    _more_descriptors()
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", http=guarded_protocol(port))
+
+
+def _more_descriptors() -> None:
+    """Open files up to the hard limit, as the daemon does: each client holds one."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and wanted > soft:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
