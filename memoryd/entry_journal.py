@@ -2,13 +2,14 @@
 
 An editor or a script saves by reading the note, changing its copy and writing the copy back (renamed over the
 note, or rewritten in place). A `write` that lands between that read and that save is in the old text only, and the
-save drops it: the client holds a citation to lines that are gone. So each acknowledged entry is watched for
-WATCH_SECONDS after it is appended; if the note changes meanwhile and no longer holds it, it is appended again (a
-visible edit, logged) and watched anew. Past its window an entry is the user's: deleting it, correcting it, moving
-it stands. Within the window, an entry whose lines were replaced by lines like it was edited, not dropped, and is
-let go too (a correction must not come back beside its old text). Watching is a stat of each such note every
-POLL_SECONDS, on one thread that runs only while something is watched; a change is read once it has held for a
-poll, so an editor that truncates before it writes is not read half-way."""
+save drops it: the client holds a citation to lines that are gone. So each acknowledged entry is watched until it
+has been in the note, as read when the note held still, for WATCH_SECONDS; if the note changes meanwhile and no
+longer holds it, it is appended again (a visible edit, logged) and watched anew. An editor saving over and over
+keeps the note from holding still, and so keeps its entries watched. Past its window an entry is the user's:
+deleting it, correcting it, moving it stands. Within the window, an entry whose lines were replaced by lines like
+it was edited, not dropped, and is let go too (a correction must not come back beside its old text). Watching is a
+stat of each such note every POLL_SECONDS, on one thread that runs only while something is watched; a change is
+read once it has held for a poll, so an editor that truncates before it writes is not read half-way."""
 
 from __future__ import annotations
 
@@ -53,8 +54,8 @@ def normalized(text: str) -> str:
 class Entry:
     text: str  # as written
     key: str  # normalized, as looked for
-    since: float  # appended, or appended again: its window starts here
     first: float  # first appended
+    seen: float | None = None  # first read in the note since it was last appended: its window starts here
 
 
 @dataclass
@@ -93,7 +94,7 @@ class EntryJournal:
             if self._closed:
                 return
             note = self._notes.setdefault(target, Note(target, relative))
-            note.entries.append(Entry(entry, normalized(entry), now, now))
+            note.entries.append(Entry(entry, normalized(entry), now))
             note.seen = None
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._watch, name="entry-journal", daemon=True)
@@ -160,7 +161,7 @@ class EntryJournal:
                     with self._guard:
                         self._notes.pop(note.target, None)
                     return False
-                entry.since = now
+                entry.seen = None
                 log.warning("a save over the note dropped a written entry; appended it again", path=note.relative)
             note.seen = None if lost else current
         if lost:
@@ -168,7 +169,8 @@ class EntryJournal:
         return bool(lost)
 
     def _watched(self, entry: Entry, now: float) -> bool:
-        return now - entry.since < self._window and now - entry.first < KEEP_SECONDS
+        shown = entry.seen is None or now - entry.seen < self._window
+        return shown and now - entry.first < KEEP_SECONDS
 
     def _lost(self, note: Note) -> list[Entry]:
         """Entries the note no longer holds and did not have edited; the edited ones are let go."""
@@ -186,6 +188,7 @@ class EntryJournal:
         for entry in entries:
             needed[entry.key] = needed.get(entry.key, 0) + 1
             if text.count(entry.key) >= needed[entry.key]:
+                entry.seen = entry.seen or now
                 continue
             if before is not None and edited(entry.key.split("\n"), before, lines):
                 with self._guard:

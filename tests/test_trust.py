@@ -56,6 +56,7 @@ def test_no_acknowledged_write_is_lost_to_an_editor_saving_over_the_note(
 ) -> None:
     note = write(workspace / "memory" / "log.md", "# Log\nedited by hand\n")
     memory = memory_factory()
+    memory.journal = EntryJournal(memory.agent, memory._write_lock, memory._restored, window=0.3)  # < the race
     memory.sync()
     rounds, done = 300, threading.Event()
     saver = threading.Thread(target=editor, args=(note, rounds, style, 7, done))
