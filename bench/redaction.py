@@ -1,7 +1,8 @@
 """Secret redaction, the rules before memoryd.sources.secret_rules against the rule set, on three counts:
 
 - recall: a corpus of planted secrets this bench generates (seeded): random values for every key-name convention,
-  syntax form and context, connection strings, cloud keys, provider tokens and auth headers. A case counts as
+  syntax form and context, connection strings, cloud keys, provider tokens, auth headers, keys and values in
+  Markdown (emphasis, code marks, tables, headings), passwords on command lines and session cookies. A case counts as
   caught when no 8-character piece of its secret is left in the output. Where detect-secrets is installed, its
   hits on the same corpus that the rules leave in the output are listed too.
 - false positives: spans masked in the shared data sets' text (SciFact abstracts, XQuAD contexts in en/vi/zh/th,
@@ -454,6 +455,87 @@ def header_cases(rng: random.Random, n: int) -> Iterator[Case]:
         yield Case("auth header", text, (secret,), (text.split(":")[0][:24],))
 
 
+# ---- Markdown, command lines, cookies ----
+
+# Labels as prose writes them: capitalised, or two words of which the first says which key.
+PROSE_LABELS = (
+    *("Password", "API key", "Secret key", "Access token", "Client secret", "Token", "Secret", "Auth token"),
+    *("DB password", "Admin password", "Root password", "Passphrase", "Private key", "Refresh token", "Signing key"),
+)
+# {k} a key, {K} the key in upper case, {T} a prose label, {v} the value
+MARKDOWN_FORMS = {
+    "**Label**: v": "**{T}**: {v}",
+    "**key:** v": "- **{k}:** {v}",
+    "key: `v`": "{k}: `{v}`",
+    "- `KEY`: `v`": "- `{K}`: `{v}`",
+    "Label: `v`": "{T}: `{v}`",
+    "__key__: v": "__{k}__: {v}",
+    "*Label*: v": "*{T}*: {v}",
+    "table row": "| prod db | {k} | {v} |",
+    "table column": "| host | user | {T} |\n|------|------|------|\n| db1.internal | app | {v} |\n| db2 | ro | - |",
+    "heading": "## {T}\n\n{v}\n\nRotate it monthly.",
+}
+COMMAND_FORMS = {
+    "mysql -pV": "mysql -u root -p{v} -h db.internal shop",
+    "mysql --password=V": "mysql --password={v} -h db.internal",
+    "mysqldump -p'V'": "mysqldump -u backup -p'{v}' --all-databases > all.sql",
+    "sshpass -p 'V'": "sshpass -p '{v}' ssh deploy@10.0.0.5",
+    "sshpass -p V": "sshpass -p {v} scp build.tar deploy@host:/srv",
+    "docker login -p V": "docker login -u me -p {v} registry.example.com",
+    "helm registry login -p V": "helm registry login ghcr.io -u me -p {v}",
+    "openssl -k V": "openssl enc -aes-256-cbc -salt -in db.sql -out db.enc -k {v}",
+    "openssl -passin pass:V": "openssl rsa -in key.pem -passin pass:{v} -out plain.pem",
+    "htpasswd -b": "htpasswd -b -c /etc/nginx/.htpasswd admin {v}",
+    "htpasswd -nbB": "htpasswd -nbB admin {v}",
+    "curl -u user:V": "curl -u admin:{v} https://api.example.com/v1/items",
+    "redis-cli -a V": "redis-cli -h cache -p 6379 -a {v} ping",
+}
+COOKIE_FORMS = {
+    "Cookie:": "Cookie: theme=dark; session={v}; lang=en",
+    "Set-Cookie:": "Set-Cookie: sid={v}; Path=/; HttpOnly; Secure; SameSite=Lax",
+    "curl -H 'Cookie: …'": "curl -H 'Cookie: JSESSIONID={v}' https://app.example.com/admin",
+    "curl --cookie": 'curl --cookie "auth_session={v}" https://app.example.com',
+    "json header": '"Cookie": "PHPSESSID={v}",',
+}
+
+
+def markdown_cases(rng: random.Random, per_form: int) -> Iterator[Case]:
+    """A key and its value in Markdown: emphasis, code marks, bullets, table cells and columns, a heading."""
+    kinds = value_kinds(rng)
+    for form_name, form in MARKDOWN_FORMS.items():
+        for _ in range(per_form):
+            base = rng.choice(BASES)
+            words = [
+                *rng.choice([p for p in PREFIXES if p] if base in NEEDS_PREFIX else PREFIXES).split(),
+                *base.split(),
+            ]
+            kind = rng.choice([k for k in kinds if k != "spaced"])
+            value = kinds[kind]()
+            key = convention(words, rng.choice(("lower_snake", "camelCase")))
+            text = form.format(k=key, K=convention(words, "UPPER_SNAKE"), T=rng.choice(PROSE_LABELS), v=value)
+            yield Case("markdown", text, (value,), (f"form {form_name}", f"value {kind}"))
+
+
+def command_cases(rng: random.Random, per_form: int) -> Iterator[Case]:
+    """A password given on a command line: a tool's own option, glued or not, quoted or not."""
+    kinds = value_kinds(rng)
+    for form_name, form in COMMAND_FORMS.items():
+        for _ in range(per_form):
+            kind = rng.choice([k for k in kinds if k != "spaced"])
+            value = kinds[kind]()
+            yield Case("command-line password", form.format(v=value), (value,), (f"form {form_name}", f"value {kind}"))
+
+
+def cookie_cases(rng: random.Random, per_form: int) -> Iterator[Case]:
+    """A session cookie's value in a Cookie or Set-Cookie header, or curl's --cookie."""
+    kinds = value_kinds(rng)
+    for form_name, form in COOKIE_FORMS.items():
+        for _ in range(per_form):
+            kind = rng.choice(("random", "hex", "base64", "uuid"))
+            value = kinds[kind]()
+            yield Case("cookie", form.format(v=value), (value,), (f"form {form_name}", f"value {kind}"))
+
+
 def planted(seed: int, per_cell: int) -> list[Case]:
     rng = random.Random(seed)
     cases = list(env_cases(rng, per_cell))
@@ -463,6 +545,9 @@ def planted(seed: int, per_cell: int) -> list[Case]:
     cases += cloud_cases(rng, 250)
     cases += token_cases(rng, 20)
     cases += header_cases(rng, 100)
+    cases += markdown_cases(rng, 30)
+    cases += command_cases(rng, 20)
+    cases += cookie_cases(rng, 30)
     return cases
 
 
@@ -580,6 +665,28 @@ LOOKALIKES = (
     "{k}: required",
     "export {K}=$(cat /run/secrets/{k})",
     "{k}: {{{{ .Values.{k} }}}}",
+    "{k} = hashlib.sha256(salt + pw).hexdigest()",
+    "{k} = base64.b64encode(os.urandom(32)).decode()",
+    "{k} = secrets.token_hex(32)",
+    "{k}: hashes.SHA384(),",
+    "{k} = pw_hash1 + salt",
+    "{k} = user.{k}_hash",
+    '{k} = cfg.get("{k}", "")',
+    "{T}: Incorrect",
+    "{T}: ERC20",
+    "{T}: ERC721",
+    "{T}: JavaScript",
+    "**{T}**: Required",
+    "**{T}**: see the vault",
+    "- `{K}`: the {k} for the app",
+    "| `{K}` | str | The {k} to use |",
+    "| name | {T} |\n|---|---|\n| Ethereum | ERC721 |\n| BSC | BEP-20 |",
+    "## {T}\n\nAsk the admin for it.",
+    "## {T}\nTBD",
+    "mysql -u root -p shop",
+    "docker login -u me --password-stdin registry.example.com",
+    "Cookie: theme=dark; lang=en-US",
+    "Set-Cookie: lang=en; Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT",
 )
 
 
@@ -590,7 +697,8 @@ def lookalikes(rng: random.Random, n: int) -> str:
         base = rng.choice(BASES)
         words = [*rng.choice(PREFIXES[1:] if base in NEEDS_PREFIX else PREFIXES).split(), *base.split()]
         key, upper = convention(words, rng.choice(("lower_snake", "camelCase"))), convention(words, "UPPER_SNAKE")
-        lines.append(LOOKALIKES[i % len(LOOKALIKES)].format(k=key, K=upper))
+        label = rng.choice(PROSE_LABELS)
+        lines.append(LOOKALIKES[i % len(LOOKALIKES)].format(k=key, K=upper, T=label))
     return "\n".join(lines)
 
 

@@ -137,6 +137,47 @@ HEADERS = [
 ]
 
 
+# The second finding: secrets in Markdown formatting, on command lines and in cookies went through.
+MARKDOWN = [
+    ("**Password**: Wint3rIsC0ming9", "Wint3rIsC0ming9"),
+    ("**password:** Tr0ub4dor3xyz", "Tr0ub4dor3xyz"),
+    ("password: `Tr0ub4dor3xyz`", "Tr0ub4dor3xyz"),
+    ("- `DB_PASSWORD`: `Tr0ub4dor3xyz`", "Tr0ub4dor3xyz"),
+    ("API key: `8f7a9c2e4b1d6a3f5e8c7b2a1`", "8f7a9c2e4b1d6a3f5e8c7b2a1"),
+    ("| prod db | password | Tr0ub4dor3xyz |", "Tr0ub4dor3xyz"),
+    ("| host | user | password |\n|---|---|---|\n| db1 | app | Tr0ub4dor3xyz |", "Tr0ub4dor3xyz"),
+    ("| user | API key |\n|:--|--:|\n| bob | `8f7a9c2e4b1d6a3f5e8c7b2a1` |", "8f7a9c2e4b1d6a3f5e8c7b2a1"),
+    ("*Token*: abc123def456ghi", "abc123def456ghi"),
+    ("password: **Tr0ub4dor3xyz**", "Tr0ub4dor3xyz"),
+    ("### Password\nTr0ub4dor3xyz", "Tr0ub4dor3xyz"),
+    ("## API key\n\n8f7a9c2e4b1d6a3f5e8c7b2a1\n\nRotate it monthly.", "8f7a9c2e4b1d6a3f5e8c7b2a1"),
+]
+COMMANDS = [
+    ("mysql -u root -pS3cr3tPass", "S3cr3tPass"),
+    ("sshpass -p 'S3cr3tPass' ssh host", "S3cr3tPass"),
+    ("docker login -u me -p S3cr3tPass", "S3cr3tPass"),
+    ("openssl enc -k S3cr3tPass", "S3cr3tPass"),
+    ("htpasswd -b file user S3cr3tPass", "S3cr3tPass"),
+    ("htpasswd -nbB admin S3cr3tPass", "S3cr3tPass"),
+    ("redis-cli -h cache -a S3cr3tPass ping", "S3cr3tPass"),
+    ("curl -u admin:Violet97@sparrow https://api.example.com", "Violet97@sparrow"),
+    ("Cookie: session=abc123def456ghi789", "abc123def456ghi789"),
+    ("Set-Cookie: sid=abc123def456ghi789; Path=/; HttpOnly", "abc123def456ghi789"),
+    ("curl -H 'Cookie: theme=dark; JSESSIONID=abc123def456ghi789' https://app", "abc123def456ghi789"),
+]
+# Forms of the finding that the rule set already masked, kept so that they stay masked.
+ALREADY = [
+    ("mysql --password=S3cr3t", "S3cr3t"),
+    ("curl -u user:S3cr3tPass", "S3cr3tPass"),
+    ("__password__: Tr0ub4dor3xyz", "Tr0ub4dor3xyz"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), MARKDOWN + COMMANDS + ALREADY, ids=lambda v: v[:28])
+def test_secrets_in_markdown_on_command_lines_and_in_cookies_are_masked(text: str, secret: str) -> None:
+    assert DEFAULT(text) == text.replace(secret, MASK)
+
+
 @pytest.mark.parametrize(
     "table", [CONVENTIONS, FORMS, CONNECTIONS, CLOUD, HEADERS], ids=["conventions", "forms", "urls", "cloud", "headers"]
 )
@@ -189,10 +230,41 @@ ORDINARY = [
     "-----BEGIN RSA PRIVATE KEY-----",
     "git push -u origin main",
 ]
+# The second finding's false positives: code as a value, a word or a name as a value under a prose label.
+CODE_AND_NAMES = [
+    "password = hashlib.sha256(salt + pw).hexdigest()",
+    "password = pw_hash1 + salt",
+    "password = user.password2",
+    "token = base64.b64encode(os.urandom(32)).decode()",
+    "SignatureAlgorithm.ECDSA_WITH_SHA384: hashes.SHA384(),",
+    "Token: ERC20",
+    "Token: ERC721",
+    "Password: Incorrect",
+    "Secret: JavaScript",
+]
+# What the Markdown, command-line and cookie rules must leave alone.
+LOOK_ALIKES = [
+    "**Password**: Required",
+    "__password__: x",
+    "| `DB_PASSWORD` | str | The password to use |",
+    "| name | token |\n|---|---|\n| Ethereum | ERC20 |\n| BSC | BEP-20 |",
+    "## API key\n\nAsk the admin for it.",
+    "mysql -u root -p shop",
+    "ssh -p 2222 host && mkdir -p build",
+    "docker login -u me --password-stdin registry.example.com",
+    "Cookie: theme=dark; lang=en-US",
+    "Set-Cookie: lang=en; Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT",
+    "grep -E 'password|token' notes.md",
+]
 
 
 def test_ordinary_notes_and_code_are_left_alone() -> None:
     assert [DEFAULT(text) for text in ORDINARY] == ORDINARY
+
+
+@pytest.mark.parametrize("text", CODE_AND_NAMES + LOOK_ALIKES, ids=lambda text: text[:32])
+def test_code_names_and_formatting_without_a_secret_are_left_alone(text: str) -> None:
+    assert DEFAULT(text) == text
 
 
 def test_masked_spans_keep_line_numbers() -> None:
@@ -218,6 +290,14 @@ def test_masked_spans_keep_line_numbers() -> None:
     assert "MIIEvQ" not in out
 
 
+def test_masked_table_cells_and_headings_keep_line_numbers() -> None:
+    text = "# Hosts\n\n| host | password |\n|---|---|\n| db1 | Tr0ub4dor3xyz |\n| db2 | - |\n\n## Token\n"
+    text += "abc123def456ghi\n"
+    out = DEFAULT(text)
+    assert out == text.replace("Tr0ub4dor3xyz", MASK).replace("abc123def456ghi", MASK)
+    assert out.count("\n") == text.count("\n")
+
+
 def test_a_users_own_patterns_still_mask_whole() -> None:
     assert Redactor.create([r"CORP-\d{4}"])("ticket CORP-1234 and DB_PASSWORD=Tr0ub4dor-99") == (
         f"ticket {MASK} and DB_PASSWORD={MASK}"
@@ -229,7 +309,8 @@ KEYS = ["password", "passwd", "passphrase", "secret", "client secret", "token", 
         "secret key", "private key", "secret access key", "credentials", "account key", "signing key"]  # fmt: skip
 SYNTAX = ["{k}={v}", "{k} = {v}", "{k}: {v}", "{k}:{v}", "{k} => {v}", "{k} := {v}", '{k}: "{v}"', "{k}: '{v}'",
           '"{k}": "{v}",', 'export {k}="{v}"', "export {k}={v}", "{k}='{v}'", "<{k}>{v}</{k}>", "--{k}={v}",
-          '$env:{k} = "{v}"', "      - {k}={v}", 'connect(host="db", {k}="{v}")']  # fmt: skip
+          '$env:{k} = "{v}"', "      - {k}={v}", 'connect(host="db", {k}="{v}")', "**{k}**: {v}",
+          "- `{k}`: `{v}`", "| prod | {k} | {v} |"]  # fmt: skip
 CONTEXTS = ["{pair}", "Staging env: {pair} and the rest stays as it was.", "- {pair}", "```\nHOST=db\n{pair}\n```"]
 ALPHABET = string.ascii_letters + string.digits
 

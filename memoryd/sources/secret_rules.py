@@ -6,7 +6,9 @@ Three kinds of secret are masked, the label before each kept:
   `pypi-…`, `gsk_…`, `sk-…`, `hf_…`, `AIza…`, a JWT, a Telegram bot token, a PEM private key block, terminated or
   not, a Slack or Discord webhook URL): masked wherever it stands;
 - a password in a URL (`scheme://user:PASSWORD@host`), a bearer token (`Bearer …`), `curl -u user:PASSWORD`,
-  a .netrc `login me password …`;
+  a .netrc `login me password …`, a command's own password option (`mysql -pPASSWORD`, `sshpass -p`, a registry
+  `login … -p`, `openssl … -k`, `redis-cli -a`, `htpasswd -b [file] user PASSWORD`), the values of a `Cookie:` or
+  `Set-Cookie:` header or of `--cookie` (not its attributes: `Path=/`);
 - the value of a sensitive key: `KEY=value`, `KEY: value`, `KEY = "value"`, `"KEY": "value"`, `KEY => 'value'`,
   `KEY := value`, `export KEY='value'`, `--key value`, `<key>value</key>`, `Authorization: Basic …`, `Password=…;`
   or `AccountKey=…;` in a connection string, `?access_token=…&` or `&sig=…` in a URL. The key is found in any case
@@ -18,6 +20,12 @@ Three kinds of secret are masked, the label before each kept:
   `SSH_KEY`, but also `SORT_KEY`), a PAT (`GH_PAT`) or a joined …pass (`PGPASS`) is a weak key: its value is masked
   only when it is 16 or more characters with letters and digits.
 
+Markdown is formatting around a key and its value, not part of them: emphasis and code marks (`**Password**: …`,
+`**password:** …`, `__password__: …`, `` `DB_PASSWORD`: `…` ``), list bullets, a table row whose cells hold the key
+and the value (`| password | … |`), a table column whose header is the key (`| host | password |` over its rows),
+a heading that is only the key with the value alone on the next line, a blank line between allowed (`## API key`,
+then the key). A two-word label whose first word says which key (`API key`, `Secret key`) is one key.
+
 A labelled value is masked when it looks like a credential, which keeps ordinary prose and code readable:
 
 - a quoted value (`"…"`, `'…'`, spaces allowed) is masked unless it is empty, a placeholder or a reference;
@@ -28,12 +36,16 @@ A labelled value is masked when it looks like a credential, which keeps ordinary
   `key = value` assignment), and either it looks like a credential by itself (six or more characters mixing at
   least two of lower case, upper case past the first letter, digits and symbols: `hunter2`, `Tr0ub4dor-99`) or
   the pair is written as configuration (it ends its line, or is glued `KEY=value`, and the key is a compound or
-  upper-case name or starts its line): `POSTGRES_PASSWORD=postgres`, `password: sunflower` on a line of its own.
+  upper-case name or a lower-case one that starts its line): `POSTGRES_PASSWORD=postgres`, `password: sunflower`
+  on a line of its own. Code includes a call of a dotted or lower-case name (`hashlib.sha256(salt + pw)`) and a
+  spaced assignment whose value an operator follows (`= salt + pw`). A name is not credential-shaped: a word,
+  even with one capital inside (`JavaScript`), or capitals then digits (`ERC721`, `SHA256`).
 
-So "token = the next word", "secret: we never told anyone" and "password: see 1Password" are left alone: their
-value is a plain word followed by more prose. What this gives up: a plain-word password in the middle of a
-sentence (`password: sunflower and then…`), an unquoted passphrase with spaces, and a password in prose with no
-separator (`the password is hunter2`).
+So "token = the next word", "secret: we never told anyone", "password: see 1Password", "Password: Incorrect"
+and "Token: ERC20" are left alone: their value is a plain word followed by more prose, or a name under a label
+written as prose (capitalised, or two words), not as configuration. What this gives up: a plain-word password in
+the middle of a sentence (`password: sunflower and then…`) or under a prose label (`Password: sunflower`), an
+unquoted passphrase with spaces, and a password in prose with no separator (`the password is hunter2`).
 
 Every pattern compiles under RE2 (no lookaround, no backreferences); the checks run in Python on a match's few
 characters, so the whole stays linear in the text."""
@@ -87,44 +99,81 @@ KEY_STEM = (
     r"|(?:access|private|account|signing|encryption|master|client|app|session|license|consumer|subscription"
     r"|storage)[_.\-]?key|sig|key|pat)"
 )
-SEPARATOR = r"[\"']?[ \t]*(?:=>|:=|\?=|=|:)[ \t]*(?:[\"']?(?i:basic|bearer|token|digest|negotiate)[ \t]+)?"
+# Markdown around a key or a value: **Password**, __password__, `DB_PASSWORD`, *Token*.
+MARK = r"(?:\*{1,2}|_{1,2}|`)"
+# After the key: its closing mark, then =, :, => … (a bold label's colon may carry the mark: **password:** x), or a
+# table's pipe between the key's cell and the value's (| password | x |).
+SEPARATOR = (
+    r"(?:\*{1,2}|`)?[\"']?[ \t]*(?:=>|:=|\?=|=|:(?:(?:\*{1,2}|__)[ \t])?|\|)[ \t]*"
+    r"(?:[\"']?(?i:basic|bearer|token|digest|negotiate)[ \t]+)?"
+)
 DOUBLE_QUOTED = r'"(?:[^"\\\n]|\\.)*"'
 SINGLE_QUOTED = r"'[^'\n]*'"
 UNQUOTED = r"[^\s\"'`,;&=<>()\[\]{}|\\:][^\s\"'`,;&]*"
 NETRC = r"\b(?:login|user)[ \t]+[^\s\"']+[ \t]+password[ \t]+"  # .netrc: machine h login me password …
 USER_OPTION = r"(?:\B-u|--user)[ \t]+[^\s:'\"]+:"  # curl -u user:password
 FLAG = r"--(?i:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token|client-secret)[ \t]+"
+# A command's own short password option: mysql -pPASSWORD (glued: `-p db` names a database), sshpass -p, a registry
+# login's -p, openssl -k, redis-cli -a; the option may follow others on the command line.
+COMMAND = (
+    r"\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb)[ \t][^\n|;&]*?[ \t]-p"
+    r"|sshpass[ \t]+-p[ \t]*"
+    r"|(?:docker|podman|nerdctl|buildah|skopeo|helm|oc|cf)[ \t]+(?:registry[ \t]+)?login[ \t][^\n|;&]*?[ \t]-p[ \t]*"
+    r"|openssl[ \t][^\n|;&]*?[ \t]-k[ \t]+"
+    r"|redis-cli[ \t][^\n|;&]*?[ \t]-a[ \t]+)"
+)
+# htpasswd -b [file] user PASSWORD (-n prints instead of writing a file, so the file is left out).
+HTPASSWD_OPTIONS = r"(?:[ \t]+-[A-Za-z]+(?:[ \t]+[0-9]+)?)*"  # -B, -C 10
+HTPASSWD = (
+    rf"\bhtpasswd{HTPASSWD_OPTIONS}[ \t]+-[A-Za-z]*b[A-Za-z]*(?:[ \t]+[0-9]+)?{HTPASSWD_OPTIONS}"
+    r"(?:[ \t]+[^\s\-]\S*)?[ \t]+[^\s\-]\S*[ \t]+"
+)
+# A Cookie or Set-Cookie header (or curl's --cookie): its name=value pairs, up to the end of the line or a quote.
+COOKIE = r"(?:(?i:\b(?:set-)?cookie)[\"']?[ \t]*:|--cookie[ \t=])[ \t]*[\"']?"
+# A heading that is only a sensitive key, its value alone on the next line (or the one after a blank line).
+HEADING = (
+    r"#{1,6}[ \t]+(?:\*{1,2}|`)?(?P<key>(?:[A-Za-z]+[ \t])?[\w.\-]*" + KEY_STEM + r"[\w.\-]*)(?:\*{1,2}|`)?:?"
+    r"[ \t\r]*\n(?:[ \t\r]*\n)?[ \t]*`?(?P<value>[^\s\"'`,;&=:<>()\[\]{}|\\]+=*)`?[ \t\r]*(?m:$)"
+)
+# A Markdown table's delimiter row (|---|:--:|), below its header row.
+TABLE_RULE = r"(?m)^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?[ \t\r]*$"
 
 
-def alternatives() -> list[tuple[str, str, str]]:
-    """Every built-in rule as (kind, how a match of it starts in lower case, pattern), in the order they are tried
-    at one position; `value` (or `dq`/`sq`, quotes included) is the part masked, and ends last."""
+def alternatives() -> list[tuple[str, str]]:
+    """Every built-in rule as (kind, pattern), in the order they are tried at one position; `value` (or `dq`/`sq`,
+    quotes included) is the part masked, and ends last."""
     tokens = "|".join(f"(?:{p})" for p in TOKENS.values())
-    value = f"(?:(?P<dq>{DOUBLE_QUOTED})|(?P<sq>{SINGLE_QUOTED})|(?P<value>{UNQUOTED}))"
+    value = f"(?:(?P<dq>{DOUBLE_QUOTED})|(?P<sq>{SINGLE_QUOTED})|(?P<mark>{MARK})?(?P<value>{UNQUOTED})`?)"
     return [
-        ("whole", "-----begin", PEM),
-        ("whole", "", tokens),
-        ("always", "http", f"{WEBHOOK}(?P<value>[A-Za-z0-9_/+\\-]{{16,}})"),
-        ("unless stand-in", "", f"{URL_USER}(?P<value>[^\\s@/?#]+)@"),
-        ("unless stand-in", "bearer", f"{BEARER}(?P<value>[A-Za-z0-9._~+/\\-]{{16,}}=*)"),
-        ("unless stand-in", "--", f"{FLAG}{value}"),
-        ("credential", "", f"{NETRC}(?P<value>[^\\s\"']+)"),
-        ("unless stand-in", "", f"{USER_OPTION}(?P<value>[^\\s'\"`,;@]+)"),
-        ("xml", "<", f"<(?P<key>[\\w.:\\-]*{KEY_STEM}[\\w.\\-]*)>(?P<value>[^<\\s][^<\\n]*)</"),
-        ("labelled", "", f"(?P<key>{KEY_STEM}[\\w.\\-]*)(?P<sep>{SEPARATOR}){value}"),
+        ("whole", PEM),
+        ("whole", tokens),
+        ("always", f"{WEBHOOK}(?P<value>[A-Za-z0-9_/+\\-]{{16,}})"),
+        ("unless stand-in", f"{URL_USER}(?P<value>[^\\s@/?#]+)@"),
+        ("unless stand-in", f"{BEARER}(?P<value>[A-Za-z0-9._~+/\\-]{{16,}}=*)"),
+        ("unless stand-in", f"{FLAG}{value}"),
+        ("command", f"(?:{COMMAND}|{HTPASSWD}){value}"),
+        ("cookie", f"{COOKIE}(?P<value>[^\\r\\n\"']+)"),
+        ("credential", f"{NETRC}(?P<value>[^\\s\"']+)"),
+        ("unless stand-in", f"{USER_OPTION}(?P<value>[^\\s'\"`,;]+)"),
+        ("xml", f"<(?P<key>[\\w.:\\-]*{KEY_STEM}[\\w.\\-]*)>(?P<value>[^<\\s][^<\\n]*)</"),
+        ("heading", HEADING),
+        ("labelled", f"(?P<key>{KEY_STEM}[\\w.\\-]*)(?P<sep>{SEPARATOR}){value}"),
     ]
 
 
 def pattern() -> str:
-    """All built-in rules as one RE2 pattern without groups: a search for where a rule matches, which RE2's DFA
-    runs without the cost of tracking groups; the matching rule then splits the few characters it matched."""
-    return "|".join(f"(?:{_ungrouped(p)})" for _, _, p in alternatives())
+    """All built-in rules as one RE2 pattern, rule i wrapped in the group `rule_i` and its own groups suffixed
+    with `_i` (`value_3`): one search finds where a rule matches, which rule it is and its parts."""
+    return "|".join(f"(?P<rule_{i}>{_numbered(p, i)})" for i, (_, p) in enumerate(alternatives()))
 
 
-def _ungrouped(pattern: str) -> str:
-    for name in ("dq", "sq", "value", "key", "sep"):
-        pattern = pattern.replace(f"(?P<{name}>", "(?:")
+def _numbered(pattern: str, i: int) -> str:
+    for name in GROUPS:
+        pattern = pattern.replace(f"(?P<{name}>", f"(?P<{name}_{i}>")
     return pattern
+
+
+GROUPS = ("dq", "sq", "mark", "value", "key", "sep")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -165,6 +214,9 @@ FORMAT_FIELDS = frozenset(("%s", "%d", "%r", "{}"))
 PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/")
 KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
 MAX_KEY = 64  # longer names are not keys a person wrote
+TRAILING = frozenset(".:)]}")  # what trim may take off a value's end
+COOKIE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-!#$%&'*+^`|~")
+COOKIE_ATTRIBUTES = _words("path domain expires max-age samesite secure httponly priority partitioned version comment")
 
 
 def key_words(name: str) -> tuple[str, ...]:
@@ -198,6 +250,11 @@ def sensitive_key(name: str) -> int:
     """How surely a value under this name is a secret, from its last sensitive word, unless a qualifier follows it
     (PASSWORD_FILE) or a counter precedes it (max_tokens): STRONG for a password, token, secret or an api/access/…
     key; WEAK for a key of another kind (OPENAI_KEY, SSH_KEY, but also SORT_KEY), a PAT, a joined …pass (PGPASS)."""
+    return _sensitive_key(name) if len(name) <= MAX_KEY else NOT_SENSITIVE
+
+
+@lru_cache(maxsize=4096)
+def _sensitive_key(name: str) -> int:
     words = key_words(name)
     found = [(i, _strength(words, i)) for i in range(len(words))]
     last, strength = max(((i, s) for i, s in found if s), default=(-1, NOT_SENSITIVE))
@@ -216,16 +273,27 @@ def _strength(words: tuple[str, ...], i: int) -> int:
 
 
 def placeholder(value: str) -> bool:
-    """A stand-in for a secret, not one: xxx, ****, changeme, <your-token>, your-api-key-here; or a count or a
-    version (4000, 20_000, ^6.1.1), or no letter or digit at all."""
+    """A stand-in for a secret, not one: xxx, ****, changeme, <your-token>, your-api-key-here, a template
+    (sk-[project-name]-…); or a count or a version (4000, 20_000, ^6.1.1), or no letter or digit at all."""
     low = value.lower()
-    if low in PLACEHOLDERS or set(value) <= MASK_CHARS or not any(c.isalnum() for c in value):
+    if low in PLACEHOLDERS or set(value) <= MASK_CHARS or not any(map(str.isalnum, value)):
         return True
-    if _number(value) or _version(value):
+    if _number(value) or _version(value) or _template(value):
         return True
     if low.startswith(("your", "my-", "my_", "replace", "insert", "enter")) or low.endswith(("here", "...")):
         return True
     return any(word in low for word in ("example", "placeholder", "changeme", "xxxx", "redacted"))
+
+
+def _template(value: str) -> bool:
+    """Whether the value holds a bracketed name of what goes there: <your-token>, [project-name], [20 alnum]."""
+    for opening, closing in ("<>", "[]"):
+        start = value.find(opening)
+        end = value.find(closing, start + 1)
+        inner = value[start + 1 : end].replace("-", "").replace("_", "").replace(" ", "")
+        if start >= 0 and end > start + 3 and inner.isalnum() and inner.islower():
+            return True
+    return False
 
 
 def reference(value: str) -> bool:
@@ -270,7 +338,7 @@ def code(value: str, key: str, spaced: bool) -> bool:
     """An expression, not a literal: a call or subscript, an attribute path, a variable named like the key; in a
     spaced assignment (`password = hashed`) any plain identifier."""
     head = value.split("(", 1)[0].split("[", 1)[0]
-    if head != value and (head == "" or _identifier_path(head)):
+    if head != value and (head == "" or _identifier_path(head) or _attribute(head)):
         return True
     if "." in value and _identifier_path(value):
         return True
@@ -283,7 +351,37 @@ def code(value: str, key: str, spaced: bool) -> bool:
 
 
 def _identifier_path(text: str) -> bool:
-    return all(part and part.replace("_", "").isalpha() for part in text.split("."))
+    return all(_code_name(part) for part in text.split("."))
+
+
+def _attribute(text: str) -> bool:
+    """hashes.SHA384, np.Float64: a name as code spells it, then a dot and any identifiers."""
+    first, dot, rest = text.partition(".")
+    return bool(dot) and _code_name(first) and all(_identifier(part) for part in rest.split("."))
+
+
+def _code_name(part: str) -> bool:
+    """A name as code spells it: letters and underscores, or lower case with digits (sha256, b64encode, token2)."""
+    return _identifier(part) and (part.replace("_", "").isalpha() or part.islower())
+
+
+def operator_follows(rest: str) -> bool:
+    """Whether the text after a value goes on with an arithmetic operator (`= salt + pw`): the value is code."""
+    rest = rest.lstrip(" \t")
+    return rest[:1] in ("+", "*", "/", "%") and rest[1:2] in (" ", "=")
+
+
+def prose_label(key: str) -> bool:
+    """A label written as prose, not configuration: two words (API key) or one capitalised (Password, Token)."""
+    return " " in key or (key.istitle() and len(key_words(key)) == 1)
+
+
+def cookie_secret(name: str, value: str) -> bool:
+    """Whether a cookie's value is a credential: a cookie's own (a plain name, not an attribute: Path=/) that looks
+    like one, and not code (`cookie: SimpleCookie = http.cookies.SimpleCookie()`)."""
+    if not name or not set(name) <= COOKIE_NAME_CHARS or name.lower() in COOKIE_ATTRIBUTES:
+        return False
+    return credential_shaped(value) and not code(value, name, False)
 
 
 def long_credential(value: str) -> bool:
@@ -293,20 +391,33 @@ def long_credential(value: str) -> bool:
 
 def credential_shaped(value: str) -> bool:
     """Six or more characters mixing at least two of lower case, upper case past the first letter, digits, symbols
-    (a hyphen or a dot counts when there are two: correct-horse-battery)."""
-    if len(value) < 6:
+    (a hyphen or a dot counts when there are two: correct-horse-battery), and not a name (JavaScript, ERC721)."""
+    if len(value) < 6 or _name(value):
         return False
+    rest = value[1:]
+    symbols = value.replace("-", "").replace(".", "")
     classes = (
-        any(c.islower() for c in value),
-        any(c.isupper() for c in value[1:]),
-        any(c.isdigit() for c in value),
-        any(not c.isalnum() and c not in "-." for c in value) or value.count("-") + value.count(".") >= 2,
+        value.upper() != value,
+        rest.lower() != rest,
+        any(map(str.isdigit, value)),
+        (bool(symbols) and not symbols.isalnum()) or len(value) - len(symbols) >= 2,
     )
     return sum(classes) >= 2
 
 
+def _name(value: str) -> bool:
+    """A word, even in camel case with one capital inside (JavaScript, iPhone), or a standard's name: capitals
+    then digits, eight characters at most (ERC721, SHA256, BEP-20)."""
+    if value.isalpha():
+        return sum(c.isupper() for c in value[1:]) < 2
+    letters = value.rstrip("0123456789").rstrip("-")
+    return len(value) <= 8 and letters.isalpha() and letters.isupper()
+
+
 def trim(value: str) -> str:
     """The value without the sentence's punctuation after it: a final full stop, an unopened closing bracket."""
+    if value[-1:] not in TRAILING:
+        return value
     closing = {")": "(", "]": "[", "}": "{"}
     unopened = {c: value.count(c) - value.count(o) for c, o in closing.items()}
     end = len(value)
