@@ -210,16 +210,7 @@ def test_mcp_http_needs_the_users_token(tmp_path: Path, workspace: Path) -> None
     write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n")
     data_dir = tmp_path / "data"
     daemon = d.start(tmp_path, workspace, data_dir=data_dir)
-    with socketlib.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "MEMORYD_DATA_DIR": str(data_dir)}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "mcp", "--http", str(port)],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    server, port = _serve_mcp_http(daemon, data_dir)
     try:
         banner = server.stderr.readline()  # type: ignore[union-attr]
         token_file = Path(re.search(r"the token in (\S+)>", banner).group(1))  # type: ignore[union-attr]
@@ -242,6 +233,20 @@ def test_mcp_http_needs_the_users_token(tmp_path: Path, workspace: Path) -> None
         server.terminate()
         server.wait(10)
         d.cleanup(daemon)
+
+
+def _serve_mcp_http(daemon: d.Daemon, data_dir: Path) -> tuple[subprocess.Popen[str], int]:
+    """`memctl mcp --http` on a free port, its token in `data_dir`; its first stderr line names the token file."""
+    with socketlib.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "mcp", "--http", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MEMORYD_DATA_DIR": str(data_dir)},
+    )
+    return server, port
 
 
 def _post(url: str, body: dict[str, object], headers: dict[str, str]) -> int:
@@ -365,15 +370,7 @@ def test_another_local_user_can_read_and_call_nothing(workspace: Path) -> None:
         run_dir.mkdir(mode=0o755)
         os.chmod(run_dir, 0o755)
         daemon = d.start(home, notes, data_dir=data_dir, socket=run_dir / "m.sock")
-        with socketlib.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        env = {**os.environ, "MEMORYD_DATA_DIR": str(data_dir)}
-        mcp = subprocess.Popen(
-            [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "mcp", "--http", str(port)],
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
+        mcp, port = _serve_mcp_http(daemon, data_dir)
         try:
             with MemoryClient(daemon.socket) as client:
                 client.write("the deploy token is rotated on Fridays")
