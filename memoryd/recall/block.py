@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 
 FRAME = "memoryd-recall"
 OPEN, CLOSE = f"<{FRAME}>", f"</{FRAME}>"
@@ -25,32 +28,77 @@ _ESCAPES = re.compile(
 _SPACE = re.compile(r"\s+")
 _LINE_SPACE = re.compile(r"[^\S\n]+")
 _LINE_BREAKS = re.compile(r"\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-_BRACKETS = {**dict.fromkeys("‹〈⟨〈《≺❮", "<"), **dict.fromkeys("›〉⟩〉》≻❯", ">")}
-_MAYBE_TAG = re.compile("[<>＜＞﹤﹥" + "".join(_BRACKETS) + "]")
-# on folded text (one character for each of the original's): a tag whose name starts with memoryd, open or closing
-_FRAME_TAG = re.compile(r"<[^<>a-z0-9]{0,8}memoryd[^<>]{0,64}>?")
+# what a reader takes for the Latin letters of memoryd's tags (memoryd, recall, notes) and for angle brackets,
+# beyond what NFKD folds
+_LOOKALIKES = {
+    "a": "аАαΑɑ⍺ᴀꓮⱥ",
+    "c": "сСϲϹᴄⲥⲤꓚᏟꮯȼƈ",
+    "d": "ԁԀᴅꓓᎠꭰɗɖđᑯ",
+    "e": "еЕҽҼεΕᴇ℮ɛꓰᎬꭼɇ",
+    "l": "ӏӀǀΙꓡᏞꮮʟłƚɫɭ",
+    "m": "мМΜᴍᎷꮇꓟɱϺϻⲘⲙ",
+    "n": "ΝɴꓠոⲚⲛηɲɳƞп",
+    "o": "оОοΟσօՕᴏⲟⲞꓳøɵ",
+    "r": "гʀꓣᎡꭱɍɽɾɼ",
+    "s": "ѕЅꜱꓢᏚꮪʂȿ",
+    "t": "тТτΤᴛꓔᎢꭲŧƭʈƫ",
+    "y": "уУүҮγΥʏꓬᎩꭹƴɏყ",
+    "<": "‹〈⟨⟪《«˂˱ᐸᐹᚲ❬❮❰⧼⦑≺",
+    ">": "›〉⟩⟫》»˃˲ᐳᐴ❭❯❱⧽⦒≻",
+}
+_SKELETON = {lookalike: latin for latin, lookalikes in _LOOKALIKES.items() for lookalike in lookalikes}
+_UNSEEN = frozenset(("Mn", "Mc", "Me", "Cf"))  # combining marks and invisible format characters
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")  # Hangul fillers: letters that show as nothing
+# on folded text: a memoryd tag, opening or closing; brackets just before one count as its own, so that all are made
+# square and quoting twice changes nothing
+_FRAME_TAG = re.compile(r"<[^a-z0-9]{0,8}memoryd[^<>]{0,64}>?")
+_ANGLE = re.compile("[<>]")
+_MAX_CACHED = 1 << 14  # characters remembered by each translation table: at most a few MB, whatever a text holds
 
 
 def _fold(ch: str) -> str:
-    """One character as a tag check reads it: full-width and small forms as ASCII, any case as lower case."""
-    folded = unicodedata.normalize("NFKC", ch).casefold()
-    folded = folded if len(folded) == 1 else ch.lower()[:1]
-    return _BRACKETS.get(folded, folded)
+    """A character as a tag check reads it: compatibility forms decomposed, marks and invisible letters dropped,
+    lookalike letters and angle brackets as their ASCII skeleton, lower case. Empty for a mark, longer for `ﬁ`."""
+    kept = []
+    for part in unicodedata.normalize("NFKD", _SKELETON.get(ch, ch)):
+        for low in _SKELETON.get(part, part).lower():
+            if unicodedata.category(low) not in _UNSEEN and low not in _FILLERS:
+                kept.append(_SKELETON.get(low, low))
+    return "".join(kept)
+
+
+class _Translation(dict[int, str]):
+    """A str.translate table that maps each character with `per_char` the first time it is met, so a long text
+    is mapped at C speed; it forgets what it holds when it grows past _MAX_CACHED."""
+
+    def __init__(self, per_char: Callable[[str], str]) -> None:
+        super().__init__()
+        self.per_char = per_char
+
+    def __missing__(self, code: int) -> str:
+        if len(self) >= _MAX_CACHED:
+            self.clear()
+        mapped = self[code] = self.per_char(chr(code))
+        return mapped
+
+
+_FOLDED = _Translation(_fold)
 
 
 def _neutral_tags(text: str) -> str:
-    """The text with every memoryd tag's angle brackets, and their lookalikes, made square: `[/memoryd-recall]`."""
-    if not _MAYBE_TAG.search(text):
+    """The text with every memoryd tag's angle brackets, and their lookalikes, made square: `[/memoryd-recall]`.
+    Tags are found in the folded text and changed in the original, so letters and marks are left as written."""
+    folded = text.translate(_FOLDED)
+    if "memoryd" not in folded:
         return text
-    folded = "".join(_fold(ch) for ch in text)
-    spans = [m.span() for m in _FRAME_TAG.finditer(folded)]
-    if not spans:
+    tags = [match.span() for match in _FRAME_TAG.finditer(folded)]
+    if not tags:
         return text
+    folded_ends = list(accumulate(map(len, map(_FOLDED.__getitem__, map(ord, text)))))  # where each char's fold ends
     chars = list(text)
-    for start, end in spans:
-        for i in range(start, end):
-            if folded[i] in "<>":
-                chars[i] = "[" if folded[i] == "<" else "]"
+    for start, end in tags:
+        for angle in _ANGLE.finditer(folded, start, end):
+            chars[bisect_right(folded_ends, angle.start())] = "[" if angle.group() == "<" else "]"
     return "".join(chars)
 
 
@@ -66,16 +114,19 @@ def _printable(ch: str) -> str:
     return ch
 
 
+_PRINTABLE = _Translation(_printable)
+
+
 def quote_for_frame(text: str, *, keep_lines: bool = False) -> str:
-    """Text as it may stand inside a memoryd frame: no tag of a memoryd frame (in any case, spacing or full-width
-    form), no terminal escapes, control or invisible format characters, and all on one line (or, with
-    `keep_lines`, line breaks kept as plain newlines and nothing else)."""
+    """Text as it may stand inside a memoryd frame: no tag of a memoryd frame (in any case, spacing, full-width or
+    lookalike letter, bracket or mark), no terminal escapes, control or invisible format characters, and all on one
+    line (or, with `keep_lines`, line breaks kept as plain newlines and nothing else)."""
     text = _ESCAPES.sub("", text)
     if keep_lines:
         lines = _LINE_BREAKS.sub("\n", text).split("\n")
-        text = "\n".join(_LINE_SPACE.sub(" ", "".join(map(_printable, line))).strip() for line in lines)
+        text = "\n".join(_LINE_SPACE.sub(" ", line.translate(_PRINTABLE)).strip() for line in lines)
     else:
-        text = _SPACE.sub(" ", "".join(map(_printable, text))).strip()
+        text = _SPACE.sub(" ", text.translate(_PRINTABLE)).strip()
     return _neutral_tags(text)
 
 
@@ -138,5 +189,6 @@ def build_block(memories: list[Memory], budget: int) -> tuple[str, list[Memory],
         kept.append(memory)
     if not kept:
         return "", [], 0
-    block = "\n".join([OPEN, HEADER, *lines, CLOSE])
+    body = _neutral_tags("\n".join(lines))  # a tag begun at the end of one quoted part and ended in the next
+    block = "\n".join([OPEN, HEADER, body, CLOSE])
     return block, kept, estimate_tokens(block) + 1
