@@ -304,7 +304,6 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
             if part == "hostile":  # so do these (--hostile-parts storm)
                 merged["hostile"] = {**merged.get("hostile", {}), **value}
                 merged.setdefault("machines", {}).update({f"hostile {sub}": run.get("machine", {}) for sub in value})
-                merged["machines"].pop("hostile", None)
                 continue
             merged[part] = value
             merged.setdefault("machines", {})[part] = run.get("machine", {})
