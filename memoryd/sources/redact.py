@@ -18,6 +18,7 @@ from typing import Any
 
 import re2
 
+from memoryd.sources import secret_patterns as patterns
 from memoryd.sources import secret_rules as rules
 
 MASK = "[REDACTED]"
@@ -43,18 +44,18 @@ def redact_pattern_error(pattern: str) -> str | None:
     return None
 
 
-_BUILTIN = _compile(rules.pattern())
+_BUILTIN = _compile(patterns.pattern())
 _DEPTH = 3  # how deep a rejected value is searched again (each time a shorter text)
 _RESCAN = 6  # a rejected value shorter than this holds no secret of any rule
-_TABLE_RULE = _compile(rules.TABLE_RULE)
+_TABLE_RULE = _compile(patterns.TABLE_RULE)
 
 
 def _rules(index: dict[str, int]) -> tuple[tuple[str, int, dict[str, int]], ...]:
     """Each rule as (kind, its group in the one pattern, its parts' groups by name); labelled first, the most
     common match."""
     found = []
-    for i, (kind, _) in enumerate(rules.alternatives()):
-        parts = {name: index[f"{name}_{i}"] for name in rules.GROUPS if f"{name}_{i}" in index}
+    for i, (kind, _) in enumerate(patterns.alternatives()):
+        parts = {name: index[f"{name}_{i}"] for name in patterns.GROUPS if f"{name}_{i}" in index}
         found.append((kind, index[f"rule_{i}"], parts))
     return tuple(sorted(found, key=lambda rule: rule[0] != "labelled"))
 
