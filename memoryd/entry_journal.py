@@ -84,6 +84,7 @@ class EntryJournal:
         self._window = WATCH_SECONDS if window is None else window
         self._notes: dict[Path, Note] = {}
         self._guard = threading.Lock()
+        self._checking = threading.Lock()  # one check at a time: the watch thread's, or settle_now's
         self._wake = threading.Event()
         self._closed = False
         self._thread: threading.Thread | None = None
@@ -138,21 +139,31 @@ class EntryJournal:
                     return
 
     def _check(self, note: Note, now: float) -> bool:
-        """Put back what a change of the note dropped; whether to look again soon (the note is still changing)."""
-        lost: list[Entry] = []
-        with self._lock:
-            current = signature(note.target)
-            with self._guard:
-                note.entries = [e for e in note.entries if self._watched(e, now)]
-                if not note.entries:
-                    self._notes.pop(note.target, None)
-                    return False
-            if current is None or current == note.seen:  # unchanged, or gone (deleted, or mid-save)
+        """Put back what a change of the note dropped; whether to look again soon (the note is still changing). The
+        note is read without the agent's write lock (a large one takes a while); the lock is taken to put entries
+        back, and only if the note is still what was read."""
+        with self._checking:
+            return self._check_once(note, now)
+
+    def _check_once(self, note: Note, now: float) -> bool:
+        with self._guard:
+            note.entries = [e for e in note.entries if self._watched(e, now)]
+            if not note.entries:
+                self._notes.pop(note.target, None)
                 return False
-            if current != note.landed:
-                note.landed = current
+        current = signature(note.target)
+        if current is None or current == note.seen:  # unchanged, or gone (deleted, or mid-save)
+            return False
+        if current != note.landed:
+            note.landed = current
+            return True
+        lost = self._lost(note)
+        if not lost:
+            note.seen = current
+            return False
+        with self._lock:
+            if signature(note.target) != current:  # changed since it was read (a write, a save): read it again
                 return True
-            lost = self._lost(note)
             for entry in lost:
                 try:
                     append_entry(self._agent, entry.text, note.relative)
@@ -163,10 +174,9 @@ class EntryJournal:
                     return False
                 entry.seen = None
                 log.warning("a save over the note dropped a written entry; appended it again", path=note.relative)
-            note.seen = None if lost else current
-        if lost:
-            self._restored(note.target)
-        return bool(lost)
+            note.seen = None
+        self._restored(note.target)
+        return True
 
     def _watched(self, entry: Entry, now: float) -> bool:
         shown = entry.seen is None or now - entry.seen < self._window
