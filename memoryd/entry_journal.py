@@ -157,7 +157,7 @@ class EntryJournal:
         if current != note.landed:
             note.landed = current
             return True
-        lost = self._lost(note)
+        lost = self._lost(note, now)
         if not lost:
             note.seen = current
             return False
@@ -182,7 +182,7 @@ class EntryJournal:
         shown = entry.seen is None or now - entry.seen < self._window
         return shown and now - entry.first < KEEP_SECONDS
 
-    def _lost(self, note: Note) -> list[Entry]:
+    def _lost(self, note: Note, now: float) -> list[Entry]:
         """Entries the note no longer holds and did not have edited; the edited ones are let go."""
         try:
             text = normalized(note.target.read_bytes().decode("utf-8", errors="replace"))
@@ -192,7 +192,6 @@ class EntryJournal:
         note.lines = lines
         lost: list[Entry] = []
         needed: dict[str, int] = {}
-        now = time.monotonic()
         with self._guard:
             entries = list(note.entries)
         for entry in entries:

@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-# what each platform allows one run of a hook: memoryd's installers give Claude Code's and Codex's hooks
-# HOOK_SECONDS and SYNC_HOOK_SECONDS (memoryd.client.integrations.common); the OpenCode plugin
-# (assets/opencode-memoryd.js) kills its hook after RECALL_MS or SYNC_MS
-HOOK_LIMIT = 5.0
-SYNC_LIMIT = 30.0
+# what each platform allows one run of a hook: memoryd's installers write these two into Claude Code's and Codex's
+# hook settings (memoryd.client.integrations.common); the OpenCode plugin (assets/opencode-memoryd.js) kills its hook
+# after RECALL_MS or SYNC_MS
+HOOK_LIMIT = 5
+SYNC_LIMIT = 30
 OPENCODE_RECALL_LIMIT = 3.0
 
 # what a run spends at most, stdin and the daemon together; the rest of the limit is Python's start and exit

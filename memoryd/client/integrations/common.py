@@ -7,10 +7,11 @@ import shlex
 import shutil
 import sys
 
+from memoryd.client.hooks import HOOK_LIMIT, SYNC_LIMIT
 from memoryd.client.integrations.files import IntegrationError
 
-HOOK_SECONDS = 5  # the platform's own time limit for one hook (the hook itself gives up sooner)
-SYNC_HOOK_SECONDS = 30
+HOOK_SECONDS = HOOK_LIMIT  # the platform's own time limit for one hook (the hook itself gives up sooner)
+SYNC_HOOK_SECONDS = SYNC_LIMIT
 
 
 def memctl_command() -> str:
