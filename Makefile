@@ -10,21 +10,23 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 
 # editable_mode=compat puts the checkout on sys.path with a plain .pth line: setuptools' default editable finder
 # is imported by every Python start-up in the venv (about 15 ms of each `memctl search` here)
-$(BIN)/.installed: pyproject.toml Makefile memoryd/index/fts5_topk.c
+$(BIN)/.installed: pyproject.toml client/pyproject.toml Makefile memoryd/store/fts5_topk.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet -e ./client -e '.[dev]' --config-settings editable_mode=compat
+	@# a venv from before client/ was its own distribution: removing the old memoryd took memctl with it
+	@[ -x $(BIN)/memctl ] || $(BIN)/python -m pip install --quiet --no-deps --force-reinstall -e ./client --config-settings editable_mode=compat
 	touch $@
 
 # byte-compiled up front (only changed files), as Python does not write them where PYTHONDONTWRITEBYTECODE is set
 install: $(BIN)/.installed
-	@$(BIN)/python -m compileall -q memoryd
+	@$(BIN)/python -m compileall -q memoryd client/memoryd_client
 
 run: install
 	$(BIN)/memoryd run --prepare-model $(if $(WORKSPACE),--workspace $(WORKSPACE))
 
 # Debian packages the tests need: Neovim (a msgpack-rpc client that is not ours), npm, and SQLite's headers, which
-# bm25_topk (memoryd/index/fts5_topk.c) is built against; first, so that the install builds it.
+# bm25_topk (memoryd/store/fts5_topk.c) is built against; first, so that the install builds it.
 system-deps:
 	@pkgs=; command -v nvim >/dev/null 2>&1 || pkgs="$$pkgs neovim"; \
 	  command -v npm >/dev/null 2>&1 || pkgs="$$pkgs npm"; \
@@ -41,7 +43,7 @@ tools/node/node_modules/.installed: tools/node/package.json tools/node/package-l
 	cd tools/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-node_modules/.installed: package.json package-lock.json memoryd/client/assets/openclaw/package.json tools/node/node_modules/.installed
+node_modules/.installed: package.json package-lock.json client/memoryd_client/assets/openclaw/package.json tools/node/node_modules/.installed
 	PATH="$(NODE24):$$PATH" npm install --no-audit --no-fund --loglevel=error
 	touch $@
 

@@ -25,7 +25,7 @@ from memoryd.embeddings.models.prepare import model_path
 from memoryd.memory import AgentMemory
 from memoryd.search.filters import Filters
 from memoryd.search.fusion import Candidate, adaptive_fusion, fuse
-from memoryd.search.vector import VectorScan
+from memoryd.store.vectors import VectorScan
 
 POOL = 200  # what a 50-result search gathers (max_results x candidate_multiplier)
 # in the cached files' names: what a candidate records changed (v2: the chunk's own cosine beside its blend)

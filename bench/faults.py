@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import Daemon, indexing, median, start_daemon, stats
-from memoryd.client.stub import ClientError, MemoryClient
+from memoryd_client.stub import ClientError, MemoryClient
 
 PARTS = ("bursts", "large_note", "first_index", "sigterm", "corrupt", "cold")
 QUERIES = ["what did we decide about tokens?", "lighthouse logbook", "heron survey birds", "JWT expiry"]

@@ -21,7 +21,7 @@ from memoryd.embeddings.models.prepare import model_path
 from memoryd.memory import AgentMemory
 from memoryd.search.filters import Filters
 from memoryd.search.fusion import Candidate, fuse, noise_ceiling
-from memoryd.search.vector import VectorScan
+from memoryd.store.vectors import VectorScan
 
 POOL = 50
 

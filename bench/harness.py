@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd import heap
-from memoryd.client.stub import ClientError, MemoryClient
 from memoryd.config import default_data_dir, default_model_path
+from memoryd_client.stub import ClientError, MemoryClient
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -122,7 +122,7 @@ def launch(
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
     with log.open("ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "memoryd.service.cli", "run", "--config", str(config), "--log-json", *args],
+            [sys.executable, "-m", "memoryd.daemon.cli", "run", "--config", str(config), "--log-json", *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import stats
-from memoryd.client.hooks import EVENTS
+from memoryd_client.hooks import EVENTS
 from tests.hostile_daemons import ANSWERING, BEHAVIOURS, HookRun, hook_env, hostile_daemon, run_hook, together
 
 PROMPT = json.dumps({"session_id": "bench", "prompt": "what did we decide about the heron dataset?"}).encode()

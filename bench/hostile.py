@@ -32,7 +32,7 @@ from typing import Any
 import msgpack
 
 from bench.harness import start_daemon, stats
-from memoryd.client.stub import MemoryClient
+from memoryd_client.stub import MemoryClient
 
 PARTS = ("freeze", "writes", "first_index", "editor_race", "storm")
 

@@ -1,5 +1,5 @@
 """Keyword search on the scaling curve's index, in-process: the default rules against the same ranked with FTS5's
-own bm25() in place of bm25_topk (memoryd/index/fts5_topk.c), without the bound that the chunks holding every term
+own bm25() in place of bm25_topk (memoryd/store/fts5_topk.c), without the bound that the chunks holding every term
 set (MaxScore, see keyword.FTS5_K1), and ranking every chunk that holds any term (common terms recruiting too), for
 speed and for how many queries keep the same top 10 by score.
 
@@ -21,8 +21,8 @@ from pathlib import Path
 
 from bench.beir import CACHE
 from bench.synthetic import queries
-from memoryd.index.sqlite import Store
 from memoryd.search import keyword
+from memoryd.store.sqlite import Store
 
 RULES = ("default", "bm25()", "without the bound", "every term recruits")
 

@@ -54,10 +54,10 @@ def languages(texts: list[str]) -> np.ndarray:
 
 
 def per_language(own: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """`scores` (queries x chunks) as memoryd ranks them (memoryd.search.languages): each language's mapped onto
+    """`scores` (queries x chunks) as memoryd ranks them (memoryd.store.languages): each language's mapped onto
     the scale of the language the query scores highest on average, the map drawn from the chunks' own cosines
     (`own`), so it applies alike to a chunk's cosine and its windows'."""
-    from memoryd.search.languages import apply_maps, big_groups, language_maps
+    from memoryd.store.languages import apply_maps, big_groups, language_maps
 
     names = sorted(set(labels.tolist()) - {"?"})
     codes = np.array([names.index(label) if label != "?" else -1 for label in labels], dtype=np.int16)

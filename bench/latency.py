@@ -19,7 +19,7 @@ from typing import Any
 
 from bench.harness import Daemon, median, percentile, start_daemon
 from bench.synthetic import build, queries
-from memoryd.client.stub import RemoteError
+from memoryd_client.stub import RemoteError
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"
 CLIENTS = 8
@@ -120,7 +120,7 @@ def index_bytes(data: Path) -> int:
 
 def memctl_wall(daemon: Daemon, runs: int = 15) -> float:
     exe = Path(sys.executable).with_name("memctl")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memoryd.client.memctl"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memoryd_client.memctl"]
     times = []
     for _ in range(runs):
         started = time.perf_counter()

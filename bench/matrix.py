@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from bench.harness import median
-from memoryd.search.vector import RESCORE_FACTOR, _approximate, _best
+from memoryd.store.sqlite.matrix import RESCORE_FACTOR, _approximate, _best
 
 POOL = 24
 BLOCK = 2048

@@ -43,7 +43,7 @@ from bench.metrics import dedupe_docs, evaluate
 from bench.pg import Cluster
 from bench.scale import filled
 from bench.synthetic import queries as synthetic_queries
-from memoryd.index.postgres.schema import RETIRED_MARK, STAGING_MARK, hnsw_graph_bytes, schema_name
+from memoryd.store.postgres.schema import RETIRED_MARK, STAGING_MARK, hnsw_graph_bytes, schema_name
 
 SETS = "scifact,xquad-vi,xquad-en,xquad-zh,xquad-th,locomo"
 PARTS = "quality,freshness,failover,scaleout,reindex,scale"

@@ -22,8 +22,8 @@ from bench.beir import CACHE, load, open_memory
 from memoryd.config import EmbeddingConfig, QueryConfig, default_data_dir, quickstart_agent
 from memoryd.embeddings.models.prepare import model_path
 from memoryd.memory import AgentMemory
-from memoryd.protocol.schema import Search
 from memoryd.recall.gate import ChatterCheck, prompt_topic
+from memoryd_client.protocol.schema import Search
 
 PROMPT_SETS = ("no_memory_prompts", "no_memory_heldout")
 OUT = CACHE / "recall-study.pickle"

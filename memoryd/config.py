@@ -14,8 +14,6 @@ import platformdirs
 from pydantic import TypeAdapter, ValidationError
 
 from memoryd.integrations import read_markers, with_integrations
-from memoryd.protocol.paths import default_socket_path
-from memoryd.protocol.schema import FUSIONS, SOURCES
 from memoryd.settings import (
     APP_NAME,
     DEFAULT_AGENT,
@@ -41,6 +39,8 @@ from memoryd.settings import (
     mask_password,
 )
 from memoryd.sources.redact import redact_pattern_error
+from memoryd_client.protocol.paths import default_socket_path
+from memoryd_client.protocol.schema import FUSIONS, SOURCES
 
 if sys.version_info >= (3, 11):
     import tomllib

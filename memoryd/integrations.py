@@ -9,8 +9,8 @@ from pathlib import Path
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from memoryd.protocol.paths import INTEGRATIONS
 from memoryd.settings import AgentConfig
+from memoryd_client.protocol.paths import INTEGRATIONS
 
 
 @dataclass(frozen=True, config=ConfigDict(extra="ignore", strict=True))

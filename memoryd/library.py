@@ -1,5 +1,5 @@
 """memoryd as a library: one agent's memory in your own process, no daemon. It answers with the same types the
-daemon's clients get (memoryd.protocol.results), so a program can move between the two without changes:
+daemon's clients get (memoryd_client.protocol.results), so a program can move between the two without changes:
 
     from memoryd import Memory
 
@@ -9,7 +9,7 @@ daemon's clients get (memoryd.protocol.results), so a program can move between t
             print(hit.citation, hit.snippet)
 
 Opening one takes the index's lock: while a daemon serves the same index, open it through the daemon instead
-(memoryd.client.MemoryClient), or give the library its own `data_dir`."""
+(memoryd_client.MemoryClient), or give the library its own `data_dir`."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from typing import Any
 
 from memoryd.config import AgentConfig, default_data_dir, default_model_path, load_config, quickstart_agent
 from memoryd.embeddings.base import Embedder
-from memoryd.index.batch import SyncReport
+from memoryd.ingest.batch import SyncReport
 from memoryd.memory import AgentMemory
-from memoryd.protocol.results import GetResult, SearchResults, WriteResult, search_results
-from memoryd.protocol.validation import request
+from memoryd_client.protocol.results import GetResult, SearchResults, WriteResult, search_results
+from memoryd_client.protocol.validation import request
 
 
 class Memory:
@@ -59,7 +59,7 @@ class Memory:
         return self._memory.sync(force=force)
 
     def search(self, query: str, **options: Any) -> SearchResults:
-        """Hybrid search; options as memoryd.protocol.schema.Search declares them (max_results, min_score, mode,
+        """Hybrid search; options as memoryd_client.protocol.schema.Search declares them (max_results, min_score, mode,
         sources, fusion, path, after, before, type, explain, mmr, decay), checked as the daemon checks them."""
         answer = self._memory.search(query, **options).as_dict()
         answer["agent"] = self.agent.id

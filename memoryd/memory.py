@@ -12,43 +12,35 @@ the daemon serves it over RPC, and a program can embed it directly:
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import apsw
 import structlog
 
 from memoryd.config import AgentConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.select import create_embedder
 from memoryd.entry_journal import EntryJournal
-from memoryd.index.batch import DiskFull, Progress, SyncReport
-from memoryd.index.gate import SwapGate
-from memoryd.index.interface import NotGranted, StoreUnavailable
-from memoryd.index.lock import OwnerLock, index_lock_path
-from memoryd.index.reindex import build, cleanup_interrupted, remove_db, swap
-from memoryd.index.sqlite import CORRUPT, Store
-from memoryd.index.sync import Syncer
-from memoryd.memory_status import agent_status
+from memoryd.ingest.batch import Progress, SyncReport
+from memoryd.ingest.sync import Syncer
 from memoryd.notes import RequestError, append_entry, entry_text, indexed_lines, read_lines
-from memoryd.protocol.schema import Search
 from memoryd.search.hybrid import SearchEngine, SearchResponse
-from memoryd.search.served_vectors import ServedVectors
-from memoryd.search.vector import VectorIndex
 from memoryd.sources.discovery import SourceFile, display_path, real_workspace
+from memoryd.store.backend import open_backend
+from memoryd.store.errors import CORRUPT, FAILED, FULL, NotGranted, StoreUnavailable
+from memoryd.store.gate import SwapGate
+from memoryd.store.interface import Backend, MemoryStore
+from memoryd.store.lock import OwnerLock, index_lock_path
+from memoryd_client.protocol.schema import Search
 
 log = structlog.get_logger("memoryd.memory")
 
 
 class IndexUnreadable(RuntimeError):
     """The index file is corrupt; the next sync rebuilds it."""
-
-
-REPLACED = "the index file was deleted or replaced while open"
 
 
 class AgentMemory:
@@ -83,89 +75,38 @@ class AgentMemory:
         else:
             self.embedder_reason = None
         self.embedder = embedder
-        self.use_sqlite_vec = use_sqlite_vec
         self.gate = SwapGate()
         self._sync_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self.journal = EntryJournal(agent, self._write_lock, self._restored)
         self.last_sync: SyncReport | None = None
-        self.healed: str | None = None  # why the index was last rebuilt from the sources, for `status`
         self._last_active = time.monotonic()  # the last search or sync
         self._caches_released = False
-        cleanup_interrupted(agent.store)
-        try:
-            self._open_index()
-        except CORRUPT as exc:
-            self._set_aside(exc)
-            self._open_index()
+        self.backend: Backend = open_backend(agent, use_sqlite_vec=use_sqlite_vec)
+        self._bind()
 
-    def _open_index(self) -> None:
-        pg = self.agent.postgres
-        if pg is not None:
-            from memoryd.index.postgres import Store as PostgresStore  # psycopg only where PostgreSQL is used
-
-            self.store = PostgresStore(pg.url, pg.namespace, read_url=pg.read_url, readers=pg.readers)
-            self.vectors = ServedVectors(self.store)
-            self._lead()
-        else:
-            self.store = Store(self.agent.store, use_sqlite_vec=self.use_sqlite_vec)
-            self.vectors = VectorIndex(self.store)
+    def _bind(self) -> None:
+        """Sync and search over the backend's current store (a new one after healing or a swap)."""
+        self.store = self.backend.store
+        self.vectors = self.backend.vectors
         self.syncer = Syncer(self.store, self.agent, self.embedder, embed_inline=not self.embed_later)
         self.engine = SearchEngine(self.store, self.agent.query, self.vectors, self._vector_state)
-        self._inode = self._store_inode()
-
-    def _lead(self) -> bool:
-        """A shared store: become its writer if no other daemon is; False while this daemon stands by."""
-        if self.agent.postgres is None or self.store.writable:
-            return True
-        if not self.store.try_lead():
-            return False
-        log.info("writing the shared namespace", agent=self.agent.id, namespace=self.agent.postgres.namespace)
-        return True
 
     @property
     def role(self) -> str:
         """writer; standby (another daemon writes the shared store); reader (this role may only read it)."""
-        if self.agent.postgres is None or self.store.writable:
-            return "writer"
-        return "standby" if self.store.may_write else "reader"
+        return self.backend.role
 
     def lead(self) -> bool:
         """Take over writing a shared store when its writer is gone; True when this daemon (now) writes it."""
         with self._sync_lock:
-            return self._lead()
-
-    def _store_inode(self) -> int | None:
-        try:
-            return None if self.agent.postgres else self.agent.store.stat().st_ino
-        except OSError:
-            return None
-
-    def _set_aside(self, why: BaseException | str) -> None:
-        """The index is derived data: keep the broken file for a post-mortem and start a new one, which the next
-        sync fills from the Markdown and transcripts."""
-        live = self.agent.store
-        reason = why if isinstance(why, str) else f"{type(why).__name__}: {why}"
-        if live.exists():
-            aside = live.with_name(f"{live.name}.corrupt-{int(time.time())}")
-            os.replace(live, aside)
-            remove_db(live)  # its -wal and -shm belong to the broken file
-            what = {"index": str(live), "moved_to": str(aside), "reason": reason}
-            log.error("index unreadable; set aside, rebuilding from the sources", **what)
-        else:
-            log.warning("index file gone; rebuilding from the sources", index=str(live), reason=reason)
-        self.healed = f"{time.strftime('%Y-%m-%d %H:%M:%S')}: {reason}"
+            return self.backend.lead()
 
     def heal(self, why: BaseException | str) -> None:
         """Replace an unreadable, deleted or swapped index by a new one; the next sync fills it."""
         with self.gate.exclusive():
-            self.store.close()
-            self._set_aside(why if self._store_inode() == self._inode else REPLACED)
-            self._open_index()
-
-    def _check_index_file(self) -> None:
-        if self._store_inode() != self._inode:
-            self.heal(REPLACED)
+            self.backend.heal(why)
+            self._bind()
 
     def close(self) -> None:
         try:
@@ -173,7 +114,7 @@ class AgentMemory:
             with self.gate.exclusive():
                 if self.embedder is not None:
                     self.embedder.close()
-                self.store.close()
+                self.backend.close()
         finally:
             self._owner_lock.release()
 
@@ -249,10 +190,11 @@ class AgentMemory:
         """Run a sync; when the index turns out corrupt, set it aside and fill a new one from every file. A
         standby (another daemon writes the shared store) syncs nothing."""
         with self._sync_lock:
-            if not self._lead():
+            if not self.backend.lead():
                 self.last_sync = SyncReport()
                 return self.last_sync
-            self._check_index_file()
+            if damage := self.backend.damage():
+                self.heal(damage)
             try:
                 with self.gate.use():
                     self.last_sync = run()
@@ -264,40 +206,27 @@ class AgentMemory:
             return self.last_sync
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
-        """Rebuild the whole index into a new file while this one keeps serving, then swap it in."""
-        if self.agent.postgres is not None:
-            return self._reindex_shared(progress)
-        tmp, report = build(self.agent, self.embedder, progress, self.use_sqlite_vec)
-        try:
-            with self._sync_lock, self.gate.exclusive():
-                self.store.close()
-                try:
-                    swap(tmp, self.agent.store)
-                finally:
-                    self._open_index()
-        finally:
-            remove_db(tmp)
-        self.last_sync = report
-        return report
+        """Rebuild the whole index beside the live one while it keeps serving, then swap it in."""
 
-    def _reindex_shared(self, progress: Progress | None) -> SyncReport:
-        """The same for a shared store: built in a staging schema, swapped in by name in one transaction."""
-        from memoryd.index.postgres import reindex as shared
+        def fill(store: MemoryStore) -> SyncReport:
+            return Syncer(store, self.agent, self.embedder).sync(force=True, progress=progress)
 
         if not self.lead():
-            raise StoreUnavailable("another daemon writes this namespace; reindex there")
-        staging, report = shared.build(self.store, lambda into: Syncer(into, self.agent, self.embedder), progress)
+            raise StoreUnavailable("another daemon writes this store; reindex there")
+        staged, report = self.backend.build(fill)
         try:
             with self._sync_lock, self.gate.exclusive():
-                shared.swap(self.store, staging)
-        except BaseException:
-            shared.discard(staging)
-            raise
+                try:
+                    self.backend.swap(staged)
+                finally:
+                    self._bind()
+        finally:
+            self.backend.discard(staged)
         self.last_sync = report
         return report
 
     def search(self, query: str, **options: Any) -> SearchResponse:
-        """Hybrid search with the protocol's options (memoryd.protocol.schema.Search), checked here."""
+        """Hybrid search with the protocol's options (memoryd_client.protocol.schema.Search), checked here."""
         return self._answer(lambda: self.engine.search(query, **options), options.get("mode", "hybrid"))
 
     def run_search(self, request: Search) -> SearchResponse:
@@ -382,11 +311,11 @@ class AgentMemory:
                 report = self.syncer.sync_file(SourceFile(rel, real, "memory"))
         except CORRUPT:
             return "the index is corrupt; it is rebuilt from the notes, this one included"
-        except (DiskFull, apsw.FullError):
+        except FULL:
             return "the disk holding the index is full; the note is saved and is indexed once there is room"
         except StoreUnavailable as exc:
             return f"saved; indexed when the store can be written again ({exc})"
-        except (apsw.Error, OSError, EmbeddingError) as exc:
+        except (*FAILED, OSError, EmbeddingError) as exc:
             log.exception("written note not indexed", path=rel)
             return f"not indexed yet ({type(exc).__name__}: {exc}); the next sync retries"
         if report.skipped:
@@ -395,5 +324,51 @@ class AgentMemory:
         return None
 
     def status(self) -> dict[str, Any]:
-        """Counts, provider, store and health of this agent's memory (memoryd.memory_status)."""
-        return agent_status(self)
+        """Counts, provider, store and health of this agent's memory."""
+        try:
+            with self.gate.use():
+                return self._status()
+        except StoreUnavailable as exc:
+            return {**self._identity(), "index_error": f"store_unavailable: {exc}", **self._memory_use()}
+        except CORRUPT as exc:
+            why = f"{type(exc).__name__}: {exc}; the next sync rebuilds it"
+            return {**self._identity(), "index_error": why, "index_healed": self.backend.healed, **self._memory_use()}
+
+    def _identity(self) -> dict[str, Any]:
+        return {"agent": self.agent.id, "workspace": str(self.agent.workspace), **self.backend.status()}
+
+    def _memory_use(self) -> dict[str, Any]:
+        return {
+            "vector_matrix_mb": round(self.vectors.nbytes / 2**20, 3),
+            "sqlite_cache_mb": round(self.store.cache_bytes() / 2**20, 1),
+            "model_loaded": self.embedder is not None and self.embedder.loaded,
+            "time": time.time(),
+        }
+
+    def _status(self) -> dict[str, Any]:
+        counts = self.store.counts()
+        embedder, reason = self._vector_state()
+        last = self.store.get_meta("last_sync")
+        fallbacks = (self.embedder.fallback_reason if self.embedder else None, reason, self.embedder_reason)
+        return {
+            **self._identity(),
+            **counts,
+            "embedding": {"waiting": self._vectors_waiting(counts)},
+            "provider": self.embedder.provider if self.embedder else None,
+            "model": self.embedder.model if self.embedder else None,
+            "dims": self.store.dims or (self.embedder.dims if self.embedder else 0),
+            "vector_available": embedder is not None,
+            "vector_backend": self.store.vector_backend or None,
+            "fts_available": self.store.fts_available,
+            "languages": self.vectors.languages(),
+            "keyword_ranking_reason": self.store.ranking_error,
+            "fallback_reason": "; ".join(dict.fromkeys(r for r in fallbacks if r)) or None,
+            "needs_reindex": self.syncer.needs_reindex(),
+            "batch_api_error": self.embedder.current.last_batch_error if self.embedder else None,
+            "last_sync": float(last) if last else None,
+            "last_sync_report": self.last_sync.as_dict() if self.last_sync else None,
+            "skipped_files": dict(self.last_sync.skipped) if self.last_sync else {},
+            "index_healed": self.backend.healed,
+            **self._memory_use(),
+            "skipped_lines": {path: str(errors) for path, errors in self.syncer.skipped_lines.items()},
+        }

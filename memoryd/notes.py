@@ -14,7 +14,6 @@ from typing import Any
 
 from memoryd.config import AgentConfig
 from memoryd.durable import append_durably
-from memoryd.index.interface import MemoryStore
 from memoryd.search.filters import Filters
 from memoryd.sources.discovery import (
     ROOT_FILES,
@@ -28,6 +27,7 @@ from memoryd.sources.discovery import (
 from memoryd.sources.lines import read_window
 from memoryd.sources.markdown import split_lines
 from memoryd.sources.metadata import tag_comment
+from memoryd.store.interface import MemoryStore
 
 MAX_WRITE_CHARS = 1_000_000
 MAX_GET_LINES = 5000
@@ -41,7 +41,7 @@ class RequestError(ValueError):
 
 def entry_text(text: str, kind: str | None, importance: float | None) -> str:
     """The entry as it is written: the text, and its type and importance as `<!-- type: ..., importance: ... -->`.
-    Types and ranges are the schema's to check (memoryd.protocol.schema.Write); this adds what it cannot say."""
+    Types and ranges are the schema's to check (memoryd_client.protocol.schema.Write); this adds what it cannot say."""
     if not text.strip():
         raise RequestError("text must be a non-empty string")
     tag = tag_comment(kind, importance)

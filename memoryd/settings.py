@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, ConfigDict, Field
 
-from memoryd.protocol.schema import FUSIONS, MAX_RESULTS, RECALL_BUDGET, SOURCES
+from memoryd_client.protocol.schema import FUSIONS, MAX_RESULTS, RECALL_BUDGET, SOURCES
 
 APP_NAME = "memoryd"
 DEFAULT_AGENT = "main"

@@ -28,7 +28,7 @@ class Loop:
     installed: subprocess.CompletedProcess[str]
 
     def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "memoryd.client.memctl", *args]
+        command = [sys.executable, "-m", "memoryd_client.memctl", *args]
         return subprocess.run(command, capture_output=True, text=True, timeout=60, env=self.env)
 
     def run(self, *command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -54,7 +54,7 @@ def start(tmp: Path, platform: str, home_env: dict[str, str], before: dict[str, 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "CLAUDE", "ANTHROPIC", "CODEX"))}
     env.update(HOME=str(home), MEMORYD_DATA_DIR=str(data), PATH=f"{NODE_BIN}{os.pathsep}{env.get('PATH', '')}")
     env.update({name: str(home / relative) for name, relative in home_env.items()})
-    command = [sys.executable, "-m", "memoryd.client.memctl", "integrations", "install", platform]
+    command = [sys.executable, "-m", "memoryd_client.memctl", "integrations", "install", platform]
     installed = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     daemon = d.start(tmp, ws, data_dir=data, extra=QUIET)

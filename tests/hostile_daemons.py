@@ -154,7 +154,7 @@ class HookRun:
 def memctl_command() -> list[str]:
     """memctl as the installers write it: the script beside this Python, else the module."""
     beside = os.path.join(os.path.dirname(sys.executable), "memctl")
-    return [beside] if os.access(beside, os.X_OK) else [sys.executable, "-m", "memoryd.client.memctl"]
+    return [beside] if os.access(beside, os.X_OK) else [sys.executable, "-m", "memoryd_client.memctl"]
 
 
 def hook_env(socket_path: str, data_dir: str, **extra: str) -> dict[str, str]:

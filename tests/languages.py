@@ -1,5 +1,5 @@
 """Notes in two languages in one workspace, each answer written once: the English team's notes and the Chinese
-team's, on different topics (tests of memoryd.search.languages, for both stores)."""
+team's, on different topics (tests of memoryd.store.languages, for both stores)."""
 
 from __future__ import annotations
 

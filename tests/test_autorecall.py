@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.client import hooks
 from memoryd.config import RecallConfig
 from memoryd.memory import AgentMemory
-from memoryd.protocol.schema import Recall
 from memoryd.recall.answer import Recaller
 from memoryd.recall.block import Memory, build_block, estimate_tokens
 from memoryd.recall.gate import prompt_topic
 from memoryd.recall.sessions import ShownMemories
+from memoryd_client import hooks
+from memoryd_client.protocol.schema import Recall
 
 from . import daemon as d
 from .conftest import write
@@ -189,7 +189,7 @@ def memctl(daemon: d.Daemon, *args: str, stdin: str | None = None) -> subprocess
     env["MEMORYD_SOCKET"] = str(daemon.socket)
     env["MEMORYD_DATA_DIR"] = str(daemon.data_dir)
     return subprocess.run(
-        [sys.executable, "-m", "memoryd.client.memctl", *args],
+        [sys.executable, "-m", "memoryd_client.memctl", *args],
         input=stdin,
         capture_output=True,
         text=True,

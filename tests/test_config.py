@@ -120,9 +120,9 @@ def test_recall_and_session_settings(tmp_path: Path) -> None:
 
 
 def test_clients_find_the_data_dir_the_daemon_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """memoryd.protocol.paths repeats, without pydantic, how the config decides the data dir (clients read the
+    """memoryd_client.protocol.paths repeats, without pydantic, how the config decides the data dir (clients read the
     daemon's lock there): the two must agree."""
-    from memoryd.protocol.paths import default_data_dir as clients_data_dir
+    from memoryd_client.protocol.paths import default_data_dir as clients_data_dir
 
     for key in ("MEMORYD_DATA_DIR", "MEMORYD_CONFIG"):
         monkeypatch.delenv(key, raising=False)

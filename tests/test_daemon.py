@@ -15,7 +15,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from memoryd.client.stub import DaemonNotRunning, MemoryClient, RemoteError
+from memoryd_client.stub import DaemonNotRunning, MemoryClient, RemoteError
 
 from . import daemon as d
 from .conftest import write
@@ -229,7 +229,7 @@ def test_concurrent_requests_and_out_of_order_responses(running: d.Daemon) -> No
 
 def test_second_daemon_refuses_and_stale_socket_is_replaced(running: d.Daemon, tmp_path: Path) -> None:
     second = subprocess.run(
-        [sys.executable, "-m", "memoryd.service.cli", "run", "--config", str(running.config)],
+        [sys.executable, "-m", "memoryd.daemon.cli", "run", "--config", str(running.config)],
         capture_output=True,
         text=True,
         timeout=60,

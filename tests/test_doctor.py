@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.client.stub import MemoryClient
+from memoryd_client.stub import MemoryClient
 
 from . import daemon as d
 from .conftest import write
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real
 
 def _doctor(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "memoryd.service.cli", "doctor", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "memoryd.daemon.cli", "doctor", *args], capture_output=True, text=True, timeout=120
     )
 
 

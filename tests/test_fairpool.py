@@ -7,7 +7,7 @@ from concurrent.futures import CancelledError
 
 import pytest
 
-from memoryd.service.fairpool import FairPool
+from memoryd.daemon.fairpool import FairPool
 
 
 def test_a_caller_with_a_long_queue_does_not_delay_another_by_more_than_a_turn() -> None:

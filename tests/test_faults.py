@@ -17,8 +17,8 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from memoryd.client.stub import ConnectionLost, MemoryClient, RemoteError, RequestTooLarge
 from memoryd.embeddings.models import prepare as prep
+from memoryd_client.stub import ConnectionLost, MemoryClient, RemoteError, RequestTooLarge
 
 from . import daemon as d
 from .conftest import write
@@ -33,7 +33,7 @@ NOTE = "# Auth\nWe decided to use JWT with 24h expiry.\n"
 def _run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
     return subprocess.run(
-        [sys.executable, "-m", "memoryd.service.cli", *args], capture_output=True, text=True, timeout=timeout, env=env
+        [sys.executable, "-m", "memoryd.daemon.cli", *args], capture_output=True, text=True, timeout=timeout, env=env
     )
 
 
@@ -405,7 +405,7 @@ def test_a_connection_burst_never_reads_as_not_running(running: d.Daemon) -> Non
     for sock in idle:
         sock.close()
     result = subprocess.run(
-        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(running.socket), "status"],
+        [sys.executable, "-m", "memoryd_client.memctl", "--socket", str(running.socket), "status"],
         capture_output=True,
         text=True,
         timeout=60,

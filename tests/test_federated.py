@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.client.stub import RemoteError
 from memoryd.search.federated import Skipped, merge
 from memoryd.search.hybrid import SearchResponse, SearchResult
+from memoryd_client.stub import RemoteError
 from tests.conftest import write
 from tests.daemon import cleanup, start
 
@@ -71,7 +71,7 @@ def test_daemon_searches_several_agents(tmp_path: Path) -> None:
                 client.search("quokka", agents=["me", "nobody"])
             assert unknown.value.code == "not_found"
         env = {**os.environ, "MEMORYD_SOCKET": str(daemon.socket)}
-        memctl = [sys.executable, "-m", "memoryd.client.memctl"]
+        memctl = [sys.executable, "-m", "memoryd_client.memctl"]
         shown = subprocess.run(
             [*memctl, "search", "quokka", "--agents", "me", "--agents", "team", "--mode", "keyword"],
             env=env,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue
 import time
 
-from memoryd.service.feed import Batch, ChangeFeed, Kind
+from memoryd.ingest.feed import Batch, ChangeFeed, Kind
 
 
 def _feed(debounce: float, urgent: set[str] | None = None) -> tuple[ChangeFeed, queue.Queue[Batch]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from memoryd.client.stub import MemoryClient
+from memoryd_client.stub import MemoryClient
 
 from . import daemon as d
 from .conftest import write
@@ -103,7 +103,7 @@ sys.stdin.read()
 
 
 def test_past_the_connection_limit_a_client_is_told_the_daemon_is_busy(tmp_path: Path, workspace: Path) -> None:
-    from memoryd.service.rpc import MAX_CONNECTIONS, MAX_PER_PROCESS
+    from memoryd.daemon.rpc import MAX_CONNECTIONS, MAX_PER_PROCESS
 
     write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n")
     daemon = d.start(tmp_path, workspace)
@@ -130,7 +130,7 @@ def test_past_the_connection_limit_a_client_is_told_the_daemon_is_busy(tmp_path:
 
 def _status(daemon: d.Daemon) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "status"],
+        [sys.executable, "-m", "memoryd_client.memctl", "--socket", str(daemon.socket), "status"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.protocol.schema import METHODS
+from memoryd_client.protocol.schema import METHODS
 
 from . import daemon as d
 from .conftest import write

@@ -15,7 +15,7 @@ WORKER = textwrap.dedent(
     """
     import ctypes, sys, threading
     from memoryd import heap
-    from memoryd.service import daemon
+    from memoryd.daemon import server as daemon
 
     if sys.argv[1] == "daemon":
         daemon._process_settings()

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.client import hooks
-from memoryd.client.integrations.common import HOOK_SECONDS, SYNC_HOOK_SECONDS
+from memoryd_client import hooks
+from memoryd_client.integrations.common import HOOK_SECONDS, SYNC_HOOK_SECONDS
 
 from . import daemon as d
 from .conftest import write

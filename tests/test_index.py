@@ -9,9 +9,9 @@ import apsw
 import pytest
 import sqlite_vec
 
-from memoryd.index.schema import SCHEMA_VERSION
-from memoryd.index.sqlite import Store
 from memoryd.memory import AgentMemory
+from memoryd.store.schema import SCHEMA_VERSION
+from memoryd.store.sqlite import Store
 
 from .conftest import CountingEmbedder, write
 
@@ -219,7 +219,7 @@ def test_write_appends_durably_and_is_searchable(workspace: Path, memory_factory
 
 def test_a_v1_index_migrates_and_is_rebuilt(workspace: Path, agent_factory: Callable) -> None:
     """An index from the first schema gains the new columns in place, then the daemon's reindex refills them."""
-    from memoryd.index import schema
+    from memoryd.store import schema
 
     write(workspace / "memory" / "2026-01-05.md", "# Standup\nmigrations keep data\n")
     agent = agent_factory()

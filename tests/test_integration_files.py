@@ -19,11 +19,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.client import integrations
-from memoryd.client.cli import main as memctl
-from memoryd.client.integrations import claude_code, codex, files, opencode
-from memoryd.client.integrations.common import hook_command, is_hook_command
-from memoryd.client.integrations.jsonc import Node, insert, parse, plain, remove
+from memoryd_client import integrations
+from memoryd_client.cli import main as memctl
+from memoryd_client.integrations import claude_code, codex, files, opencode
+from memoryd_client.integrations.common import hook_command, is_hook_command
+from memoryd_client.integrations.jsonc import Node, insert, parse, plain, remove
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -496,7 +496,7 @@ def test_an_edited_file_keeps_its_owner(home: Path) -> None:
 
 KILLED = """
 import os, sys
-from memoryd.client import integrations
+from memoryd_client import integrations
 
 real, calls = os.replace, []
 

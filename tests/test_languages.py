@@ -1,5 +1,5 @@
 """Notes in several languages in one index: each chunk's language, and each language's scores read on one scale
-(memoryd.sources.language, memoryd.search.languages)."""
+(memoryd.sources.language, memoryd.store.languages)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from memoryd.embeddings.local import LocalEmbedder
 from memoryd.embeddings.models import prepare as prep
 from memoryd.memory import AgentMemory
 from memoryd.search.filters import Filters
-from memoryd.search.languages import MIN_GROUP, apply_maps, big_groups, language_maps
 from memoryd.sources.language import language_of, release_if_idle
+from memoryd.store.languages import MIN_GROUP, apply_maps, big_groups, language_maps
 
 from .conftest import write
 from .languages import ACROSS, CHINESE, ENGLISH, IDENTIFIER, write_notes
@@ -119,7 +119,7 @@ def test_a_candidate_keyword_search_could_not_read_is_weighed_by_its_vector_alon
     """In an index of several languages, keyword hits in one language say nothing of notes in another: those are
     weighed as if the keyword side had no evidence, as far as the vector side is confident."""
     from memoryd.search.fusion import Candidate, adaptive_fusion, keyword_reach
-    from memoryd.search.vector import VectorScan
+    from memoryd.store.vectors import VectorScan
 
     def candidates() -> list[Candidate]:
         return [
@@ -150,7 +150,7 @@ def test_a_candidate_keyword_search_could_not_read_is_weighed_by_its_vector_alon
 
 
 def test_memctl_status_names_the_languages_of_a_mixed_index() -> None:
-    from memoryd.client.cli import _status_line
+    from memoryd_client.cli import _status_line
 
     agent = {
         "agent": "main",

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import memoryd
-from memoryd.client import SearchHit, SearchResults
 from memoryd.config import EmbeddingConfig
-from memoryd.index.lock import Locked
+from memoryd.store.lock import Locked
+from memoryd_client import SearchHit, SearchResults
 
 from .conftest import write
 

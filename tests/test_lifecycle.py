@@ -11,8 +11,8 @@ import pytest
 from watchdog.observers import Observer
 
 from memoryd.config import load_config
-from memoryd.service.manager import Manager
-from memoryd.service.watchers import WatchHub
+from memoryd.daemon.manager import Manager
+from memoryd.daemon.watchers import WatchHub
 
 from . import daemon as d
 from .conftest import make_chain, write
@@ -160,20 +160,20 @@ def test_a_sync_asked_for_but_not_begun_shows_as_pending(tmp_path: Path, workspa
     not call the agent settled meanwhile (a client waiting for `dirty` and `syncing` to clear would read a
     half-built index)."""
     from memoryd.config import Config, EmbeddingConfig, quickstart_agent
-    from memoryd.service.runtime import AgentRuntime
+    from memoryd.daemon.runtime import AgentRuntime
 
     write(workspace / "MEMORY.md", "# One\nThe agent knows about ibex.\n")
     agent = quickstart_agent(workspace, tmp_path / "data", embedding=EmbeddingConfig(provider="none"))
     runtime = AgentRuntime(agent, Config(data_dir=tmp_path / "data", socket=tmp_path / "s", agents=(agent,)))
     try:
-        with runtime._cond:
-            runtime._reindexing = True  # holds the sync thread back, as a starved thread would be
+        with runtime.state.cond:
+            runtime.state.reindexing = True  # holds the sync job back, as a starved thread would be
         ticket = runtime.request_sync()
         state = runtime.status()
         assert state["dirty"] and not state["syncing"] and state["files"] == 0
-        with runtime._cond:
-            runtime._reindexing = False
-            runtime._cond.notify_all()
+        with runtime.state.cond:
+            runtime.state.reindexing = False
+            runtime.state.cond.notify_all()
         assert runtime.wait_for(ticket, 30)
         state = runtime.status()
         assert not state["dirty"] and not state["syncing"] and state["files"] == 1
@@ -185,7 +185,7 @@ def test_no_automatic_reindex_while_the_workspace_is_missing(tmp_path: Path, wor
     """A changed vector space reindexes on its own, but not while the workspace is gone: the new index would hold
     none of its notes. It waits for the workspace; an explicit reindex is still the user's to ask for."""
     from memoryd.config import Config, EmbeddingConfig, quickstart_agent
-    from memoryd.service.runtime import AgentRuntime
+    from memoryd.daemon.runtime import AgentRuntime
 
     write(workspace / "MEMORY.md", "# One\nThe agent knows about ibex.\n")
     agent = quickstart_agent(workspace, tmp_path / "data", embedding=EmbeddingConfig(provider="hash"))
@@ -195,10 +195,10 @@ def test_no_automatic_reindex_while_the_workspace_is_missing(tmp_path: Path, wor
         runtime.memory.store.set_meta("embedding", "another|model")  # as if the provider had changed
         moved = tmp_path / "moved"
         shutil.move(str(workspace), moved)
-        runtime._reindex_if_stale()
+        runtime.reindexer.begin_if_stale()
         assert runtime.reindex_progress is None and runtime.status()["files"] == 1
         shutil.move(str(moved), workspace)
-        runtime._reindex_if_stale()
+        runtime.reindexer.begin_if_stale()
         assert runtime.wait_reindex(60) and runtime.reindex_progress.state == "done"  # type: ignore[union-attr]
         assert runtime.status()["files"] == 1
     finally:

@@ -35,7 +35,7 @@ def run_session(socket: Path, calls: list[tuple[str, dict[str, Any]]], *extra: s
         params = StdioServerParameters(
             command=sys.executable,
             env=env,
-            args=["-m", "memoryd.client.memctl", "--socket", str(socket), "mcp", *extra],
+            args=["-m", "memoryd_client.memctl", "--socket", str(socket), "mcp", *extra],
         )
         async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
             await session.initialize()
@@ -114,7 +114,7 @@ def test_daemon_down_is_one_clear_error(tmp_path: Path) -> None:
 
 def test_recall_prompt_names_the_real_tools() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "memoryd.client.memctl", "prompt"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "memoryd_client.memctl", "prompt"], capture_output=True, text=True, check=True
     ).stdout
     assert out.startswith("## Memory recall")
     named = set(re.findall(r"\bmemory_[a-z]+", out))
@@ -133,7 +133,7 @@ def test_streamable_http_on_loopback(running: d.Daemon, tmp_path: Path) -> None:
         port = probe.getsockname()[1]
     data_dir = tmp_path / "client-data"
     server = subprocess.Popen(
-        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(running.socket), "mcp", "--http", str(port)],
+        [sys.executable, "-m", "memoryd_client.memctl", "--socket", str(running.socket), "mcp", "--http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "MEMORYD_DATA_DIR": str(data_dir)},
@@ -181,7 +181,7 @@ def test_autostart_starts_the_daemon(tmp_path: Path) -> None:
         params = StdioServerParameters(
             command=sys.executable,
             env=env,
-            args=["-m", "memoryd.client.memctl", "--socket", str(socket), "mcp", "--autostart"],
+            args=["-m", "memoryd_client.memctl", "--socket", str(socket), "mcp", "--autostart"],
         )
         async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
             await session.initialize()
@@ -216,7 +216,7 @@ def test_autostart_finds_the_running_daemon_instead_of_starting_a_second(tmp_pat
             env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
             env.update({"MEMORYD_SOCKET": str(other), "MEMORYD_DATA_DIR": str(data)})
             params = StdioServerParameters(
-                command=sys.executable, env=env, args=["-m", "memoryd.client.memctl", "mcp", "--autostart"]
+                command=sys.executable, env=env, args=["-m", "memoryd_client.memctl", "mcp", "--autostart"]
             )
             async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
                 await session.initialize()
@@ -245,7 +245,7 @@ def test_mcp_memctl_and_rpc_rank_alike_in_any_language(tmp_path: Path) -> None:
         by_memctl = []
         for q in questions:
             out = subprocess.run(
-                [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "--json", "search", q],
+                [sys.executable, "-m", "memoryd_client.memctl", "--socket", str(daemon.socket), "--json", "search", q],
                 capture_output=True, text=True, check=True,
             ).stdout  # fmt: skip
             by_memctl.append([hit["citation"] for hit in json.loads(out)["results"]])

@@ -26,7 +26,7 @@ def memctl(daemon: d.Daemon | None, *args: str, stdin: str | None = None, socket
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
     env["MEMORYD_DATA_DIR"] = NO_DAEMON_DATA  # a daemon the user runs on the default data dir is not ours
     return subprocess.run(
-        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(sock), *args],
+        [sys.executable, "-m", "memoryd_client.memctl", "--socket", str(sock), *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -93,7 +93,7 @@ def test_a_prompt_read_from_stdin_is_never_an_option() -> None:
     env.update(MEMORYD_DATA_DIR=NO_DAEMON_DATA, MEMORYD_SOCKET="/nonexistent/memoryd.sock")
     for prompt in ("- shipped the auth fix", "--help me recall the deploy", "-x"):
         out = subprocess.run(
-            [sys.executable, "-m", "memoryd.client.memctl", "recall", "-"],
+            [sys.executable, "-m", "memoryd_client.memctl", "recall", "-"],
             input=prompt,
             capture_output=True,
             text=True,
@@ -105,8 +105,8 @@ def test_a_prompt_read_from_stdin_is_never_an_option() -> None:
 
 def test_memctl_stays_thin() -> None:
     code = (
-        "import sys, memoryd.client.memctl; heavy = {'apsw', 'llama_cpp', 'structlog', 'sqlite3', 'numpy', 'pydantic'};"
-        "light = ('memoryd', 'memoryd.client', 'memoryd.protocol');"
+        "import sys, memoryd_client.memctl; heavy = {'apsw', 'llama_cpp', 'structlog', 'sqlite3', 'numpy', 'pydantic'};"
+        "light = ('memoryd', 'memoryd_client', 'memoryd_client.protocol');"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy"
         " or (m.startswith('memoryd') and not m.startswith(light[1:]) and m != 'memoryd')))"
     )
@@ -116,7 +116,7 @@ def test_memctl_stays_thin() -> None:
 
 def test_plain_search_runs_without_click_and_prints_what_the_full_cli_prints(running: d.Daemon) -> None:
     argv = ["--socket", str(running.socket), "search", "JWT", "expiry", "-n", "3", "--mode", "keyword"]
-    code = "import sys; from memoryd.client.memctl import main; "
+    code = "import sys; from memoryd_client.memctl import main; "
     code += f"code = main({argv!r}); print('click' in sys.modules, code)"
     quick = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert quick.stdout.splitlines()[-1] == "False 0"
@@ -168,7 +168,7 @@ def test_plain_search_runs_without_click_and_prints_what_the_full_cli_prints(run
     ],
 )
 def test_the_quick_path_takes_only_plain_searches(argv: list[str], taken: dict[str, object] | None) -> None:
-    from memoryd.client.memctl import quick_search_args
+    from memoryd_client.memctl import quick_search_args
 
     got = quick_search_args(argv)
     if taken is None:
@@ -210,7 +210,7 @@ def test_get_keeps_paths_that_hold_dash_l_or_a_colon(running: d.Daemon) -> None:
 
 
 def test_memctl_edges_stdin_query_json_errors_and_a_closed_pipe(running: d.Daemon) -> None:
-    base = [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(running.socket)]
+    base = [sys.executable, "-m", "memoryd_client.memctl", "--socket", str(running.socket)]
     piped = subprocess.run([*base, "search", "-"], input="JWT expiry", capture_output=True, text=True, timeout=60)
     assert piped.returncode == 0 and "MEMORY.md#L1-L2" in piped.stdout
     failed = subprocess.run([*base, "--json", "get", "memory/none.md"], capture_output=True, text=True, timeout=60)

@@ -1,4 +1,4 @@
-"""The OpenClaw plugin (memoryd/client/assets/openclaw) through Node's test runner against the real openclaw
+"""The OpenClaw plugin (client/memoryd_client/assets/openclaw) through Node's test runner against the real openclaw
 package (Node 24 and openclaw from npm, installed by `make node-deps`) and a real daemon; and `memctl
 integrations install openclaw` as a user runs it."""
 
@@ -66,7 +66,7 @@ def test_memctl_installs_and_removes_the_openclaw_plugin(running) -> None:  # ty
     env = environment(home, daemon)
 
     def memctl(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "memoryd.client.memctl", *args]
+        command = [sys.executable, "-m", "memoryd_client.memctl", *args]
         return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
     installed = memctl("integrations", "install", "openclaw")

@@ -12,8 +12,8 @@ import apsw
 import pytest
 
 from memoryd.config import quickstart_agent
-from memoryd.index.lock import Locked
 from memoryd.memory import AgentMemory, RequestError
+from memoryd.store.lock import Locked
 
 from . import daemon as d
 from .conftest import write
@@ -33,7 +33,7 @@ def _index_rows(store: Path) -> tuple[list, list]:
 
 def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "memoryd.service.cli", *args], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "memoryd.daemon.cli", *args], capture_output=True, text=True, timeout=timeout
     )
 
 

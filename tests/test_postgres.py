@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 
 from bench.pg import Cluster
-from memoryd.client.stub import RemoteError
 from memoryd.config import quickstart_agent
 from memoryd.embeddings.hashing import HashingEmbedder
-from memoryd.index.sqlite import Store as SQLiteStore
 from memoryd.memory import AgentMemory
 from memoryd.search.hybrid import QUERY_VECTOR_THREADS
 from memoryd.settings import PostgresStore
+from memoryd.store.sqlite import Store as SQLiteStore
+from memoryd_client.stub import RemoteError
 from tests.conftest import write
 from tests.daemon import Daemon, cleanup, eventually, start
 
@@ -161,7 +161,7 @@ def test_a_namespace_from_an_older_memoryd_is_read_and_upgraded(cluster: Cluster
     assert cluster.sql('SELECT DISTINCT jsonb_typeof(value) FROM "memoryd_older".chunks, jsonb_each(tf)') == [
         ("array",)
     ]
-    from memoryd.index.postgres import Store
+    from memoryd.store.postgres import Store
 
     reader = Store(cluster.url(), "older")  # not the writer: it reads the namespace as it finds it
     try:
@@ -268,7 +268,7 @@ def test_reindex_swaps_in_one_step_and_leftovers_go(cluster: Cluster, tmp_path: 
         assert len(new_ids) == len(old_ids) and not new_ids & old_ids  # a straddling search finds nothing wrong
         assert _found(memory, "valkey", "keyword")
         # what a reindex killed mid-way leaves: its staging schema
-        from memoryd.index.postgres import Store
+        from memoryd.store.postgres import Store
 
         Store(cluster.url(), "reindex__staging_4242").close()
         assert memory.store.leftovers() == ["memoryd_reindex__staging_4242"]
@@ -362,9 +362,9 @@ def test_a_statement_past_the_timeout_is_a_busy_store_not_a_bug(
     connections."""
     import psycopg
 
-    from memoryd.index.interface import StoreBusy
-    from memoryd.index.postgres import connections
-    from memoryd.service.methods import _store_error
+    from memoryd.daemon.methods import _store_error
+    from memoryd.store.interface import StoreBusy
+    from memoryd.store.postgres import connections
 
     monkeypatch.setattr(connections, "STATEMENT_TIMEOUT_MS", 300)
     with _memory(_notes(tmp_path / "ws"), tmp_path / "d", PostgresStore(cluster.url(), "busy")) as memory:

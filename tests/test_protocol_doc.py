@@ -1,5 +1,5 @@
 """One schema per method: docs/protocol.md, memctl's options, the MCP tools and the daemon all follow
-memoryd.protocol.schema; the Neovim plugin's own list of methods safe to resend is the protocol's."""
+memoryd_client.protocol.schema; the Neovim plugin's own list of methods safe to resend is the protocol's."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from memoryd.client.cli import main as memctl
-from memoryd.protocol import doc, schema
-from memoryd.service.methods import IMPLEMENTATIONS
+from memoryd.daemon.methods import IMPLEMENTATIONS
+from memoryd_client.cli import main as memctl
+from memoryd_client.protocol import doc, schema
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
 
@@ -18,7 +18,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
 def test_the_protocol_doc_is_written_from_the_schema() -> None:
     text = DOC.read_text(encoding="utf-8")
     assert sorted(doc.documented(text)) == sorted(schema.METHODS)
-    assert doc.render(text) == text, "docs/protocol.md is stale: run python -m memoryd.protocol.doc"
+    assert doc.render(text) == text, "docs/protocol.md is stale: run python -m memoryd_client.protocol.doc"
 
 
 def test_a_changed_schema_makes_the_doc_stale() -> None:

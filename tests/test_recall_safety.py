@@ -20,11 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.client.hooks import NOTES_CLOSE, NOTES_OPEN, notes_block
-from memoryd.protocol.schema import CLIENTS, MAX_PATH_CHARS, MAX_PROMPT_CHARS, MAX_SESSION_CHARS, OTHER_CLIENT
-from memoryd.recall.block import CLOSE, HEADER, OPEN, Memory, build_block, quote_for_frame
+from memoryd.recall.block import CLOSE, HEADER, OPEN, Memory, build_block
 from memoryd.recall.focus import FOCUS_TOKENS, focus
 from memoryd.recall.sessions import MAX_BYTES, ShownMemories
+from memoryd_client.framing import quote_for_frame
+from memoryd_client.hooks import NOTES_CLOSE, NOTES_OPEN, notes_block
+from memoryd_client.protocol.schema import CLIENTS, MAX_PATH_CHARS, MAX_PROMPT_CHARS, MAX_SESSION_CHARS, OTHER_CLIENT
 
 from . import daemon as d
 from .conftest import write
@@ -287,7 +288,7 @@ def memctl(daemon: d.Daemon, *args: str, stdin: str) -> subprocess.CompletedProc
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
     env["MEMORYD_SOCKET"] = str(daemon.socket)
     env["MEMORYD_DATA_DIR"] = str(daemon.data_dir)
-    command = [sys.executable, "-m", "memoryd.client.memctl", *args]
+    command = [sys.executable, "-m", "memoryd_client.memctl", *args]
     return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60, env=env)
 
 
@@ -366,7 +367,7 @@ def test_a_hook_with_a_nul_in_its_transcript_path_breaks_nothing(running: d.Daem
 def test_a_hook_fits_odd_fields_to_the_schema_and_still_recalls(running: d.Daemon) -> None:
     """A NUL in the transcript path, an overlong session id and a prompt past the schema's cap cost the prompt
     nothing: the hook leaves out or cuts what the daemon would refuse, and the memories still come."""
-    from memoryd.protocol.limits import MAX_PROMPT_CHARS
+    from memoryd_client.protocol.limits import MAX_PROMPT_CHARS
 
     pasted = "log line that says nothing in particular\n" * (MAX_PROMPT_CHARS // 20)
     prompt = {"session_id": "s" * 5000, "transcript_path": "/tmp/a\x00b.jsonl", "prompt": pasted + WALRUS}

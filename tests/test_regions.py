@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memoryd.config import ChunkingConfig
-from memoryd.index.rows import ChunkRow
 from memoryd.memory import AgentMemory
 from memoryd.search.regions import group_regions
+from memoryd.store.rows import ChunkRow
 
 from .conftest import write
 from .test_recall import transcript_memory

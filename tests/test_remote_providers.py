@@ -201,7 +201,7 @@ def test_batch_api_and_its_switch_off_after_two_failures(fake: FakeProvider) -> 
 
 def test_daemon_runtime_reindexes_after_a_mid_life_fallback(workspace: Path, data_dir: Path, tmp_path: Path) -> None:
     from memoryd.config import Config
-    from memoryd.service.runtime import AgentRuntime
+    from memoryd.daemon.runtime import AgentRuntime
 
     primary, fallback = FakeProvider("openai", dims=48), FakeProvider("ollama", dims=40)
     write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n")

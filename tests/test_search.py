@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import QueryConfig
-from memoryd.index.sqlite import Store
 from memoryd.memory import AgentMemory
 from memoryd.search.hybrid import SearchError
 from memoryd.sources.analyzer import match_expression, query_terms
+from memoryd.store.sqlite import Store
 
 from .conftest import write
 
@@ -226,8 +226,8 @@ def test_the_chunks_holding_every_term_bound_what_the_others_must_score(
 
 
 def test_side_by_side_fts_queries_answer_as_one_by_one(memory: AgentMemory, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memoryd.index.sqlite import keyword as store
     from memoryd.search.filters import Filters
+    from memoryd.store.sqlite import keyword as store
 
     monkeypatch.setattr(store, "PARALLEL_FTS_CHUNKS", 1)
 
@@ -378,7 +378,7 @@ def test_the_int8_matrix_finds_what_float32_finds_and_scores_within_its_precisio
 ) -> None:
     import numpy as np
 
-    from memoryd.search.vector import quantize
+    from memoryd.store.sqlite.matrix import quantize
 
     rng = np.random.default_rng(3)
     vectors = rng.standard_normal((500, 64)).astype(np.float32)
@@ -411,7 +411,7 @@ def test_the_int8_matrix_finds_what_float32_finds_and_scores_within_its_precisio
 def test_a_large_scan_in_two_halves_scores_every_row_as_one_thread_does(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
-    from memoryd.search import vector
+    from memoryd.store.sqlite import matrix as vector
 
     rng = np.random.default_rng(5)
     codes = rng.integers(-127, 128, size=(10_000, 48), dtype=np.int8)
@@ -477,7 +477,7 @@ def test_keyword_evidence_tells_a_held_query_from_a_stray_match(memory: AgentMem
 
 def test_adaptive_fusion_moves_unearned_keyword_weight_to_a_confident_vector_side() -> None:
     from memoryd.search.fusion import Candidate, adaptive_fusion
-    from memoryd.search.vector import VectorScan
+    from memoryd.store.vectors import VectorScan
 
     def fused(evidence: float, std: float) -> list[int]:
         cands = [

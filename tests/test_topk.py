@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.index import topk
-from memoryd.index.rows import Match
-from memoryd.index.sqlite import Store
 from memoryd.memory import AgentMemory
 from memoryd.search.filters import Filters
 from memoryd.search.keyword import BM25_WEIGHTS
 from memoryd.sources.analyzer import match_expression, phrase_hits, query_terms
+from memoryd.store import topk
+from memoryd.store.rows import Match
+from memoryd.store.sqlite import Store
 
 from .conftest import write
 from .test_search import NOTES, _random_notes

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.client.http_gate import HEADER_SECONDS
-from memoryd.client.stub import MemoryClient
 from memoryd.entry_journal import EntryJournal
 from memoryd.memory import AgentMemory
+from memoryd_client.http_gate import HEADER_SECONDS
+from memoryd_client.stub import MemoryClient
 from tests import daemon as d
 from tests.conftest import write
 
@@ -241,7 +241,7 @@ def _serve_mcp_http(daemon: d.Daemon, data_dir: Path) -> tuple[subprocess.Popen[
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen(
-        [sys.executable, "-m", "memoryd.client.memctl", "--socket", str(daemon.socket), "mcp", "--http", str(port)],
+        [sys.executable, "-m", "memoryd_client.memctl", "--socket", str(daemon.socket), "mcp", "--http", str(port)],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "MEMORYD_DATA_DIR": str(data_dir)},
@@ -419,7 +419,7 @@ class _ServedInProcess:
     def __init__(self, path: Path, rate: float, burst: float) -> None:
         import asyncio
 
-        from memoryd.service.rpc import ConnectRate, RPCServer
+        from memoryd.daemon.rpc import ConnectRate, RPCServer
 
         self.loop = asyncio.new_event_loop()
         self.server = RPCServer(path, lambda method, params: {"pong": True})

@@ -3,7 +3,7 @@ from __future__ import annotations
 import plistlib
 from pathlib import Path
 
-from memoryd.service.units import install, render, uninstall
+from memoryd.daemon.units import install, render, uninstall
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,7 +48,7 @@ def test_install_says_so_when_systemd_refuses(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     env.pop("XDG_CONFIG_HOME", None)
     done = subprocess.run(
-        [sys.executable, "-m", "memoryd.service.cli", "service", "install", "--workspace", str(workspace)],
+        [sys.executable, "-m", "memoryd.daemon.cli", "service", "install", "--workspace", str(workspace)],
         capture_output=True,
         text=True,
         env=env,

@@ -10,9 +10,9 @@ import numpy as np
 
 from memoryd.config import ChunkingConfig, QueryConfig
 from memoryd.embeddings.hashing import HashingEmbedder
-from memoryd.index.batch import chunking_signature
+from memoryd.ingest.batch import chunking_signature
+from memoryd.ingest.windows import window_inputs
 from memoryd.memory import AgentMemory
-from memoryd.sources.windows import window_inputs
 
 from .conftest import CountingEmbedder, write
 

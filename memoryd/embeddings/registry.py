@@ -13,14 +13,14 @@ import importlib
 from collections.abc import Callable
 from functools import lru_cache
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memoryd.embeddings.base import Embedder
-    from memoryd.settings import EmbeddingConfig
 
 GROUP = "memoryd.embeddings"
-ProviderFactory = Callable[["EmbeddingConfig", bool], "Embedder"]
+# (memoryd.settings.EmbeddingConfig, as_fallback) -> Embedder; the settings validate names against this registry
+ProviderFactory = Callable[[Any, bool], "Embedder"]
 
 BUILTIN = {
     "hash": "memoryd.embeddings.builtin:hashing",

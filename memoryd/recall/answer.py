@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memoryd.embeddings.base import EmbeddingError
-from memoryd.protocol.schema import Recall, Search
 from memoryd.recall.block import Memory, build_block
 from memoryd.recall.focus import focus
 from memoryd.recall.gate import ChatterCheck, prompt_topic
 from memoryd.recall.sessions import ShownMemories
+from memoryd_client.protocol.schema import Recall, Search
 
 if TYPE_CHECKING:
     from memoryd.memory import AgentMemory

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoryd.protocol.schema import SOURCES
+from memoryd_client.protocol.schema import SOURCES
 
 
 class FilterError(ValueError):
@@ -51,7 +51,7 @@ class Filters:
         before: object = None,
         kind: str | Sequence[str] | None = None,
     ) -> Filters:
-        """Filters from a search request the schema already checked (memoryd.protocol.schema.Search)."""
+        """Filters from a search request the schema already checked (memoryd_client.protocol.schema.Search)."""
         if path is not None and not path:
             raise FilterError("'path' must be a non-empty string (a prefix or a glob)")
         kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())

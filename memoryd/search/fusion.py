@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memoryd.config import QueryConfig
-    from memoryd.search.vector import VectorScan
+    from memoryd.store.vectors import VectorScan
 
 _NORMAL = NormalDist()
 # Trust starts this many standard deviations below the noise ceiling (real distributions are not normal; measured
@@ -157,7 +157,7 @@ def adaptive_fusion(
 
 
 def keyword_reach(candidates: list[Candidate], scan: VectorScan | None) -> dict[str, float]:
-    """Where the vector side read notes in several languages (memoryd.search.languages): how far keyword search
+    """Where the vector side read notes in several languages (memoryd.store.languages): how far keyword search
     reached into each, as its best hit there against its best overall (0 for a language it found nothing in;
     keyword search matches words, so a question finds little in another language but names and numbers)."""
     if scan is None or not scan.scales:

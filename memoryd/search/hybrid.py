@@ -13,10 +13,6 @@ import numpy as np
 
 from memoryd.config import QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
-from memoryd.index.interface import MemoryStore
-from memoryd.index.rows import ChunkRow
-from memoryd.protocol.schema import Search
-from memoryd.protocol.validation import InvalidParams, request
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse, vector_margin
@@ -24,10 +20,14 @@ from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.regions import Region, group_regions
 from memoryd.search.snippets import best_snippet, word_weights
-from memoryd.search.vector import VectorIndex, VectorScan
 from memoryd.search.windows import blend_windows
 from memoryd.sources.analyzer import analyze, query_terms, snippet_words
+from memoryd.store.interface import MemoryStore
+from memoryd.store.rows import ChunkRow
+from memoryd.store.vectors import Vectors, VectorScan
 from memoryd.threads import lasting_pool
+from memoryd_client.protocol.schema import Search
+from memoryd_client.protocol.validation import InvalidParams, request
 
 MAX_QUERY_CHARS = 8192
 QUERY_CACHE_SIZE = 256
@@ -111,7 +111,7 @@ class Gathered:
 
 class SearchEngine:
     def __init__(
-        self, store: MemoryStore, settings: QueryConfig, vectors: VectorIndex, vector_state: VectorState
+        self, store: MemoryStore, settings: QueryConfig, vectors: Vectors, vector_state: VectorState
     ) -> None:
         self.store = store
         self.settings = settings
@@ -156,7 +156,7 @@ class SearchEngine:
         return lasting_pool("query-vector", QUERY_VECTOR_THREADS).submit(run)
 
     def search(self, query: str, *, record_access: bool = True, **options: object) -> SearchResponse:
-        """A search with the protocol's options (memoryd.protocol.schema.Search), checked as the daemon checks them."""
+        """A search with the protocol's options (protocol.schema.Search), checked as the daemon checks them."""
         try:
             checked = request("search", query=query, **options)
         except InvalidParams as exc:

@@ -6,10 +6,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memoryd.index.interface import MemoryStore
-from memoryd.index.rows import Match, Phrase
 from memoryd.search.filters import Filters
 from memoryd.sources.analyzer import Term, match_expression, phrase_hits, query_terms
+from memoryd.store.interface import MemoryStore
+from memoryd.store.rows import Match, Phrase
 
 # Column weights for bm25(): body, exact forms (identifiers, accented words), heading path, characters of
 # unspaced scripts.

@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 import numpy as np
 
 from memoryd.config import QueryConfig
-from memoryd.index.rows import ChunkRow
+from memoryd.store.rows import ChunkRow
 
 DAY = 86400.0
 # Half-lives by memory type, as multiples of the configured one (lean-RAG): events fade, facts and skills last.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from memoryd.index.rows import ChunkRow
+from memoryd.store.rows import ChunkRow
 
 # A region joins at most this many chunks, so that a long note whose every chunk matches still comes back as
 # several results with snippets of bounded length (LoCoMo, offline on the same candidates: 2, 3 or any number

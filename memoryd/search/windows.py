@@ -1,13 +1,13 @@
 """Vector candidates scored by their windows too: a question often matches one sentence of a chunk, which the
-chunk's one vector blurs (memoryd.sources.windows; docs/design.md, "Vectors for parts of a chunk")."""
+chunk's one vector blurs (memoryd.ingest.windows; docs/design.md, "Vectors for parts of a chunk")."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from memoryd.index.interface import MemoryStore
 from memoryd.search.fusion import Candidate
-from memoryd.search.vector import VectorScan
+from memoryd.store.interface import MemoryStore
+from memoryd.store.vectors import VectorScan
 
 
 def blend_windows(
@@ -20,7 +20,7 @@ def blend_windows(
     """Each vector candidate's similarity from its own cosine and its best window's (`weight` of it), and the
     vector ranks by that. A chunk that is one window, or whose windows have no vectors yet, keeps its own cosine;
     `chunk_score` keeps the chunk's own where it changed (fusion's confidence is measured on those). A window's
-    cosine is read on the scale of `scan`'s hits, as its chunk's is (memoryd.search.languages)."""
+    cosine is read on the scale of `scan`'s hits, as its chunk's is (memoryd.store.languages)."""
     own = {cid: c.vector_score for cid, c in candidates.items() if c.vector_score is not None}
     for chunk_id, matrix in store.window_vectors(list(own)).items():
         if not len(matrix) or matrix.shape[1] != query_vector.shape[0]:

@@ -1,6 +1,6 @@
 """The language a chunk is written in. One index may hold notes in several languages, and a question scores
 higher against every note in its own language than against any in another; search ranks each language's notes
-on a common scale (memoryd.search.languages; docs/design.md, "Notes in several languages")."""
+on a common scale (memoryd.store.languages; docs/design.md, "Notes in several languages")."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import re2
 
-from memoryd.protocol.schema import MEMORY_TYPES
 from memoryd.sources.markdown import Chunk
+from memoryd_client.protocol.schema import MEMORY_TYPES
 
 _DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)

@@ -220,7 +220,7 @@ def code(value: str, key: str, spaced: bool) -> bool:
     head = value.split("(", 1)[0].split("[", 1)[0]
     if head != value and (head == "" or _identifier_path(head) or _attribute(head)):
         return True
-    if "." in value and _identifier_path(value):
+    if "." in value and _identifier_path(value) and not _all_classes(value):
         return True
     if not value.replace("_", "").isalpha():
         return False
@@ -228,6 +228,12 @@ def code(value: str, key: str, spaced: bool) -> bool:
     if spaced or value.lower() == key.lower() or any(w in words for w in key_words(key)[-1:]):
         return True
     return any(_strength(words, i) for i in range(len(words))) and len(words) > 1
+
+
+def _all_classes(text: str) -> bool:
+    """Upper and lower case letters and digits at once: what a generated credential holds (a0000.AAAAA), and a
+    name path in code (settings.db_password, os.environ) almost never does."""
+    return any(c.isupper() for c in text) and any(c.islower() for c in text) and any(c.isdigit() for c in text)
 
 
 def _identifier_path(text: str) -> bool:

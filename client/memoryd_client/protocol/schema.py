@@ -1,0 +1,317 @@
+"""Every RPC method and its parameters, written once. The daemon validates requests against it
+(memoryd_client.protocol.validation), the stub checks option names with it, memctl builds its options and help from it,
+the MCP bridge its tool schemas, and docs/protocol.md its parameter tables (`python -m memoryd_client.protocol.doc`).
+
+A method is a class of typed attributes; an instance is one request, as the library and the search engine take
+it. Imports nothing (memctl's fast path reads it on every call), so types are the annotations' strings:
+`str`, `int`, `float` (any finite number), `bool`, `list[str]`, joined with `|`; `| None` marks it optional."""
+
+from __future__ import annotations
+
+from memoryd_client.protocol.limits import MAX_CLIENT_CHARS, MAX_PATH_CHARS, MAX_PROMPT_CHARS, MAX_SESSION_CHARS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any, ClassVar
+
+MAX_RESULTS = 200
+RECALL_BUDGET = (64, 20_000)  # tokens a recall block may be given (the request's and the config's bounds)
+MAX_WAIT_SECONDS = 3600.0
+DEFAULT_WAIT_SECONDS = 120.0  # how long `sync` and `reindex(wait)` wait unless told otherwise
+MODES = ("hybrid", "keyword", "vector")
+FUSIONS = ("adaptive", "weighted", "rrf")
+SOURCES = ("memory", "sessions")
+MEMORY_TYPES = ("episodic", "semantic", "procedural", "lore")
+CLIENTS = ("claude-code", "codex", "opencode", "openclaw")  # integrations `status` counts by name
+OTHER_CLIENT = "other"  # what `status` counts every other client name as
+
+_REQUIRED: Any = object()
+
+
+def inspect_annotations(cls: type) -> dict[str, str]:
+    """The class's own annotations, as strings (inspect.get_annotations without importing inspect)."""
+    return dict(cls.__dict__.get("__annotations__", {}))  # noqa: RUF063
+
+
+class Param:
+    """One parameter: its wire name, type (from the annotation), default, bounds, choices and help. `cli` is
+    memctl's flags for it (None: not an option there; () for the default `--name`); `mcp` whether the MCP tool
+    offers it. A string may have a `max_length`; a `path` has no NUL; a name outside `known` is taken as
+    OTHER_CLIENT."""
+
+    __slots__ = (
+        "choices",
+        "cli",
+        "default",
+        "ge",
+        "help",
+        "known",
+        "le",
+        "max_length",
+        "mcp",
+        "name",
+        "path",
+        "types",
+        "wire",
+    )
+
+    def __init__(
+        self,
+        default: Any,
+        help: str,
+        *,
+        ge: float | None = None,
+        le: float | None = None,
+        choices: tuple[str, ...] | None = None,
+        cli: tuple[str, ...] | None = (),
+        mcp: bool = True,
+        wire: str | None = None,
+        max_length: int | None = None,
+        path: bool = False,
+        known: tuple[str, ...] | None = None,
+    ) -> None:
+        self.default, self.help, self.ge, self.le, self.choices = default, help, ge, le, choices
+        self.cli, self.mcp, self.wire = cli, mcp, wire
+        self.max_length, self.path, self.known = max_length, path, known
+        self.name = ""
+        self.types: tuple[str, ...] = ()
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+    @property
+    def optional(self) -> bool:
+        """None is a value it takes (the daemon's or the agent's default applies)."""
+        return "None" in self.types
+
+    @property
+    def many(self) -> bool:
+        return "list[str]" in self.types
+
+    @property
+    def scalar(self) -> str:
+        """Its one-value type: str, int, float or bool (for a list, its element's)."""
+        kinds = [t for t in self.types if t != "None"]
+        return "str" if kinds == ["list[str]"] else kinds[0]
+
+    def __repr__(self) -> str:
+        return f"Param({self.wire!r}: {' | '.join(self.types)})"
+
+
+def param(default: Any = _REQUIRED, help: str = "", **details: Any) -> Any:
+    return Param(default, help, **details)
+
+
+class Request:
+    """A method's request; subclasses declare the parameters as annotated class attributes."""
+
+    method: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    returns: ClassVar[str] = ""
+    idempotent: ClassVar[bool] = False  # only reads: a client may send it again after a lost connection
+    lane: ClassVar[str] = "shared"  # where the daemon runs it: inline (event loop), control, bulk, jobs or shared
+    params: ClassVar[tuple[Param, ...]] = ()
+    _by_wire: ClassVar[dict[str, Param]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        found = []
+        for name, annotation in inspect_annotations(cls).items():
+            spec = cls.__dict__.get(name)
+            if not isinstance(spec, Param):
+                continue
+            spec.name, spec.wire = name, spec.wire or name
+            spec.types = tuple(t.strip() for t in str(annotation).split("|"))
+            found.append(spec)
+        cls.params = tuple(found)
+        cls._by_wire = {p.wire: p for p in found}
+
+    def __init__(self, **values: Any) -> None:
+        names = [p.name for p in self.params]
+        unknown = sorted(set(values).difference(names))
+        if unknown:
+            raise TypeError(f"{self.method}() got unknown parameters {', '.join(unknown)}; it takes {', '.join(names)}")
+        for spec in self.params:
+            if spec.name in values:
+                setattr(self, spec.name, values[spec.name])
+            elif spec.required:
+                raise TypeError(f"{self.method}() needs {spec.wire}")
+            else:
+                setattr(self, spec.name, spec.default)
+
+    @classmethod
+    def by_wire(cls) -> dict[str, Param]:
+        """The parameters by their wire names (worked out once, when the class was made)."""
+        return cls._by_wire
+
+    def wire_params(self) -> dict[str, Any]:
+        """The values given that differ from the defaults, by their wire names (what a client sends); None is
+        not given."""
+        values = ((p, getattr(self, p.name)) for p in self.params)
+        return {p.wire: v for p, v in values if v is not None and v != p.default}
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        return ((p.name, getattr(self, p.name)) for p in self.params)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.items())})"
+
+
+AGENT_HELP = "Agent id (default: the daemon's default agent)."
+CLIENT_HELP = (
+    f"Which integration asks ({', '.join(CLIENTS)}; any other name counts as {OTHER_CLIENT}): `status` says when "
+    "each last did."
+)
+
+
+class Ping(Request):
+    method, lane, idempotent = "ping", "inline", True
+    summary = "Whether the daemon answers, and what it is."
+    returns = "{pong, version, pid, uptime_s, agents, default_agent, socket, reload_error, rss_mb, ...}"
+
+
+class Search(Request):
+    method, idempotent = "search", True
+    summary = "Hybrid search: ranked snippets with `path#Lstart-Lend` citations."
+    returns = (
+        "{results: [...], mode, provider, model, took_ms, fusion, degraded, restored_query, partial, embedded, agent, "
+        "agents, skipped}"
+    )
+    query: str = param(help="What to recall, in any language; exact names and identifiers work too.", cli=None)
+    max_results: int | None = param(
+        None, "How many results (default: the agent's, 6).", ge=1, le=MAX_RESULTS, cli=("-n", "--max-results")
+    )
+    min_score: float | None = param(None, "Drop results scoring below this (default: the agent's, 0.2).")
+    mode: str = param("hybrid", "Which side runs: both fused, or one.", choices=MODES, mcp=False)
+    sources: list[str] | None = param(
+        None, "Only these sources: memory (notes), sessions (conversations).", choices=SOURCES, cli=("--source",)
+    )
+    fusion: str | None = param(
+        None, "How the two sides are fused (default: the agent's, adaptive).", choices=FUSIONS, mcp=False
+    )
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+    agents: list[str] | None = param(
+        None,
+        "Search these agents' memories together (shared namespaces among them); each result names its agent.",
+        cli=("--agents",),
+    )
+    path: str | None = param(
+        None,
+        "Only files under this prefix (memory/people/) or matching this glob (memory/2026-*).",
+        max_length=MAX_PATH_CHARS,
+        path=True,
+    )
+    after: str | float | None = param(None, "Only memories from this date on (YYYY-MM-DD, ISO time or epoch seconds).")
+    before: str | float | None = param(None, "Only memories up to the end of this date.")
+    type: str | list[str] | None = param(None, "Only memories of this type, or these.", choices=MEMORY_TYPES)
+    explain: bool = param(False, "Add how each score was made to every result.", mcp=False)
+    mmr: bool | None = param(None, "Diversify near-duplicate results (default: the agent's setting).", mcp=False)
+    decay: bool | None = param(None, "Favour recent memories (default: the agent's setting).", mcp=False)
+
+
+class Recall(Request):
+    method = "recall"  # not resent: it records what the session was shown
+    summary = (
+        "The memories worth putting before a prompt, as one block within a token budget, or nothing (small talk, "
+        "bare commands, nothing relevant, all already shown in this session)."
+    )
+    returns = "{agent, block, memories: [{citation, score}], tokens, skipped, took_ms}"
+    prompt: str = param(
+        help=f"The user's prompt, as the agent got it (at most {MAX_PROMPT_CHARS:,} characters; a long one is read "
+        "for its topic: its start and its last question).",
+        cli=None,
+        max_length=MAX_PROMPT_CHARS,
+    )
+    session: str | None = param(
+        None,
+        f"The agent's session id (at most {MAX_SESSION_CHARS} characters): what it was already shown is not shown "
+        "again.",
+        max_length=MAX_SESSION_CHARS,
+    )
+    transcript: str | None = param(
+        None,
+        "The session's own transcript file: its turns are in the agent's context already, never recalled.",
+        max_length=MAX_PATH_CHARS,
+        path=True,
+    )
+    budget: int | None = param(
+        None,
+        "Tokens the block may take, estimated high (default: the agent's, 1000).",
+        ge=RECALL_BUDGET[0],
+        le=RECALL_BUDGET[1],
+    )
+    sources: list[str] | None = param(
+        None, "Only these sources: memory (notes), sessions (conversations).", choices=SOURCES, cli=("--source",)
+    )
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+    client: str | None = param(None, CLIENT_HELP, cli=None, mcp=False, max_length=MAX_CLIENT_CHARS, known=CLIENTS)
+
+
+class Get(Request):
+    method, lane, idempotent = "get", "bulk", True
+    summary = "Lines of a memory file, redacted as the index holds them."
+    returns = "{path, from, lines, total_lines, text, truncated}"
+    path: str = param(
+        help="A path inside the agent's memory, as citations give it.", cli=None, max_length=MAX_PATH_CHARS, path=True
+    )
+    from_: int | None = param(None, "First line, 1-based (default 1).", ge=1, wire="from", cli=None)
+    lines: int | None = param(None, "How many lines (default: up to 5,000).", ge=1, cli=None)
+    agent: str | None = param(None, "Agent whose memory holds the path (a result names it).", cli=None)
+
+
+class Write(Request):
+    method, lane = "write", "jobs"
+    summary = "Append an entry to a Markdown note, fsync it and index it."
+    returns = "{path, start_line, end_line, citation, indexed, index_error}"
+    text: str = param(help="What to remember: one self-contained statement.", cli=None)
+    path: str | None = param(
+        None, "Note under memory/ (default: memory/YYYY-MM-DD.md).", max_length=MAX_PATH_CHARS, path=True
+    )
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+    type: str | None = param(None, "Memory type of the entry.", choices=MEMORY_TYPES)
+    importance: float | None = param(None, "0 (trivia) .. 1 (critical).", ge=0, le=1)
+
+
+class Status(Request):
+    method, lane, idempotent = "status", "control", True
+    summary = "Daemon and index state per agent."
+    returns = "{daemon: {...}, agents: [...]}"
+    agent: str | None = param(None, "Only this agent (default: every agent).", cli=None, mcp=False)
+
+
+class Sync(Request):
+    method, lane = "sync", "jobs"
+    summary = "Bring the index up to date now, and wait for it."
+    returns = "{agent, done, report, progress, error}"
+    force: bool = param(False, "Re-read every file, not only changed ones.")
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+    timeout: float | None = param(
+        None, f"Seconds to wait (default {DEFAULT_WAIT_SECONDS:.0f}).", ge=0, le=MAX_WAIT_SECONDS, cli=None
+    )
+    vectors: bool = param(True, "Also wait for the vectors the embedding lane adds.", cli=None)
+    client: str | None = param(None, CLIENT_HELP, cli=None, mcp=False, max_length=MAX_CLIENT_CHARS, known=CLIENTS)
+
+
+class Reindex(Request):
+    method, lane = "reindex", "jobs"
+    summary = "Rebuild the index atomically; searches keep being answered meanwhile."
+    returns = "{agent, started, done, progress}"
+    wait: bool = param(False, "Answer when it is over (or after `timeout`).", cli=None)
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+    timeout: float | None = param(
+        None, f"Seconds to wait (default {DEFAULT_WAIT_SECONDS:.0f}).", ge=0, le=MAX_WAIT_SECONDS, cli=None
+    )
+
+
+class Agents(Request):
+    method, lane, idempotent = "agents", "control", True
+    summary = "The daemon's agents."
+    returns = "[{id, workspace, sources, default}]"
+
+
+METHODS: dict[str, type[Request]] = {
+    m.method: m for m in (Ping, Search, Recall, Get, Write, Status, Sync, Reindex, Agents)
+}
+IDEMPOTENT = frozenset(name for name, m in METHODS.items() if m.idempotent)

@@ -1,0 +1,76 @@
+"""What memctl prints, shared by its full command line (cli) and its quick search path (memctl)."""
+
+from __future__ import annotations
+
+from memoryd_client.stub import ClientError, DaemonNotRunning, RemoteError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memoryd_client.protocol.results import SearchResults
+
+
+def failure(exc: ClientError) -> tuple[str, int]:
+    """The line for stderr, and the exit code: 3 when no daemon runs, 1 for any other failure."""
+    message = str(exc) if not isinstance(exc, RemoteError) else f"{exc.message} ({exc.code})"
+    if isinstance(exc, RemoteError) and exc.code == "too_many_connections":
+        message = f"memoryd is running but busy: {message}; try again"
+    return f"memctl: {message}", 3 if isinstance(exc, DaemonNotRunning) else 1
+
+
+def failure_json(exc: ClientError) -> str:
+    """The error as JSON, for `--json` callers: {"error": {"code", "message"}}."""
+    import json
+
+    code = exc.code if isinstance(exc, RemoteError) else "not_running" if isinstance(exc, DaemonNotRunning) else "error"
+    message = exc.message if isinstance(exc, RemoteError) else str(exc)
+    return json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def hit_citation(citation: str, extra: dict[str, Any] | None) -> str:
+    """A result's citation, naming its agent when the search went over several (`memctl get -a AGENT` reads it)."""
+    agent = (extra or {}).get("agent")
+    return f"{citation}  (agent {agent})" if agent else citation
+
+
+def search_text(found: SearchResults) -> str:
+    """Score, citation and the first lines of the snippet per hit, then how the search ran."""
+    lines = []
+    for hit in found.results:
+        snippet = "\n".join("    " + ln for ln in hit.snippet.strip().splitlines()[:6])
+        lines.append(f"{hit.score:.3f}  {hit_citation(hit.citation, hit.extra)}\n{snippet}")
+        explain = (hit.extra or {}).get("explain")
+        if explain:
+            lines[-1] += "\n    " + explain_line(explain)
+    footer = f"({plural(len(found.results), 'result')}, {found.mode}, {found.took_ms:.1f} ms)"
+    if found.raw.get("partial"):
+        footer += (
+            f"  note: still embedding ({found.raw.get('embedded')} chunks have vectors; the rest match by keyword)"
+        )
+    if found.raw.get("restored_query"):
+        footer += f"  searched by meaning as: {found.raw['restored_query']}"
+    if found.raw.get("degraded"):
+        footer += f"  note: {found.raw['degraded']}"
+    return "\n\n".join([*lines, footer]) if lines else f"no results {footer}"
+
+
+def explain_line(e: dict[str, Any]) -> str:
+    def num(value: Any) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    parts = [
+        f"vector {num(e.get('vector_score'))}",
+        f"text {num(e.get('text_score'))}",
+        f"fused {num(e.get('fused'))}",
+        f"decay {num(e.get('decay'))}",
+        f"importance {num(e.get('importance'))}",
+        f"access {e.get('access_hits', 0)}x{num(e.get('access_factor'))}",
+    ]
+    if e.get("mmr_step") is not None:
+        parts.append(f"mmr #{e['mmr_step']} (penalty {num(e.get('mmr_penalty'))})")
+    return "[" + ", ".join(parts) + f" -> {num(e.get('final'))}]"

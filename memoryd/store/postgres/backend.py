@@ -1,0 +1,108 @@
+"""The PostgreSQL backend: a namespace that several daemons share, one writing (whoever holds the namespace's lock),
+the others standing by or reading, on the primary or a streaming replica. A reindex builds a staging schema and
+swaps it in by name (memoryd.store.postgres.reindex)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import structlog
+
+from memoryd.settings import PostgresStore
+from memoryd.store.interface import Filled, MemoryStore, StoreUnavailable
+from memoryd.store.postgres import Store, redact_url
+from memoryd.store.postgres import reindex as staged
+from memoryd.store.postgres.served import ServedVectors
+
+log = structlog.get_logger("memoryd.store")
+R = TypeVar("R", bound=Filled)
+
+
+class PostgresBackend:
+    kind = "postgresql"
+    watched = True  # other daemons may write the namespace, or leave it to this one
+
+    def __init__(self, settings: PostgresStore) -> None:
+        self.settings = settings
+        self.healed: str | None = None
+        self._open()
+        self.lead()
+
+    def _open(self) -> None:
+        pg = self.settings
+        self.store: Store = Store(pg.url, pg.namespace, read_url=pg.read_url, readers=pg.readers)
+        self.vectors = ServedVectors(self.store)
+
+    @property
+    def role(self) -> str:
+        if self.store.writable:
+            return "writer"
+        return "standby" if self.store.may_write else "reader"
+
+    def lead(self) -> bool:
+        if self.store.writable:
+            return True
+        if not self.store.try_lead():
+            return False
+        log.info("writing the shared namespace", namespace=self.settings.namespace)
+        return True
+
+    def still_leads(self) -> bool:
+        return self.store.check_writer()
+
+    @property
+    def healthy(self) -> bool:
+        return bool(self.store.health["ok"])
+
+    def damage(self) -> str | None:
+        return None  # the server keeps its own data sound; a dropped connection is found and replaced on use
+
+    def heal(self, why: BaseException | str) -> None:
+        """Reconnect from scratch (the namespace itself is the server's to keep)."""
+        self.store.close()
+        self._open()
+        self.lead()
+        self.healed = str(why)
+
+    def build(self, fill: Callable[[MemoryStore], R]) -> tuple[Store, R]:
+        return staged.build(self.store, fill)
+
+    def swap(self, staged_store: Store) -> None:
+        staged.swap(self.store, staged_store)
+
+    def discard(self, staged_store: Store) -> None:
+        staged.discard(staged_store)
+
+    def status(self) -> dict[str, Any]:
+        pg = self.settings
+        return {
+            "store": redact_url(pg.url),
+            "store_kind": self.kind,
+            "namespace": pg.namespace,
+            "role": self.role,
+            "store_health": dict(self.store.health),
+            "read_from": redact_url(pg.read_url) if pg.read_url else "primary",
+            "replica_lag_s": self.store.replica_lag() if pg.read_url else None,
+            "keyword_ranking": "bm25 (postgresql)",
+        }
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def offline_check(settings: PostgresStore) -> Iterator[tuple[str, str, str]]:
+    """The namespace read while this daemon is stopped (other daemons may be serving it): (level, message, fix)."""
+    try:
+        store = Store(settings.url, settings.namespace, read_url=settings.read_url, create=False)
+    except StoreUnavailable as exc:
+        yield "fail", f"{redact_url(settings.url)}: {exc}", "check the server and this role's grants"
+        return
+    try:
+        counts = store.row_counts()
+    except StoreUnavailable as exc:
+        yield "fail", f"namespace {settings.namespace}: {exc}", "check the server and this role's grants"
+        return
+    finally:
+        store.close()
+    yield "ok", f"namespace {settings.namespace}: {counts['files']} files, {counts['chunks']} chunks", ""

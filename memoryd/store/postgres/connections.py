@@ -1,0 +1,349 @@
+"""A namespace's connections to PostgreSQL: one for writes, one per reading thread (the replica's where there is
+one), a listener that hears other daemons' commits, and what is remembered between them."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import structlog
+from psycopg import sql
+
+from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
+from memoryd.store.postgres.schema import CHANNEL, SCHEMA_VERSION, create_tables, grant_read, lock_key, schema_name
+from memoryd.store.rows import StoreChange
+
+log = structlog.get_logger("memoryd.postgres")
+ChangeListener = Callable[[StoreChange], None]
+CONNECT_TIMEOUT = 3  # seconds; a server that does not answer is reported, never waited on
+STATEMENT_TIMEOUT_MS = 10_000
+RETRY_SECONDS = (0.5, 1, 2, 4, 8, 15)  # backoff between connection attempts after a failure
+
+
+class NotWriter(StoreUnavailable):
+    """Another daemon holds the namespace's writer lock: this one reads, and stands by to take over."""
+
+
+def _timed_out() -> str:
+    return f"PostgreSQL took longer than {STATEMENT_TIMEOUT_MS // 1000} s on this request (statement_timeout)"
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password (status and logs never show one)."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "<unparsable PostgreSQL URL>"
+    host = info.get("host", "")
+    where = f"{host}:{info['port']}" if info.get("port") else host
+    return f"postgresql://{info.get('user', '')}@{where}/{info.get('dbname', '')}"
+
+
+class Connections:
+    """Owns one namespace's connections. Writes go through one connection under a lock; each thread reads
+    through its own, so searches run side by side. Every failure to reach the server becomes StoreUnavailable."""
+
+    def __init__(
+        self, url: str, namespace: str, *, read_url: str | None = None, readers: tuple[str, ...] = (), create=True
+    ) -> None:
+        self.url = url
+        self.read_url = read_url
+        self.namespace = namespace
+        self.schema = schema_name(namespace)
+        self.readers_granted = readers
+        self.path = Path(f"{redact_url(url)}#{namespace}")
+        self._s = sql.Identifier(self.schema)
+        self._write_lock = threading.RLock()
+        self._listeners: list[ChangeListener] = []
+        self._local = threading.local()
+        self._held: list[tuple[threading.Thread, psycopg.Connection]] = []
+        self._held_lock = threading.Lock()
+        self._writer: psycopg.Connection | None = None
+        self._cache_lock = threading.Lock()
+        self._ranking: ThreadPoolExecutor | None = None  # keyword queries of one search ranked side by side
+        self._counts: dict[str, int] | None = None
+        self._epoch = 0  # moved by every commit heard of: what was read across one is not kept
+        self._frequencies: dict[str, int] = {}
+        self._phrase_hits: dict[str, int] = {}
+        self._meta: dict[str, str | None] = {}
+        self._access: dict[str, tuple[int, float]] = {}  # hash -> (hits, last time) not yet written
+        self._dims = 0
+        self._closed = False
+        self.health: dict[str, Any] = {"ok": True, "error": None, "since": time.time()}
+        self.writable = False
+        self.may_write = True  # until the server says otherwise
+        self._created = not create
+        if create:
+            with contextlib.suppress(StoreUnavailable):  # the server may be away: made at the first use instead
+                self._create()
+        self._listener = threading.Thread(target=self._listen, name=f"pg-listen-{namespace}", daemon=True)
+        self._listener.start()
+
+    # -- connections -----------------------------------------------------------------------------------
+    def _connect(self, url: str, autocommit: bool = True) -> psycopg.Connection:
+        try:
+            conn = psycopg.connect(
+                url,
+                autocommit=autocommit,
+                connect_timeout=CONNECT_TIMEOUT,
+                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+                application_name=f"memoryd:{self.namespace}",
+            )
+        except psycopg.Error as exc:
+            self._failed(exc)
+            raise StoreUnavailable(f"PostgreSQL unreachable ({redact_url(url)}): {_first_line(exc)}") from None
+        self._recovered()
+        return conn
+
+    def _failed(self, exc: BaseException) -> None:
+        if self.health["ok"]:
+            self.health = {"ok": False, "error": _first_line(exc), "since": time.time()}
+
+    def _recovered(self) -> None:
+        if not self.health["ok"]:
+            self.health = {"ok": True, "error": None, "since": time.time()}
+
+    def reader(self, replica: bool = False) -> psycopg.Connection:
+        """This thread's read connection to the primary, or (`replica`) to the read URL where there is one."""
+        slot = "replica" if replica and self.read_url else "primary"
+        conn: psycopg.Connection | None = getattr(self._local, slot, None)
+        if conn is None or conn.closed or conn.broken:
+            conn = self._connect(self.read_url if slot == "replica" else self.url)  # type: ignore[arg-type]
+            setattr(self._local, slot, conn)
+            with self._held_lock:
+                self._held = [(t, c) for t, c in self._held if t.is_alive() and not c.closed] + [
+                    (threading.current_thread(), conn)
+                ]
+        return conn
+
+    @contextlib.contextmanager
+    def reading(self, replica: bool = False) -> Iterator[psycopg.Cursor]:
+        """A cursor on this thread's read connection; a lost connection is dropped and reported. Searches read
+        the replica (`replica`); everything a sync reads comes from the primary, which holds its own writes."""
+        if not self._created:
+            self._create()
+        conn = self.reader(replica)
+        try:
+            with conn.cursor() as cur:
+                yield cur
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName) as exc:
+            raise NotGranted(
+                f"the namespace {self.namespace!r} does not exist or this role may not read it ({_first_line(exc)})"
+            ) from None
+        except psycopg.errors.QueryCanceled:
+            raise StoreBusy(_timed_out()) from None
+        except psycopg.OperationalError as exc:
+            if conn.broken or conn.closed:
+                setattr(self._local, "replica" if replica and self.read_url else "primary", None)
+                raise StoreUnavailable(f"PostgreSQL connection lost: {_first_line(exc)}") from None
+            raise
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[psycopg.Cursor]:
+        """One transaction on the write connection, under the write lock; the listeners hear of it after the
+        commit (this daemon's through `_notify`, other daemons' through NOTIFY, sent at commit)."""
+        with self._write_lock:
+            if not self._created:
+                self._create()
+            conn = self._writer_connection()
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    yield cur
+                    cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.namespace))
+            except psycopg.errors.QueryCanceled:
+                raise StoreBusy(_timed_out()) from None
+            except psycopg.OperationalError as exc:
+                if conn.broken or conn.closed:
+                    self._writer = None
+                    self.writable = False  # the lock went with the session
+                    raise StoreUnavailable(f"PostgreSQL connection lost: {_first_line(exc)}") from None
+                raise
+            finally:
+                self._invalidate()
+
+    def _writer_connection(self) -> psycopg.Connection:
+        """The write connection, which holds the namespace's advisory lock for its whole session: writes go
+        through the connection that holds the lock, so a daemon whose session ended (and whose lock another
+        daemon may have taken) can write nothing more. Raises NotWriter while another daemon holds it."""
+        if self._writer is not None and not (self._writer.closed or self._writer.broken):
+            return self._writer
+        self._writer = None
+        self.writable = False
+        conn = self._connect(self.url)
+        try:
+            may = conn.execute(
+                "SELECT has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE') FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = 'chunks'",
+                (self.schema,),
+            ).fetchone()
+            self.may_write = bool(may and may[0])
+            if not self.may_write:  # a reader must not hold the lock the namespace's writer needs
+                conn.close()
+                raise NotWriter(f"this role may read the namespace {self.namespace!r}, not write it")
+            held = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key(self.namespace),)).fetchone()
+        except psycopg.Error as exc:
+            conn.close()
+            self._failed(exc)
+            raise StoreUnavailable(f"PostgreSQL: {_first_line(exc)}") from None
+        if not held or not held[0]:
+            conn.close()
+            raise NotWriter(f"another daemon writes the namespace {self.namespace!r}; this one stands by")
+        self._writer = conn
+        self.writable = True
+        return conn
+
+    def try_lead(self) -> bool:
+        """Become the namespace's writer if no other daemon is (standbys call it every few seconds)."""
+        with self._write_lock:
+            try:
+                self._writer_connection()
+            except (NotWriter, StoreUnavailable):
+                return False
+            return True
+
+    def check_writer(self) -> bool:
+        """Whether this daemon still writes the namespace: its lock's session answers (a lost session lost the
+        lock with it)."""
+        with self._write_lock:
+            conn = self._writer
+            if conn is None:
+                return False
+            try:
+                conn.execute("SELECT 1")
+                return True
+            except psycopg.Error:
+                self._writer = None
+                self.writable = False
+                with contextlib.suppress(psycopg.Error):
+                    conn.close()
+                return False
+
+    def _create(self) -> None:
+        """Make the namespace's schema if it is missing (the first daemon with the right to does so); a role
+        without that right reads it once another has made it."""
+        with self._write_lock:
+            conn = self._connect(self.url, autocommit=True)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
+                    if cur.fetchone() is None:
+                        cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+                        if cur.fetchone() is None:  # a superuser's step, once per database (see the README)
+                            cur.execute("CREATE EXTENSION vector")
+                        with contextlib.suppress(psycopg.errors.DuplicateSchema), conn.transaction():
+                            cur.execute(sql.SQL("CREATE SCHEMA {}").format(self._s))
+                            cur.execute(create_tables(self.schema))
+                            cur.execute(
+                                sql.SQL("INSERT INTO {}.meta VALUES ('schema_version', %s)").format(self._s),
+                                (str(SCHEMA_VERSION),),
+                            )
+                    self._grant(cur)
+                self._created = True
+            except psycopg.errors.InsufficientPrivilege as exc:
+                self._created = True  # as far as this role can: reading says what it may not
+                self.may_write = False
+                log.warning("cannot make the namespace's schema", namespace=self.namespace, error=_first_line(exc))
+            finally:
+                conn.close()
+
+    def _grant(self, cur: psycopg.Cursor, schema: str | None = None) -> None:
+        """Read grants for the configured roles (the schema's owner only may give them)."""
+        if not self.readers_granted:
+            return
+        cur.execute(
+            "SELECT pg_get_userbyid(nspowner) = current_user FROM pg_namespace WHERE nspname = %s",
+            (schema or self.schema,),
+        )
+        row = cur.fetchone()
+        if row and row[0]:
+            for statement in grant_read(schema or self.schema, list(self.readers_granted)):
+                cur.execute(statement)
+
+    # -- hearing other daemons --------------------------------------------------------------------------
+    def _listen(self) -> None:
+        """LISTEN for commits to this namespace (from any daemon, through the primary) and forget what they
+        changed; reconnects with backoff while the server is away."""
+        attempt = 0
+        while not self._closed:
+            try:
+                with psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
+                    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
+                    attempt = 0
+                    self._invalidate()  # whatever happened while away
+                    while not self._closed:
+                        for note in conn.notifies(timeout=1.0):
+                            if note.payload == self.namespace:
+                                self._heard()
+            except psycopg.Error:
+                if self._closed:
+                    return
+                time.sleep(RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)])
+                attempt += 1
+
+    def _heard(self) -> None:
+        """Some daemon (this one too) committed to this namespace: what is remembered is read again, and
+        in-memory views follow."""
+        self._invalidate()
+        for listener in self._listeners:
+            listener(StoreChange((), (), None))
+
+    def _invalidate(self) -> None:
+        with self._cache_lock:
+            self._epoch += 1
+            self._counts = None
+            self._frequencies = {}
+            self._phrase_hits = {}
+            self._meta = {}
+
+    def subscribe(self, listener: ChangeListener) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self, change: StoreChange) -> None:
+        """After a commit of this daemon's (`writing` has already forgotten what it changed)."""
+        for listener in self._listeners:
+            listener(change)
+
+    # -- lifecycle and state ----------------------------------------------------------------------------
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.flush_access()
+        self._closed = True
+        self._listeners.clear()
+        if self._ranking is not None:
+            self._ranking.shutdown(wait=False)
+        with self._held_lock:
+            held, self._held = self._held, []
+        for _, conn in held:
+            conn.close()
+        with self._write_lock:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+                self.writable = False
+
+    def flush_access(self) -> bool:
+        return True
+
+    def release_memory(self) -> None:
+        self._invalidate()
+
+    def cache_bytes(self) -> int:
+        return 0
+
+    @property
+    def fts_available(self) -> bool:
+        return True
+
+    @property
+    def ranking_error(self) -> str | None:
+        return None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
