@@ -110,9 +110,7 @@ class Gathered:
 
 
 class SearchEngine:
-    def __init__(
-        self, store: MemoryStore, settings: QueryConfig, vectors: Vectors, vector_state: VectorState
-    ) -> None:
+    def __init__(self, store: MemoryStore, settings: QueryConfig, vectors: Vectors, vector_state: VectorState) -> None:
         self.store = store
         self.settings = settings
         self.vectors = vectors
