@@ -17,9 +17,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.harness import Daemon, median, percentile, start_daemon
+from bench.harness import median, percentile, start_daemon
 from bench.synthetic import build, queries
 from memoryd_client.stub import RemoteError
+from tests.harness import Daemon
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"
 CLIENTS = 8

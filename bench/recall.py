@@ -27,8 +27,9 @@ from typing import Any
 
 from bench.beir import CACHE
 from bench.conversations import load_locomo, write_notes
-from bench.harness import BenchAgent, Daemon, median, percentile, start_daemon
+from bench.harness import BenchAgent, median, percentile, start_daemon
 from memoryd_client.stub import RemoteError
+from tests.harness import Daemon
 
 BUDGET = 1500  # the ceiling; the others show what a smaller default gives up
 BUDGETS = (500, 1000, BUDGET)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.harness import Daemon, median, start_daemon
+from bench.harness import median, start_daemon
 from bench.latency import (
     CACHE,
     change_to_searchable,
@@ -41,6 +41,7 @@ from memoryd.config import EmbeddingConfig, default_data_dir, default_model_path
 from memoryd.embeddings.base import Embedder
 from memoryd.embeddings.local import LocalEmbedder
 from memoryd.memory import AgentMemory
+from tests.harness import Daemon
 
 IDLE_WAIT_SECONDS = 65  # past the daemon's one-minute context release and heap hand-back
 MODEL_IDLE_MINUTES = 2  # the model unloads this long after the last search

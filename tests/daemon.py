@@ -1,4 +1,4 @@
-"""Start and stop a real `memoryd run` process for tests, through the benches' harness (bench.harness.Daemon)."""
+"""Start and stop a real `memoryd run` process for tests, through the harness the benches share (tests/harness.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from bench.harness import Daemon, launch, wait_answering
+from .harness import Daemon, launch, wait_answering
 
 __all__ = ["Daemon", "cleanup", "eventually", "short_dir", "start", "wait_ready", "write_config"]
 

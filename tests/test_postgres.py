@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.pg import Cluster
 from memoryd.config import quickstart_agent
 from memoryd.embeddings.hashing import HashingEmbedder
 from memoryd.memory import AgentMemory
@@ -27,6 +26,7 @@ from memoryd.store.sqlite import Store as SQLiteStore
 from memoryd_client.stub import RemoteError
 from tests.conftest import write
 from tests.daemon import Daemon, cleanup, eventually, start
+from tests.pg import Cluster
 
 NOTES = {
     "MEMORY.md": "# Decisions\n\nWe chose payment_processor v2 for billing; getUserById stays.\n\n"

@@ -222,7 +222,7 @@ def _process_settings() -> None:
     """Open files up to the hard limit (each client is a descriptor), a file-size limit that fails a write
     (EFBIG) instead of killing the daemon (SIGXFSZ), few malloc arenas with fixed thresholds, and a short GIL
     switch interval: a search gives the GIL back at every SQLite call and waited up to 5 ms to get it again each
-    time while a sync chunked a large note (keyword p99 100 ms -> under 10 ms, measured with bench.faults)."""
+    time while a sync chunked a large note (keyword p99 100 ms -> under 10 ms, measured with research.faults)."""
     sys.setswitchinterval(GIL_SWITCH_SECONDS)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)

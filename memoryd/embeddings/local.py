@@ -22,7 +22,7 @@ from memoryd.embeddings.unigram import UnigramTokenizer
 # llama.cpp's CPU threads are OpenMP's, which by default spin for about 300,000 rounds at every step before they
 # sleep. When the cores are busy (another program, or the daemon's own indexing beside a search) a spinning thread
 # holds the core its partner needs. A short spin keeps the idle speed and sheds most of the stall
-# (`python -m bench.contention`, two busy processes on two cores: query p99 159 -> 33 ms, documents 8.7 -> 9.9 per
+# (`python -m research.contention`, two busy processes on two cores: query p99 159 -> 33 ms, documents 8.7 -> 9.9 per
 # second; idle: query p50 4.4 ms either way). Set before llama.cpp's libraries load (here, at import); a value the
 # user set is kept.
 os.environ.setdefault("GOMP_SPINCOUNT", "1000")
@@ -45,7 +45,7 @@ class LocalEmbedder(Embedder):
     Queries have a context of their own beside the documents' (made at the first query): a search never waits
     for a document being embedded, only shares the cores with it. A query that arrives while that context is
     busy takes a spare one: llama.cpp spreads one short input poorly over threads, so two single-thread contexts
-    answer more queries than one with two threads (`python -m bench.query_lanes`). Each query context runs on
+    answer more queries than one with two threads (`python -m research.query_lanes`). Each query context runs on
     the cores the other leaves: a search alone has them all.
 
     A GGUF that says `memoryd.tokenizer = "unigram"` is tokenized here (`unigram.py`), not by llama.cpp, and the

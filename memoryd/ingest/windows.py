@@ -14,7 +14,7 @@ from memoryd.embeddings.base import Embedder
 from memoryd.sources.markdown import chunk_markdown, embed_input, sha256
 from memoryd.store.interface import MemoryStore
 
-WINDOW_TOKENS = 64  # python -m bench.window_study: 64 against 400-token chunks
+WINDOW_TOKENS = 64  # python -m research.window_study: 64 against 400-token chunks
 
 
 def window_inputs(heading: str, text: str) -> list[str]:

@@ -84,7 +84,7 @@ def prompt_topic(prompt: str) -> str | None:
     return "small talk or a bare command"
 
 
-# measured with bench.recall_study (every data set's questions against both no-memory prompt sets)
+# measured with research.recall_study (every data set's questions against both no-memory prompt sets)
 MEASURED_CHATTER_MARGIN = {DEFAULT_LOCAL_MODEL: 0.04}
 
 

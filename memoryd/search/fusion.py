@@ -98,7 +98,7 @@ def vector_confidence(scan: VectorScan | None, candidates: list[Candidate], span
 
 # The unearned keyword weight moves by the vector side's confidence to this power: below 1 a partly sure model
 # takes more than its share, as it still ranks better than stray keyword matches; one that sees nothing
-# (confidence 0) takes nothing over (python -m bench.crosslingual_study --grid: 1.0, 0.75, 0.5, 0.25, 0; with
+# (confidence 0) takes nothing over (python -m research.crosslingual_study --grid: 1.0, 0.75, 0.5, 0.25, 0; with
 # window vectors 0.25 with evidence 0.4-1.0, docs/design.md)
 TAKEOVER_POWER = 0.25
 

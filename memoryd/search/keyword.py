@@ -18,7 +18,7 @@ ALL_TERMS_BOOST = 1.25
 # Terms in more than half of the chunks get no weight from FTS5's BM25 (negative IDF, clamped to 1e-6) but cost
 # most of the query time: dropped. Terms in more than a fifth carry little (IDF below 1.4) and are dropped too,
 # but only once their posting lists are long enough to dominate the query (FTS5 spends about 0.8 µs ranking each
-# matching row here): in a smaller index they are often words that matter (`python -m bench.keyword_terms`: always
+# matching row here): in a smaller index they are often words that matter (`python -m research.keyword_terms`: always
 # dropping them cost XQuAD Vietnamese keyword MRR@10 0.924 -> 0.864, LoCoMo turn R@5 0.883 -> 0.876), and at a
 # million chunks keeping them makes keyword p50 113 -> 140 ms for a top 10 that is 0.975 the same.
 COMMON_TERM_SHARE = 0.5
@@ -30,7 +30,7 @@ MIN_KEPT_TERMS = 4
 MAX_SCORED_TERMS = 12
 # In a large index a term in more than RECRUIT_POSTINGS chunks only scores the chunks that rarer terms found, as in
 # MaxScore: ranking every chunk that holds only common terms was most of a keyword search at a million chunks
-# (`python -m bench.keyword_scale`: p50 114 -> 41 ms with the three queries side by side, the same top 10 by score on
+# (`python -m research.keyword_scale`: p50 114 -> 41 ms with the three queries side by side, the same top 10 by score on
 # 200 of 200 queries). When that finds too little (fewer than `limit` chunks, or a last one scoring below what one
 # occurrence of each common term would give), the chunks holding only common terms are ranked as well.
 RECRUIT_POSTINGS = 20_000

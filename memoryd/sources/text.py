@@ -35,7 +35,7 @@ _LATIN_ONLY = re.compile(r"[\x00-\u024f\s]*")
 # Of the dense scripts, those written with an alphabet (Thai, Lao, Myanmar, Khmer: a syllable is a consonant with
 # marks) take several characters per model token; the rest (CJK, kana, Hangul) about one. Measured with the
 # default model's tokenizer on XQuAD: Thai 3.1 characters per token, Chinese 1.18, English and Vietnamese 4.3 and
-# 3.85 (`python -m bench.tokenizer --ratios`: the estimate is then within 0.97-1.11 of the real count, Chinese 1.26).
+# 3.85 (`python -m research.tokenizer --ratios`: the estimate is then within 0.97-1.11 of the real count, Chinese 1.26).
 _ALPHABETIC_DENSE = re.compile(f"[{_ALPHABETIC_DENSE_RANGES}]")
 CHARS_PER_TOKEN = 4
 ALPHABETIC_DENSE_CHARS_PER_TOKEN = 3

@@ -18,7 +18,7 @@ UNRESOLVED = -2  # not asked of the store yet (added since the last scan)
 
 
 GROWTH_CAP = 65_536  # rows (and id-map entries) added at most when the matrix grows
-# From this many rows a scan runs in two halves side by side (SimSIMD lets go of the GIL). See bench.matrix.
+# From this many rows a scan runs in two halves side by side (SimSIMD lets go of the GIL). See research.matrix.
 PARALLEL_ROWS = 200_000
 # The int8 scan quantizes the query too, so the top of its ranking is scored again against the float32 query:
 # this many candidates per result asked for, and at least RESCORE_MIN.
@@ -43,7 +43,7 @@ class VectorIndex:
 
     The warm matrix is int8 with a scale per row: a quarter of float32's memory, scanned with SimSIMD's int8
     products (1M rows in 25 ms against 146 ms for float32 and 84 ms for numpy turning int8 back into float32),
-    finding 0.986 of the float32 top 24 (`python -m bench.matrix`). Reported scores are the int8 rows against
+    finding 0.986 of the float32 top 24 (`python -m research.matrix`). Reported scores are the int8 rows against
     the float32 query: within half a step per component of the exact cosine (multilingual-e5-small on SciFact:
     2e-4 on average, 1.3e-3 at most). Rescoring from the stored float32 vectors was dropped: a sqlite-vec row
     read costs 0.15 ms at 100k vectors and 3-4 ms at 1M (each reads into a 1.5 MB chunk blob), so it took most

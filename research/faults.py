@@ -1,6 +1,6 @@
 """Responsiveness and recovery under fault, against a real daemon with the default local model.
 
-python -m bench.faults [--notes 1500] [--parts bursts large_note first_index sigterm corrupt]
+python -m research.faults [--notes 1500] [--parts bursts large_note first_index sigterm corrupt]
 
 - bursts: RSS before and after rounds of idle connections (the daemon must give the memory back);
 - large note: ping, keyword and hybrid latency while a 600 KB note is embedded;
@@ -24,8 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.harness import Daemon, indexing, median, start_daemon, stats
+from bench.harness import median, start_daemon, stats
 from memoryd_client.stub import ClientError, MemoryClient
+from tests.harness import Daemon, indexing
 
 PARTS = ("bursts", "large_note", "first_index", "sigterm", "corrupt", "cold")
 QUERIES = ["what did we decide about tokens?", "lighthouse logbook", "heron survey birds", "JWT expiry"]
@@ -212,7 +213,7 @@ def cold_search(work: Path, trials: int = 5) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m bench.faults")
+    parser = argparse.ArgumentParser(prog="python -m research.faults")
     parser.add_argument("--notes", type=int, default=1500, help="notes for the first-index and SIGTERM runs")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     args = parser.parse_args(argv)

@@ -5,8 +5,8 @@ weighs: the words' verdict (memoryd.recall.gate.prompt_topic), the vector's lean
 over them: the share of no-memory prompts that get nothing, and of questions whose block holds an answer.
 `python -m bench.recall` measures the chosen rule end to end through the daemon.
 
-python -m bench.recall_study gather        # writes .cache/bench/recall-study.pickle (about 5 minutes)
-python -m bench.recall_study grid          # gates over the gathered features, per data set
+python -m research.recall_study gather        # writes .cache/bench/recall-study.pickle (about 5 minutes)
+python -m research.recall_study grid          # gates over the gathered features, per data set
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Query embeddings under concurrency: one search at a time against eight at once, through the local model.
 
-python -m bench.query_lanes [--queries 240] [--clients 8]
+python -m research.query_lanes [--queries 240] [--clients 8]
 
 One client at a time uses the queries' context with every core, as one context did for every query before the
 spare existed (so its rate is also what eight clients got then: they queued for that context). Eight clients at

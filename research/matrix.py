@@ -1,6 +1,6 @@
 """How should the warm vector matrix be stored and scanned: float32, float16 or int8?
 
-python -m bench.matrix [--rows 10000 100000 1000000] [--dims 384] [--blocks 512 1024 8192]
+python -m research.matrix [--rows 10000 100000 1000000] [--dims 384] [--blocks 512 1024 8192]
 
 Per size and format: bytes per vector, median time of one full scan for a query, and how many of float32's
 top 24 (the candidate pool of a 6-result search) the format finds. `int8` is the daemon's scan (SimSIMD int8
@@ -81,7 +81,7 @@ def measure(rows: int, dims: int, queries: int = 30, blocks: tuple[int, ...] = (
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    parser = argparse.ArgumentParser(prog="python -m bench.matrix")
+    parser = argparse.ArgumentParser(prog="python -m research.matrix")
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--dims", type=int, default=384)
     parser.add_argument("--blocks", type=int, nargs="*", default=[])

@@ -11,7 +11,7 @@ XQuAD's questions in each language are asked of every language's paragraphs; Sci
 notes) stand beside them. Reports MRR@10 and nDCG@10 of the notes (LoCoMo: the sessions that hold an evidence
 turn, and the share of questions whose top 5 chunks hold one).
 
-python -m bench.window_study [--langs vi,en,zh,th] [--sets xquad,scifact,locomo] [--window 64] [--json OUT]
+python -m research.window_study [--langs vi,en,zh,th] [--sets xquad,scifact,locomo] [--window 64] [--json OUT]
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def locomo(window: int, vectors: Vectors, work: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m bench.window_study", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m research.window_study", description=__doc__)
     parser.add_argument("--langs", default="vi,en,zh,th")
     parser.add_argument("--sets", default="xquad,scifact,locomo")
     parser.add_argument("--window", type=int, default=64, help="tokens per window (the chunker's estimate)")

@@ -1,6 +1,6 @@
 """Should vectors live in sqlite-vec's vec0 table or in a plain BLOB table, and should KNN run in SQL or in numpy?
 
-python -m bench.sqlite_vec [--rows 10000 100000] [--dims 384]
+python -m research.sqlite_vec [--rows 10000 100000] [--dims 384]
 
 Per size: insert throughput, file size, time to load every vector into memory, and the time of one top-10
 query by sqlite-vec's KNN (`MATCH ... AND k = 10`) and by a numpy scan of the float32 matrix.
@@ -85,7 +85,7 @@ def measure(rows: int, dims: int, work: Path, queries: int = 20) -> dict[str, An
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    parser = argparse.ArgumentParser(prog="python -m bench.sqlite_vec")
+    parser = argparse.ArgumentParser(prog="python -m research.sqlite_vec")
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--dims", type=int, default=384)
     args = parser.parse_args(argv)

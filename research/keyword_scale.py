@@ -3,7 +3,7 @@ own bm25() in place of bm25_topk (memoryd/store/fts5_topk.c), without the bound 
 set (MaxScore, see keyword.FTS5_K1), and ranking every chunk that holds any term (common terms recruiting too), for
 speed and for how many queries keep the same top 10 by score.
 
-python -m bench.keyword_scale --chunks 1000000      # the index `python -m bench.scale --scales 1000000` builds
+python -m research.keyword_scale --chunks 1000000      # the index `python -m bench.scale --scales 1000000` builds
 
 Ties are common in the synthetic index (its sections reuse SciFact sentences), so two rankings agree when their
 top-10 scores are the same, whichever of the tied chunks they name. Short queries (a third of them) are reported

@@ -2,7 +2,7 @@
 default model's cosine, and what goes wrong when one index holds notes in two languages.
 
 Every rule ranks notes by memoryd's vector score (a chunk's cosine blended with its best window's,
-`bench.window_study`'s `mix`), over XQuAD's paragraphs in vi, en, zh and th (vectors cached by window_study).
+`research.window_study`'s `mix`), over XQuAD's paragraphs in vi, en, zh and th (vectors cached by window_study).
 
 `across` (each language's questions asked of each other language's notes, MRR@10):
 - `base`: the score as it is;
@@ -23,7 +23,7 @@ the same questions reach when the notes are not mixed. Languages with fewer than
 their scores. `within` checks that the same mapping leaves single-language sets alone (XQuAD within a language,
 SciFact nDCG@10, LoCoMo session MRR@10).
 
-python -m bench.language_study [--langs vi,en,zh,th] [--parts across,mixed,within] [--json OUT]
+python -m research.language_study [--langs vi,en,zh,th] [--parts across,mixed,within] [--json OUT]
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from bench.beir import CACHE
 from bench.crosslingual import positional
 from bench.datasets import load_scifact, load_xquad
 from bench.metrics import evaluate
-from bench.window_study import Notes, Vectors, _unit, chunk_notes, chunk_scores, doc_runs
+from research.window_study import Notes, Vectors, _unit, chunk_notes, chunk_scores, doc_runs
 
-WINDOW = 64  # memoryd's window (sources/windows.py)
+WINDOW = 64  # memoryd's window (ingest/windows.py)
 SECOND_MODEL_LANGS = {"en", "zh", "th"}  # of the four, the ones USE multilingual v3 was trained on
 
 
@@ -231,7 +231,7 @@ def _locomo(vectors: Vectors, work: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m bench.language_study", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m research.language_study", description=__doc__.split("\n\n")[0])
     parser.add_argument("--langs", default="vi,en,zh,th")
     parser.add_argument("--parts", default="across,mixed,within")
     parser.add_argument("--workdir", type=Path, default=CACHE)

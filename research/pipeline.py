@@ -2,7 +2,7 @@
 memoryd's work (keyword, vector scan, fusion, snippets) without the model's. To compare two commits, run it from
 each checkout on a quiet machine, the older first (an index made by a newer memoryd is refused by an older one).
 
-python -m bench.pipeline [--chunks 10000] [--rounds 3] [--data DIR]
+python -m research.pipeline [--chunks 10000] [--rounds 3] [--data DIR]
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def measure(chunks: int, rounds: int, data: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m bench.pipeline", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m research.pipeline", description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--data", type=Path, help="the index's data dir (default: under the bench cache)")

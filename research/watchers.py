@@ -1,7 +1,7 @@
 """watchdog (what memoryd uses) against watchfiles (Rust notify, batches and debounces itself) on one tree:
 time to start watching, change-to-event latency, how a burst arrives, CPU while idle, and resident memory.
 
-python -m bench.watchers [--folders 2000] [--files 10000]     (watchfiles must be installed: pip install watchfiles)
+python -m research.watchers [--folders 2000] [--files 10000]     (watchfiles must be installed: pip install watchfiles)
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.harness import median, rss_mb
+from bench.harness import median
+from tests.harness import rss_mb
 
 
 def build(root: Path, folders: int, files: int) -> list[Path]:
@@ -117,7 +118,7 @@ def measure(name: str, start: Any, root: Path, folders: list[Path]) -> dict[str,
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    parser = argparse.ArgumentParser(prog="python -m bench.watchers", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m research.watchers", description=__doc__)
     parser.add_argument("--folders", type=int, default=2000)
     parser.add_argument("--files", type=int, default=10000)
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """How the local model's tokenizer is read from its GGUF file: memoryd's own key reader against the `gguf`
 package's GGUFReader (time, and resident memory added), on the prepared default model.
 
-python -m bench.gguf_reader [MODEL.gguf]   (each reader runs in a process of its own)
+python -m research.gguf_reader [MODEL.gguf]   (each reader runs in a process of its own)
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
     model = Path(args[0]) if args else default_model_path(default_data_dir())
     out = []
     for reader in ("memoryd", "gguf"):
-        done = subprocess.run([sys.executable, "-m", "bench.gguf_reader", reader, str(model)], capture_output=True)
+        done = subprocess.run([sys.executable, "-m", "research.gguf_reader", reader, str(model)], capture_output=True)
         out.append(json.loads(done.stdout))
         print(json.dumps(out[-1]), flush=True)
     return out

