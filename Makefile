@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 WORKSPACE ?=
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 
-.PHONY: install run test lint bench system-deps node-deps clean
+.PHONY: install run test lint typecheck bench system-deps node-deps clean
 
 # editable_mode=compat puts the checkout on sys.path with a plain .pth line: setuptools' default editable finder
 # is imported by every Python start-up in the venv (about 15 ms of each `memctl search` here)
@@ -54,8 +54,12 @@ test: system-deps install node-deps
 	$(BIN)/python -m pytest
 
 lint: install
-	$(BIN)/ruff check memoryd bench tests
-	$(BIN)/ruff format --check memoryd bench tests
+	$(BIN)/ruff check memoryd client bench tests
+	$(BIN)/ruff format --check memoryd client bench tests
+
+# mypy over the daemon and the client, as pyproject.toml's [tool.mypy] sets it (strict on memoryd_client)
+typecheck: install
+	$(BIN)/mypy
 
 bench: install
 	$(BIN)/memoryd model prepare
