@@ -16,13 +16,14 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memoryd.config import AgentConfig, default_data_dir, default_model_path, load_config, quickstart_agent
 from memoryd.embeddings.base import Embedder
 from memoryd.ingest.batch import SyncReport
 from memoryd.memory import AgentMemory
 from memoryd_client.protocol.results import GetResult, SearchResults, WriteResult, search_results
+from memoryd_client.protocol.schema import Write
 from memoryd_client.protocol.validation import request
 
 
@@ -66,18 +67,14 @@ class Memory:
         return search_results(answer)
 
     def get(self, path: str, from_line: int = 1, lines: int | None = None) -> GetResult:
-        return self._memory.get(path, from_line, lines)  # type: ignore[return-value]
+        return cast(GetResult, self._memory.get(path, from_line, lines))  # the wire's dict, as GetResult types it
 
     def write(
         self, text: str, path: str | None = None, *, type: str | None = None, importance: float | None = None
     ) -> WriteResult:
-        checked = request("write", text=text, path=path, type=type, importance=importance)
-        return self._memory.write(  # type: ignore[return-value]
-            checked.text,
-            checked.path,
-            kind=checked.type,
-            importance=checked.importance,  # type: ignore[attr-defined]
-        )
+        checked = cast(Write, request("write", text=text, path=path, type=type, importance=importance))
+        answer = self._memory.write(checked.text, checked.path, kind=checked.type, importance=checked.importance)
+        return cast(WriteResult, answer)  # the wire's dict, as WriteResult types it
 
     def status(self) -> dict[str, Any]:
         return self._memory.status()

@@ -82,7 +82,7 @@ class AgentMemory:
         self.last_sync: SyncReport | None = None
         self._last_active = time.monotonic()  # the last search or sync
         self._caches_released = False
-        self.backend: Backend = open_backend(agent, use_sqlite_vec=use_sqlite_vec)
+        self.backend: Backend[Any] = open_backend(agent, use_sqlite_vec=use_sqlite_vec)
         self._bind()
 
     def _bind(self) -> None:
@@ -315,7 +315,7 @@ class AgentMemory:
             return "the disk holding the index is full; the note is saved and is indexed once there is room"
         except StoreUnavailable as exc:
             return f"saved; indexed when the store can be written again ({exc})"
-        except (*FAILED, OSError, EmbeddingError) as exc:
+        except (*FAILED, OSError, EmbeddingError) as exc:  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
             log.exception("written note not indexed", path=rel)
             return f"not indexed yet ({type(exc).__name__}: {exc}); the next sync retries"
         if report.skipped:

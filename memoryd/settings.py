@@ -31,7 +31,7 @@ class ConfigError(ValueError):
 STRICT = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
-Fusion = Literal[FUSIONS]  # type: ignore[valid-type]
+Fusion = Literal[FUSIONS]  # type: ignore[valid-type]  # the protocol's tuple: pydantic reads it, mypy wants literals
 
 
 def _known_provider(name: str) -> str:
@@ -219,7 +219,7 @@ class AgentTable:
     """PostgreSQL: roles granted read access to the namespace."""
     extra_paths: tuple[Annotated[str, Field(min_length=1)], ...] = ()
     """More Markdown files or folders to index (relative to the workspace)."""
-    sources: tuple[Literal[SOURCES], ...] = ("memory",)  # type: ignore[valid-type]
+    sources: tuple[Literal[SOURCES], ...] = ("memory",)  # type: ignore[valid-type]  # a tuple: see Fusion
     """What is indexed: `memory` (the notes), `sessions` (conversation transcripts, which needs `sessions_dir`)."""
     sessions_dir: str | tuple[str, ...] = ()
     """Folders of `.jsonl` transcripts (relative to the workspace); one folder may be a string."""

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from memoryd import __version__
 from memoryd.config import (
+    Config,
     ConfigError,
     default_data_dir,
     default_model_path,
@@ -20,6 +22,7 @@ from memoryd.config import (
 from memoryd.store import KINDS
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.group(context_settings=CONTEXT)
@@ -29,7 +32,7 @@ def main() -> None:
     os.umask(0o077)  # indexes, caches and models it writes are for this user alone
 
 
-def _config_options(func):  # type: ignore[no-untyped-def]
+def _config_options(func: F) -> F:
     options = [
         click.option(
             "--config",
@@ -59,13 +62,13 @@ def _config_options(func):  # type: ignore[no-untyped-def]
     return func
 
 
-def _load(  # type: ignore[no-untyped-def]
+def _load(
     config_path: Path | None,
     workspace: Path | None,
     socket_path: Path | None,
     data_dir: Path | None,
     check_paths: bool = False,
-):
+) -> Config:
     try:
         return load_config(
             config_path, workspace=workspace, data_dir=data_dir, socket=socket_path, check_paths=check_paths

@@ -69,10 +69,12 @@ class FairPool:
     def _work(self) -> None:
         while True:
             with self._cond:
-                while not self._closed and (picked := self._next()) is None:
+                while True:
+                    if self._closed:
+                        return
+                    if (picked := self._next()) is not None:
+                        break
                     self._cond.wait()
-                if self._closed:
-                    return
                 caller, (future, fn, args) = picked
                 self._running[caller] = self._running.get(caller, 0) + 1
             try:

@@ -87,7 +87,7 @@ class ReindexJob(Job):
         index would hold none of its notes (the user may still ask for a reindex)."""
         try:
             stale = self.memory.needs_reindex()
-        except (*FAILED, StoreUnavailable):
+        except (*FAILED, StoreUnavailable):  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
             return
         if not stale or self.state.stopping:
             return

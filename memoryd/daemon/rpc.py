@@ -328,9 +328,9 @@ class RPCServer:
                         job = asyncio.create_task(self._handle(message, writer, caller))
                         pending.add(job)
                         self._calls.add(job)
-                        job.add_done_callback(
-                            lambda t: (pending.discard(t), self._calls.discard(t), in_flight.release())
-                        )
+                        job.add_done_callback(pending.discard)  # the three run in turn once it is done
+                        job.add_done_callback(self._calls.discard)
+                        job.add_done_callback(lambda _: in_flight.release())
                 except FrameError as exc:
                     await self._fatal(writer, exc.code, exc.message)
                     await self._drain_and_close(reader, writer)

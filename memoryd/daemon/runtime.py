@@ -115,7 +115,7 @@ class AgentRuntime:
             real = path.resolve()
             cursor = self.memory.cursor(display_path(real, real_workspace(self.agent)))
             return grown_since(real, cursor, self.config.session_sync_bytes, self.config.session_sync_messages)
-        except (OSError, *FAILED, StoreUnavailable):
+        except (OSError, *FAILED, StoreUnavailable):  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
             return False
 
     # -- reindex -------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
 from memoryd.config import AgentConfig
@@ -105,7 +105,7 @@ class _Handler(FileSystemEventHandler):
 class _Watch:
     root: Path
     recursive: bool
-    handle: object | None  # watchdog's ObservedWatch, None while the root is missing
+    handle: ObservedWatch | None  # None while the root is missing
     inode: int | None
     failed: bool = False  # could not be watched; tried again only when the folder is replaced
 
@@ -118,7 +118,7 @@ class _AgentWatches:
     watches: list[_Watch] = field(default_factory=list)
 
 
-def _schedule(observer: BaseObserver, entry: _AgentWatches, root: Path, recursive: bool) -> object:
+def _schedule(observer: BaseObserver, entry: _AgentWatches, root: Path, recursive: bool) -> ObservedWatch:
     return observer.schedule(entry.handler, str(root), recursive=recursive, event_filter=EVENTS)
 
 
@@ -229,7 +229,7 @@ class WatchHub:
             if observer is None:
                 continue
             try:
-                observer.unschedule(watch.handle)  # type: ignore[arg-type]
+                observer.unschedule(watch.handle)
             except (KeyError, ValueError, OSError):
                 continue
         watch.handle = None

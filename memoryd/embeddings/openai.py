@@ -62,7 +62,11 @@ class OpenAIEmbedder(RemoteEmbedder):
         """Upload a JSONL of requests, create a batch, poll it, download and order the results."""
         lines = []
         for start in range(0, len(texts), self.max_items):
-            body = {"model": self.model, "input": texts[start : start + self.max_items], "encoding_format": "float"}
+            body: dict[str, object] = {
+                "model": self.model,
+                "input": texts[start : start + self.max_items],
+                "encoding_format": "float",
+            }
             if self.requested_dims:
                 body["dimensions"] = self.requested_dims
             lines.append(json.dumps({"custom_id": str(start), "method": "POST", "url": "/v1/embeddings", "body": body}))

@@ -13,6 +13,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -168,7 +169,7 @@ class RemoteEmbedder(Embedder):
         rows: list[np.ndarray] = []
         clipped = [t[: self.truncate_chars] if t.strip() else " " for t in texts]
         for batch in batches(clipped, self.max_items, self.max_chars):
-            vectors = with_retries(lambda b=batch: self._send(b, kind), self.retries, f"{self.provider} embeddings")
+            vectors = with_retries(partial(self._send, batch, kind), self.retries, f"{self.provider} embeddings")
             if len(vectors) != len(batch):
                 raise EmbeddingError(f"{self.provider} returned {len(vectors)} vectors for {len(batch)} inputs")
             try:
@@ -182,7 +183,7 @@ class RemoteEmbedder(Embedder):
     def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
         if self.batch_api and len(texts) >= self.batch_min_items and self.batch_failures < self.batch_max_failures:
             try:
-                return self.embed_batch_job(texts)  # type: ignore[attr-defined]
+                return self.embed_batch_job(texts)  # type: ignore[attr-defined]  # batch_api: a subclass defines it
             except EmbeddingError as exc:
                 self.batch_failures += 1
                 self.last_batch_error = str(exc)  # inline requests take over; after two failures, for the run

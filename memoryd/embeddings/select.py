@@ -62,19 +62,19 @@ class ProviderChain(Embedder):
         return self.providers[self.active]
 
     @property
-    def provider(self) -> str:
+    def provider(self) -> str:  # type: ignore[override]  # read-only: the active provider's
         return self.current.provider
 
     @property
-    def model(self) -> str:
+    def model(self) -> str:  # type: ignore[override]  # read-only: the active provider's
         return self.current.model
 
     @property
-    def dims(self) -> int:
+    def dims(self) -> int:  # type: ignore[override]  # read-only: the active provider's
         return self.current.dims
 
     @property
-    def key_fingerprint(self) -> str:
+    def key_fingerprint(self) -> str:  # type: ignore[override]  # read-only: the active provider's
         return self.current.key_fingerprint
 
     def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
@@ -113,7 +113,7 @@ class ProviderChain(Embedder):
         return self.current.loaded
 
     @property
-    def last_batch_error(self) -> str | None:  # type: ignore[override]
+    def last_batch_error(self) -> str | None:  # type: ignore[override]  # read-only: the active provider's
         return self.current.last_batch_error
 
     def unload_if_idle(self, idle_seconds: float) -> bool:

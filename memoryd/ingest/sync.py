@@ -258,11 +258,13 @@ class Syncer:
         try:
             stat = source_file.abs_path.stat()
             cursor = self.store.cursor(source_file.path) if row else None
-            resume = cursor is not None and not force and cursor[0] == stat.st_ino and stat.st_size >= cursor[1]
-            if resume and stat.st_size == cursor[1]:  # type: ignore[index]
+            if cursor is not None and (force or cursor[0] != stat.st_ino or stat.st_size < cursor[1]):
+                cursor = None  # replaced, truncated or forced: read it whole
+            resume = cursor is not None
+            if cursor is not None and stat.st_size == cursor[1]:
                 report.files_unchanged += 1
                 return None
-            offset, lines_before = (cursor[1], cursor[2]) if resume else (0, 0)  # type: ignore[index]
+            offset, lines_before = (cursor[1], cursor[2]) if cursor is not None else (0, 0)
             lines, new_offset = read_complete_lines(source_file.abs_path, offset, lines_before + 1)
         except FileNotFoundError:
             return None

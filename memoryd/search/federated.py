@@ -29,7 +29,7 @@ def merge(
     keep the order the agents were asked in), each with its `agent`."""
     pooled: list[tuple[float, int, int, str, dict[str, Any]]] = []
     for order, (agent, response) in enumerate(answered):
-        for rank, hit in enumerate(response.as_dict()["results"]):  # type: ignore[union-attr]
+        for rank, hit in enumerate(response.as_dict()["results"]):
             pooled.append((-float(hit["score"]), order, rank, agent, hit))
     pooled.sort(key=lambda entry: entry[:3])
     results = [{**hit, "agent": agent} for _, _, _, agent, hit in pooled[:max_results]]

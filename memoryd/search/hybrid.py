@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, replace
+from typing import Any, cast
 
 import numpy as np
 
@@ -77,7 +78,7 @@ class SearchResponse:
     evidence: float | None = None  # keyword_evidence of the best keyword hit
     vector_margin: float | None = None  # fusion.vector_margin
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         del out["evidence"], out["vector_margin"]
         for result in out["results"]:
@@ -159,13 +160,13 @@ class SearchEngine:
             checked = request("search", query=query, **options)
         except InvalidParams as exc:
             raise SearchError(str(exc)) from None
-        return self.run(checked, record_access=record_access)  # type: ignore[arg-type]
+        return self.run(cast(Search, checked), record_access=record_access)  # request("search") makes a Search
 
     def run(self, req: Search, *, record_access: bool = True) -> SearchResponse:
         """Answer a checked search request."""
         started = time.perf_counter()
         cfg = self.settings
-        overrides = {k: v for k, v in (("mmr", req.mmr), ("decay", req.decay)) if v is not None}
+        overrides: dict[str, Any] = {k: v for k, v in (("mmr", req.mmr), ("decay", req.decay)) if v is not None}
         if overrides:
             cfg = replace(cfg, **overrides)
         max_results = cfg.max_results if req.max_results is None else req.max_results

@@ -39,7 +39,7 @@ def best_snippet(
     hits = [sum(weight for word, weight in query_words.items() if word in line) for line in folded]
     best_start, best_hits = 0, -1.0
     for start in range(len(lines)):
-        size, score, end = 0, 0, start
+        size, score, end = 0, 0.0, start
         while end < len(lines) and size + len(lines[end]) + 1 <= budget:
             size += len(lines[end]) + 1
             score += hits[end]

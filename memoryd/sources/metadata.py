@@ -6,6 +6,7 @@ import datetime as dt
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import TypedDict
 
 import re2
 
@@ -31,8 +32,13 @@ def note_date(path: str) -> float | None:
     return day.timestamp()
 
 
-def _tags(text: str) -> dict[str, object]:
-    found: dict[str, object] = {}
+class Tags(TypedDict, total=False):
+    kind: str  # one of MEMORY_TYPES
+    importance: float  # 0..1
+
+
+def _tags(text: str) -> Tags:
+    found: Tags = {}
     for key, value in _PAIR.findall(text):
         key = key.lower()
         if key == "type" and value.lower() in MEMORY_TYPES:
@@ -45,14 +51,14 @@ def _tags(text: str) -> dict[str, object]:
     return found
 
 
-def front_matter(text: str) -> dict[str, object]:
+def front_matter(text: str) -> Tags:
     match = _FRONT.match(text)
     return _tags(match.group(1)) if match else {}
 
 
-def inline_tags(text: str) -> dict[str, object]:
+def inline_tags(text: str) -> Tags:
     """`<!-- type: semantic, importance: 0.8 -->` anywhere in a chunk."""
-    found: dict[str, object] = {}
+    found: Tags = {}
     for body in _INLINE.findall(text):
         found.update(_tags(body))
     return found
@@ -69,9 +75,9 @@ def annotate(chunks: list[Chunk], text: str, path: str, mtime: float) -> list[Ch
     file_tags = front_matter(text)
     out = []
     for chunk in chunks:
-        tags = {**file_tags, **inline_tags(chunk.text)}
+        tags: Tags = {**file_tags, **inline_tags(chunk.text)}
         kind, importance = str(tags.get("kind", "")), tags.get("importance")
-        out.append(replace(chunk, ts=dated or mtime, dated=dated is not None, kind=kind, importance=importance))  # type: ignore[arg-type]
+        out.append(replace(chunk, ts=dated or mtime, dated=dated is not None, kind=kind, importance=importance))
     return out
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from memoryd.settings import AgentConfig
 from memoryd.store.interface import Backend, MemoryStore
 
 
-def open_backend(agent: AgentConfig, *, use_sqlite_vec: bool = True) -> Backend:
+def open_backend(agent: AgentConfig, *, use_sqlite_vec: bool = True) -> Backend[Any]:
     """The backend of the agent's configured store, opened (a standby or reader of a shared store included)."""
     if agent.postgres is not None:
         from memoryd.store.postgres.backend import PostgresBackend  # psycopg only where PostgreSQL is used

@@ -174,17 +174,23 @@ class Filled(Protocol):
 R = TypeVar("R", bound=Filled)
 
 
-class Staged(Protocol):
-    """A store built beside the live one by `build`, waiting to be swapped in or discarded."""
+# A store built beside the live one by `build`, waiting to be swapped in or discarded: each kind's own (SQLite: the
+# new file's path; PostgreSQL: the staging schema's store). Backend[Any] where the kind is not known: what `build`
+# returns only ever goes back to the same backend's `swap` and `discard`.
+Staged = TypeVar("Staged")
 
 
-class Backend(Protocol):
+class Backend(Protocol[Staged]):
     """The store of one agent, whatever its kind. `store` and `vectors` are replaced when the store is healed or
     swapped: read them anew each time, under the caller's gate."""
 
     kind: str
-    store: MemoryStore
-    vectors: Vectors
+
+    @property
+    def store(self) -> MemoryStore: ...
+    @property
+    def vectors(self) -> Vectors: ...
+
     healed: str | None  # why the store was last rebuilt from the sources, for `status`
     watched: bool  # a job must watch who writes it (other daemons may)
 

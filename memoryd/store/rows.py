@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -118,16 +118,32 @@ class StoreChange:
 
 
 class ChunkFilter(Protocol):
-    """What a search may restrict chunks to (search.filters.Filters)."""
-
-    sources: tuple[str, ...]
-    path: str | None  # a prefix, or a glob when it has * ? or [
-    after: float | None
-    before: float | None
-    kinds: tuple[str, ...]
+    """What a search may restrict chunks to (search.filters.Filters, a frozen dataclass: read-only members)."""
 
     @property
+    def sources(self) -> tuple[str, ...]: ...
+    @property
+    def path(self) -> str | None:
+        """A prefix, or a glob when it has * ? or [."""
+
+    @property
+    def after(self) -> float | None: ...
+    @property
+    def before(self) -> float | None: ...
+    @property
+    def kinds(self) -> tuple[str, ...]: ...
+    @property
     def active(self) -> bool: ...
+
+
+T = TypeVar("T")
+
+
+def one_row(row: T | None) -> T:
+    """The row of a query that always returns one (count(*), a PRAGMA, INSERT ... RETURNING), which the drivers'
+    fetchone() types as perhaps none."""
+    assert row is not None, "the query returned no row"
+    return row
 
 
 def path_spellings(path: str) -> list[str]:
@@ -166,10 +182,10 @@ def vector_dims(chunks: Sequence[object], vectors: ChunkVectors | None) -> int:
 
 def file_change(removed: Sequence[int], added: Sequence[int], vectors: ChunkVectors | None) -> StoreChange:
     """What replacing a file's chunks did: the chunks removed, and those added with a vector, with their vectors."""
-    with_vectors = [i for i in range(len(added)) if vectors is not None and vectors[i] is not None]
+    with_vectors = [] if vectors is None else [i for i in range(len(added)) if vectors[i] is not None]
     matrix = (
-        np.stack([np.asarray(vectors[i], dtype=np.float32) for i in with_vectors])  # type: ignore[index]
-        if with_vectors
+        np.stack([np.asarray(vectors[i], dtype=np.float32) for i in with_vectors])
+        if vectors is not None and with_vectors
         else None
     )
     return StoreChange(tuple(removed), tuple(added[i] for i in with_vectors), matrix)

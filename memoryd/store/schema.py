@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 import apsw
 
+from memoryd.store.rows import one_row
+
 SCHEMA_VERSION = 7
 # Bump when what a chunk holds changes (analyzer tokens, chunk boundaries, chunk metadata): the index is then rebuilt.
 ANALYZER_VERSION = "6"
@@ -141,7 +143,7 @@ CREATE TABLE IF NOT EXISTS chunk_windows(
 # v7: each chunk's language (memoryd.sources.language), filled by the reindex the chunking signature asks for.
 _V7 = "ALTER TABLE chunks ADD COLUMN lang TEXT NOT NULL DEFAULT ''"
 
-MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
+MIGRATIONS: dict[int, Callable[[apsw.Connection], object]] = {
     1: lambda conn: conn.execute(_V1),
     2: lambda conn: conn.execute(_V2),
     3: lambda conn: conn.execute(_V3),
@@ -154,7 +156,7 @@ MIGRATIONS: dict[int, Callable[[apsw.Connection], None]] = {
 
 def migrate(conn: apsw.Connection) -> int:
     """Bring the schema to SCHEMA_VERSION, one transaction per step; returns the version found."""
-    found = conn.execute("PRAGMA user_version").fetchone()[0]
+    found = one_row(conn.execute("PRAGMA user_version").fetchone())[0]
     if found > SCHEMA_VERSION:
         raise RuntimeError(f"index schema v{found} is newer than this memoryd (v{SCHEMA_VERSION}); upgrade memoryd")
     for version in range(found + 1, SCHEMA_VERSION + 1):

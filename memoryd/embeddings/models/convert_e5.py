@@ -83,7 +83,8 @@ def _vocab(src: E5Source) -> tuple[list[str], list[float], list[int]]:
     import gguf
 
     controls = {src.bos, src.eos, src.pad}
-    pieces, scores, types = list(src.pieces), [float(s) for s in src.scores], []
+    pieces, scores = list(src.pieces), [float(s) for s in src.scores]
+    types: list[int] = []  # gguf.TokenType values (an IntEnum)
     for i, piece in enumerate(pieces):
         if i == src.unk:
             types.append(gguf.TokenType.UNKNOWN)

@@ -80,19 +80,21 @@ def convert_minilm(
         (k, v) for k, v in tensors.items() if k not in ("embeddings.position_ids",) and not k.startswith("pooler.")
     ]
     for done, (hf_name, data) in enumerate(items, 1):
-        name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
-        if name is None:
+        tensor = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        if tensor is None:
             raise ConversionError(f"no GGUF name for tensor {hf_name}")
         data = data.astype(np.float32)
-        if data.ndim == 2 and quant != "f32" and not name.startswith(keep_f32):
+        if data.ndim == 2 and quant != "f32" and not tensor.startswith(keep_f32):
             if quant == "q8_0" and data.shape[1] % 32 == 0:
                 writer.add_tensor(
-                    name, gguf.quantize(data, gguf.GGMLQuantizationType.Q8_0), raw_dtype=gguf.GGMLQuantizationType.Q8_0
+                    tensor,
+                    gguf.quantize(data, gguf.GGMLQuantizationType.Q8_0),
+                    raw_dtype=gguf.GGMLQuantizationType.Q8_0,
                 )
             else:
-                writer.add_tensor(name, data.astype(np.float16))
+                writer.add_tensor(tensor, data.astype(np.float16))
         else:
-            writer.add_tensor(name, data)
+            writer.add_tensor(tensor, data)
         if progress:
             progress("convert", done, len(items))
     write_out(writer)

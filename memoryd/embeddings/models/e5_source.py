@@ -93,7 +93,7 @@ class _Cursor:
 
 def read_e5(path: Path) -> E5Source:
     data = np.fromfile(path, dtype=np.uint8)
-    view = memoryview(data)
+    view = data.data  # memoryview(data); numpy types the buffer protocol for Python 3.12+ only
     if bytes(view[:4]) != MAGIC:
         raise SourceFormatError(f"{path} is not a packed e5 model (magic {bytes(view[:4])!r})")
     cur = _Cursor(view)

@@ -111,10 +111,11 @@ class Connections:
 
     def reader(self, replica: bool = False) -> psycopg.Connection:
         """This thread's read connection to the primary, or (`replica`) to the read URL where there is one."""
-        slot = "replica" if replica and self.read_url else "primary"
+        replica_url = self.read_url if replica else None
+        slot = "replica" if replica_url else "primary"
         conn: psycopg.Connection | None = getattr(self._local, slot, None)
         if conn is None or conn.closed or conn.broken:
-            conn = self._connect(self.read_url if slot == "replica" else self.url)  # type: ignore[arg-type]
+            conn = self._connect(replica_url or self.url)
             setattr(self._local, slot, conn)
             with self._held_lock:
                 self._held = [(t, c) for t, c in self._held if t.is_alive() and not c.closed] + [

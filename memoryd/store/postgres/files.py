@@ -25,6 +25,7 @@ from memoryd.store.rows import (
     WindowVectors,
     attached_change,
     file_change,
+    one_row,
     vector_dims,
     window_blob,
 )
@@ -147,7 +148,7 @@ class Files(State):
             with self.writing() as cur:
                 cur.execute("SET LOCAL statement_timeout = 0")
                 cur.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem'))")
-                if (wanted := hnsw_build_memory(embedded, self.dims)) > int(cur.fetchone()[0]):  # type: ignore[index]
+                if (wanted := hnsw_build_memory(embedded, self.dims)) > int(one_row(cur.fetchone())[0]):
                     memory = sql.Literal(f"{wanted // 1024}kB")
                     cur.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(memory))
                 cur.execute(vector_index(self.schema))
@@ -202,14 +203,14 @@ class Files(State):
                     ).format(s),
                     (path, abs_path, source, hash, mtime_ns, size, now),
                 )
-                file_id = cur.fetchone()[0]  # type: ignore[index]
+                file_id = one_row(cur.fetchone())[0]
                 cur.execute(sql.SQL("UPDATE {}.totals SET files = files + 1").format(s))
             first_seq = 0
             if append:
                 cur.execute(
                     sql.SQL("SELECT coalesce(max(seq) + 1, 0) FROM {}.chunks WHERE file_id = %s").format(s), (file_id,)
                 )
-                first_seq = cur.fetchone()[0]  # type: ignore[index]
+                first_seq = one_row(cur.fetchone())[0]
             added = self._insert_chunks(cur, file_id, first_seq, source, chunks, vectors, model, windows)
             if cursor is not None:
                 cur.execute(
@@ -282,7 +283,7 @@ class Files(State):
         cur.executemany(statement, rows if self.dims else [r[:-1] for r in rows], returning=True)
         added = []
         while True:
-            added.append(cur.fetchone()[0])  # type: ignore[index]
+            added.append(one_row(cur.fetchone())[0])
             if not cur.nextset():
                 break
         self._count_terms(cur, terms, 1)
@@ -304,7 +305,7 @@ class Files(State):
                 (path,),
             )
             row = cur.fetchone()
-        return tuple(row) if row else None  # type: ignore[return-value]
+        return tuple(row) if row else None
 
     # -- vectors added later --------------------------------------------------------------------------
     def set_vectors(

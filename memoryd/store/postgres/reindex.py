@@ -15,6 +15,7 @@ from memoryd.store.interface import Filled, MemoryStore
 from memoryd.store.postgres import Store
 from memoryd.store.postgres.connections import CONNECT_TIMEOUT
 from memoryd.store.postgres.schema import RETIRED_MARK, STAGING_MARK, schema_name
+from memoryd.store.rows import one_row
 
 R = TypeVar("R", bound=Filled)
 
@@ -35,7 +36,7 @@ def build(live: Store, fill: Callable[[MemoryStore], R]) -> tuple[Store, R]:
                     " FROM {s}.chunks"
                 ).format(s=live._s)
             )
-            next_chunk, next_file = cur.fetchone()  # type: ignore[misc]
+            next_chunk, next_file = one_row(cur.fetchone())
         with staging.writing() as cur:
             # a search that read ids from the old schema and rows from the new finds nothing, never another chunk
             cur.execute(

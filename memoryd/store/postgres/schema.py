@@ -121,7 +121,7 @@ LAYOUT = (
 
 def create_tables(schema: str) -> sql.Composed:
     s = sql.Identifier(schema)
-    return sql.SQL(TABLES).format(s=s, layout=sql.SQL(LAYOUT).format(s=s))  # type: ignore[arg-type]
+    return sql.SQL(TABLES).format(s=s, layout=sql.SQL(LAYOUT).format(s=s))
 
 
 def vector_column(schema: str, dims: int) -> sql.Composed:

@@ -13,7 +13,7 @@ from psycopg import sql
 
 from memoryd.store.postgres.files import Files, sent_vector, vector_text
 from memoryd.store.postgres.terms import idf, match_query, phrase_query, phrase_tokens, score_sql
-from memoryd.store.rows import ChunkFilter, ChunkRow, Match, Phrase, is_glob, path_spellings, window_matrix
+from memoryd.store.rows import ChunkFilter, ChunkRow, Match, Phrase, is_glob, one_row, path_spellings, window_matrix
 from memoryd_client.protocol.schema import SOURCES
 
 RANKING_THREADS = 2  # a search sends at most three keyword queries; the first runs on the caller's thread
@@ -137,7 +137,7 @@ class Search(Files):
             epoch = self._epoch
         with self.reading(replica=True) as cur:
             cur.execute(sql.SQL("SELECT count(*) FROM {}.chunks WHERE tsv @@ %s::tsquery").format(self._s), (query,))
-            hits = int(cur.fetchone()[0])  # type: ignore[index]
+            hits = int(one_row(cur.fetchone())[0])
         with self._cache_lock:
             if epoch == self._epoch and len(self._phrase_hits) < MAX_REMEMBERED:
                 self._phrase_hits[query] = hits
@@ -157,7 +157,8 @@ class Search(Files):
         rows = max(int(totals["chunks"]), 1)
         idfs = [idf(rows, self._hits_of(p)) for p in phrases]
         scoring = score_sql(phrases, idfs, weights, totals["tokens"] / rows)
-        join, where, filter_params = "", "true", []
+        join, where = "", "true"
+        filter_params: list[object] = []
         if filters is not None and filters.active:
             where, filter_params = filter_sql(filters)
             join = " JOIN {s}.files f ON f.id = c.file_id"

@@ -10,6 +10,7 @@ from psycopg import sql
 
 from memoryd.store.interface import StoreUnavailable
 from memoryd.store.postgres.connections import Connections
+from memoryd.store.rows import one_row
 
 
 class State(Connections):
@@ -52,7 +53,7 @@ class State(Connections):
         if cached is None:
             with self.reading() as cur:
                 cur.execute(sql.SQL("SELECT count(*) FROM {}.embedding_cache").format(self._s))
-                cached = int(cur.fetchone()[0])  # type: ignore[index]
+                cached = int(one_row(cur.fetchone())[0])
             with self._cache_lock:
                 if self._counts is not None:
                     self._counts["cached"] = cached
@@ -88,12 +89,12 @@ class State(Connections):
                     "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,"
                     " extract(epoch FROM now() - pg_last_xact_replay_timestamp())"
                 )
-                recovering, replayed, since = cur.fetchone()  # type: ignore[misc]
+                recovering, replayed, since = one_row(cur.fetchone())
             if not recovering:
                 return None
             with self._writer_or_primary() as cur:
                 cur.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)", (replayed,))
-                behind = float(cur.fetchone()[0])  # type: ignore[index]
+                behind = float(one_row(cur.fetchone())[0])
         except (StoreUnavailable, psycopg.Error):
             return None
         return {"bytes": max(behind, 0.0), "seconds": round(float(since or 0.0), 3) if behind > 0 else 0.0}

@@ -16,6 +16,7 @@ import structlog
 from memoryd.store.errors import CORRUPT
 from memoryd.store.interface import Filled, MemoryStore
 from memoryd.store.lock import index_lock_path
+from memoryd.store.rows import one_row
 from memoryd.store.sqlite import Store
 from memoryd.store.sqlite.matrix import VectorIndex
 from memoryd.store.sqlite.reindex import cleanup_interrupted, remove_db, swap, temp_path, verify
@@ -133,9 +134,9 @@ def offline_check(path: Path, integrity: bool) -> Iterator[tuple[str, str, str]]
     try:
         conn = apsw.Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
         try:
-            files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
-            chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            check = conn.execute("PRAGMA quick_check").fetchone()[0] if integrity else "ok"
+            files = one_row(conn.execute("SELECT count(*) FROM files").fetchone())[0]
+            chunks = one_row(conn.execute("SELECT count(*) FROM chunks").fetchone())[0]
+            check = one_row(conn.execute("PRAGMA quick_check").fetchone())[0] if integrity else "ok"
         finally:
             conn.close()
     except apsw.Error as exc:

@@ -12,7 +12,7 @@ import apsw
 
 from memoryd.durable import private_file, private_folder
 from memoryd.store import topk
-from memoryd.store.rows import StoreChange
+from memoryd.store.rows import StoreChange, one_row
 from memoryd.store.schema import FTS_DDL, VOCAB_DDL, migrate
 
 ChangeListener = Callable[[StoreChange], None]
@@ -204,7 +204,7 @@ class Connections:
             cached = self._cached_count
         if cached is None:
             with self._write_lock:  # cache writes move the count under this lock: none can land between
-                cached = self.reader.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+                cached = one_row(self.reader.execute("SELECT count(*) FROM embedding_cache").fetchone())[0]
                 with self._count_lock:
                     self._cached_count = cached
         return {**self._row_counts(), "cached_embeddings": cached}
@@ -219,9 +219,9 @@ class Connections:
         with self._count_lock:
             epoch, counts = self._count_epoch, self._counts
         if counts is None:
-            files = self.reader.execute("SELECT count(*) FROM files").fetchone()[0]
-            chunks = self.reader.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            waiting = self.reader.execute("SELECT count(*) FROM chunks WHERE model = ''").fetchone()[0]
+            files = one_row(self.reader.execute("SELECT count(*) FROM files").fetchone())[0]
+            chunks = one_row(self.reader.execute("SELECT count(*) FROM chunks").fetchone())[0]
+            waiting = one_row(self.reader.execute("SELECT count(*) FROM chunks WHERE model = ''").fetchone())[0]
             counts = {"files": files, "chunks": chunks, "embedded_chunks": chunks - waiting}
             with self._count_lock:
                 if epoch == self._count_epoch:  # a count read across a write is not kept

@@ -5,7 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-from memoryd.store.rows import ChunkVectors, FileRow, NewChunk, StoreChange, WindowVectors, file_change, vector_dims
+from memoryd.store.rows import (
+    ChunkVectors,
+    FileRow,
+    NewChunk,
+    StoreChange,
+    WindowVectors,
+    file_change,
+    one_row,
+    vector_dims,
+)
 from memoryd.store.schema import FTS_INSERT
 from memoryd.store.sqlite.vectors import Vectors as VectorRows
 
@@ -106,9 +115,8 @@ class Files(VectorRows):
                     file_id = self.conn.last_insert_rowid()
                 first_seq = 0
                 if append:
-                    first_seq = self.conn.execute(
-                        "SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE file_id = ?", (file_id,)
-                    ).fetchone()[0]
+                    next_seq = "SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE file_id = ?"
+                    first_seq = one_row(self.conn.execute(next_seq, (file_id,)).fetchone())[0]
                 added = self._insert_chunks(file_id, first_seq, source, chunks, vectors, model, windows)
                 if cursor is not None:
                     self.conn.execute(
@@ -167,4 +175,4 @@ class Files(VectorRows):
             "SELECT c.inode, c.offset, c.lines FROM cursors c JOIN files f ON f.id = c.file_id WHERE f.path = ?",
             (path,),
         ).fetchone()
-        return tuple(row) if row else None  # type: ignore[return-value]
+        return tuple(row) if row else None

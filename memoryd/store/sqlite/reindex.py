@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memoryd.durable import fsync_dir
 from memoryd.store.interface import Filled
+from memoryd.store.rows import one_row
 from memoryd.store.sqlite import Store
 
 TEMP_MARK = ".reindex-"
@@ -40,7 +41,7 @@ def cleanup_interrupted(live: Path) -> list[Path]:
 def verify(store: Store, report: Filled) -> None:
     """The new index is whole: SQLite finds it sound, it holds every file the fill saw but those it skipped, and
     every chunk has its vector unless embedding failed."""
-    check = store.conn.execute("PRAGMA integrity_check").fetchone()[0]
+    check = one_row(store.conn.execute("PRAGMA integrity_check").fetchone())[0]
     if check != "ok":
         raise ReindexError(f"integrity check failed: {check}")
     counts = store.counts()
