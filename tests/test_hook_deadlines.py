@@ -131,12 +131,12 @@ def test_a_reader_gone_is_no_failure(tmp_path: Path) -> None:
 
 
 RECALL_TIMEOUT = 2.0
-RECALL_MARGIN = 2.0  # Python's start and exit, and click's import when the full command line reports the failure
+RECALL_MARGIN = 2.0  # Python's start and exit
 
 
 @pytest.mark.slow
 def test_memctl_recall_keeps_to_its_timeout(daemons: dict[str, str], tmp_path: Path) -> None:
-    """`memctl recall --timeout T` shares the hooks' quick path: T bounds the whole call, stdin included."""
+    """`memctl recall --timeout T` calls through the stub as the hooks do: T bounds the whole call, stdin included."""
     started = {}
     with ThreadPoolExecutor(len(daemons) + 1) as pool:
         for behaviour, socket in [*daemons.items(), ("stdin held open", daemons["down"])]:

@@ -15,12 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd_client import integrations
-from memoryd_client.cli import main as memctl
 from memoryd_client.integrations import claude_code, codex, files, opencode
 from memoryd_client.integrations.common import hook_command, is_hook_command
 from memoryd_client.integrations.jsonc import Node, insert, parse, plain, remove
@@ -35,6 +33,10 @@ BLOCK_START = b"# >>> memoryd: written by `memctl integrations install codex`; r
 EVENTS = ["UserPromptSubmit", "SessionStart", "PreCompact", "SessionEnd"]
 CHATTR = shutil.which("chattr", path="/usr/bin:/bin:/usr/sbin:/sbin")
 LAYOUTS = ["0600", "0640", "symlink"]  # a private file, a group-readable one, a link into a dotfiles folder
+
+
+def memctl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memoryd_client.memctl", *args], capture_output=True, text=True)
 
 
 @pytest.fixture
@@ -418,8 +420,8 @@ def test_hook_commands_are_shell_safe(
 
 @pytest.mark.parametrize("platform", ["claude-code", "codex", "opencode"])
 def test_an_agent_id_outside_the_configs_rule_is_refused(home: Path, platform: str) -> None:
-    ran = CliRunner().invoke(memctl, ["integrations", "install", platform, "--agent", "x'; touch /tmp/pwned; echo '"])
-    assert ran.exit_code != 0 and "agent id" in ran.output, ran.output
+    ran = memctl("integrations", "install", platform, "--agent", "x'; touch /tmp/pwned; echo '")
+    assert ran.returncode != 0 and "agent id" in ran.stderr, ran.stderr
     assert state(home) == {}
     nothing_installed(platform)
 
@@ -532,8 +534,8 @@ def test_a_remove_that_cannot_read_a_file_says_which_and_changes_nothing(home: P
     hooks_path = codex_files(home)[0]
     hooks_path.write_text(hooks_path.read_text() + "oops")
     before = state(home)
-    ran = CliRunner().invoke(memctl, ["integrations", "remove", "codex"])
-    assert ran.exit_code == 1 and f"Error: {hooks_path} is not valid JSON" in ran.output, ran.output
+    ran = memctl("integrations", "remove", "codex")
+    assert ran.returncode == 1 and f"Error: {hooks_path} is not valid JSON" in ran.stderr, ran.stderr
     assert state(home) == before and integrations.installed("codex")
 
 

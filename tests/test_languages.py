@@ -150,7 +150,7 @@ def test_a_candidate_keyword_search_could_not_read_is_weighed_by_its_vector_alon
 
 
 def test_memctl_status_names_the_languages_of_a_mixed_index() -> None:
-    from memoryd_client.cli import _status_line
+    from memoryd_client.commands import status_line as _status_line
 
     agent = {
         "agent": "main",

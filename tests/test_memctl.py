@@ -81,14 +81,14 @@ def test_errors_are_one_clear_line(running: d.Daemon) -> None:
     ghost = memctl(running, "search", "--agent", "ghost", "x")
     assert ghost.returncode == 1 and "unknown agent" in ghost.stderr
     latin1 = os.fsdecode(b"caf\xe9")  # an argument typed in another encoding than UTF-8
-    for args in (("search", latin1), ("search", latin1, "--explain"), ("write", latin1)):  # quick path, click
+    for args in (("search", latin1), ("search", latin1, "--explain"), ("write", latin1), ("recall", latin1)):
         out = memctl(running, *args)
         assert out.returncode == 1 and "not valid UTF-8" in out.stderr and "Traceback" not in out.stderr, args
 
 
 def test_a_prompt_read_from_stdin_is_never_an_option() -> None:
-    """`memctl recall -` reads the prompt once; when the quick path cannot answer, the full command line gets it as
-    the prompt, even when it starts with a dash (a Markdown bullet, a pasted flag)."""
+    """`memctl recall -` reads the prompt from stdin once, as the prompt, even when it starts with a dash (a
+    Markdown bullet, a pasted flag): it is never read as an option."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
     env.update(MEMORYD_DATA_DIR=NO_DAEMON_DATA, MEMORYD_SOCKET="/nonexistent/memoryd.sock")
     for prompt in ("- shipped the auth fix", "--help me recall the deploy", "-x"):
@@ -103,78 +103,138 @@ def test_a_prompt_read_from_stdin_is_never_an_option() -> None:
         assert out.returncode == 3 and "memoryd is not running" in out.stderr, (prompt, out.stderr)
 
 
-def test_memctl_stays_thin() -> None:
-    code = (
-        "import sys, memoryd_client.memctl; heavy = {'apsw', 'llama_cpp', 'structlog', 'sqlite3', 'numpy', 'pydantic'};"
-        "light = ('memoryd', 'memoryd_client', 'memoryd_client.protocol');"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy"
-        " or (m.startswith('memoryd') and not m.startswith(light[1:]) and m != 'memoryd')))"
+THIN = "import sys; from memoryd_client.memctl import main; code = main(sys.argv[1:]); print(sorted(sys.modules))"
+# what a run of the commands agents start on every prompt must not import: the daemon's dependencies, and what
+# made a run slow (click, typing, the socket module and what it brings)
+HEAVY = {"apsw", "llama_cpp", "structlog", "sqlite3", "numpy", "pydantic", "click", "typing", "socket", "threading"}
+
+
+def imported(*argv: str, stdin: str = "", env: dict[str, str] | None = None) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", THIN, *argv], input=stdin, capture_output=True, text=True, check=True, env=env
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    return {m.strip("'") for m in out.stdout.splitlines()[-1].strip("[]").split(", ")}
 
 
-def test_plain_search_runs_without_click_and_prints_what_the_full_cli_prints(running: d.Daemon) -> None:
-    argv = ["--socket", str(running.socket), "search", "JWT", "expiry", "-n", "3", "--mode", "keyword"]
-    code = "import sys; from memoryd_client.memctl import main; "
-    code += f"code = main({argv!r}); print('click' in sys.modules, code)"
-    quick = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert quick.stdout.splitlines()[-1] == "False 0"
-    full = memctl(running, "search", "JWT", "expiry", "-n", "3", "--mode=keyword")  # `=`: the full command line
-    assert full.returncode == 0, full.stderr
+def test_memctl_stays_thin(running: d.Daemon) -> None:
+    """One parser and one stack for every command: the stub carries the calls of search, recall and the hooks, and
+    none of them imports the daemon's dependencies, click, typing or the socket module."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
+    env.update(MEMORYD_SOCKET=str(running.socket), MEMORYD_DATA_DIR=str(running.data_dir))
+    prompt = json.dumps({"prompt": "what did we decide about JWT expiry?"})
+    runs = {
+        "search": imported("search", "JWT", env=env),
+        "recall": imported("recall", "what did we decide about JWT expiry?", env=env),
+        "recall -": imported("recall", "-", stdin="what did we decide about JWT expiry?", env=env),
+        "hook": imported("hook", "claude-code", "user-prompt-submit", stdin=prompt, env=env),
+    }
+    for name, modules in runs.items():
+        assert "memoryd_client.stub" in modules, name
+        heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY or m.startswith("memoryd."))
+        assert heavy == [], (name, heavy)
+    assert "enum" not in runs["search"] | runs["recall"]  # the hooks read JSON, whose decoder imports re and enum
+
+
+def test_every_form_of_a_search_prints_the_same(running: d.Daemon) -> None:
+    """Options before or after the command and the words, `--name value`, `--name=value`, `-nVALUE`: one parser
+    reads them all, and the output is the same."""
 
     def without_timing(text: str) -> list[str]:
         return [line.split(" ms)")[-1] if " result" in line and " ms)" in line else line for line in text.splitlines()]
 
-    assert without_timing(quick.stdout)[:-1] == without_timing(full.stdout)
+    forms = [
+        ("search", "JWT", "expiry", "-n", "3", "--mode", "keyword"),
+        ("search", "-n3", "--mode=keyword", "JWT", "expiry"),
+        ("--agent", "main", "search", "JWT", "--max-results=3", "expiry", "--mode", "keyword"),
+        ("search", "--mode", "keyword", "--", "JWT", "expiry", "-n", "3"),  # after --, words
+    ]
+    outputs = [memctl(running, *form) for form in forms]
+    assert all(out.returncode == 0 for out in outputs), [out.stderr for out in outputs]
+    assert len({tuple(without_timing(out.stdout)) for out in outputs[:3]}) == 1
+    assert "MEMORY.md#L1-L2" in outputs[0].stdout
     as_json = [
         json.loads(memctl(running, *args).stdout)
         for args in (("search", "--json", "Stripe"), ("--json", "search", "Stripe", "--mode=hybrid"))
     ]
     assert as_json[0]["results"] == as_json[1]["results"]
-    # what the quick path does not take goes to click, which says what is wrong
-    bad = memctl(running, "search", "-n", "many", "JWT")
-    assert bad.returncode == 2 and "'many' is not a valid integer" in bad.stderr
     assert "Search memory" in memctl(running, "search", "--help").stdout
-    negative = memctl(running, "--timeout", "-1", "search", "JWT")
-    assert negative.returncode == 2 and "--timeout" in negative.stderr and "Traceback" not in negative.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["search", "-n", "many", "JWT"], "Invalid value for '-n' / '--max-results': 'many' is not a valid integer."),
+        (["search", "-n", "0", "JWT"], "0 is not in the range 1<=x<=200."),
+        (["search", "--mode", "fuzzy", "JWT"], "'fuzzy' is not one of 'hybrid', 'keyword', 'vector'."),
+        (["search", "--mdoe", "keyword", "JWT"], "No such option: --mdoe Did you mean --mode?"),
+        (["search", "JWT", "-n"], "Option '-n' requires an argument."),
+        (["search", "--explain=yes", "JWT"], "Option '--explain' does not take a value."),
+        (["search"], "Missing argument 'QUERY...'."),
+        (["search", "JWT", "--timeout", "5"], "No such option: --timeout"),
+        (["--timeout", "-1", "search", "JWT"], "Invalid value for '--timeout': -1.0 is not in the range x>0."),
+        (["--timeout", "nan", "search", "JWT"], "nan is not in the range x>0."),
+        (["get", "a.md", "b.md"], "Got unexpected extra argument (b.md)"),
+        (["get", "MEMORY.md:9-3"], "Invalid value for 'LOCATION': range 9-3 ends before it starts"),
+        (["write", "x", "--importance", "2"], "2.0 is not in the range 0<=x<=1."),
+        (["serach", "JWT"], "No such command 'serach'."),
+        (["integrations", "install", "emacs"], "'emacs' is not one of 'claude-code', 'codex', 'openclaw', 'opencode'."),
+        ([], "Missing command."),
+    ],
+)
+def test_a_wrong_command_line_says_what_is_wrong(argv: list[str], says: str) -> None:
+    out = memctl(None, *argv)
+    assert out.returncode == 2 and out.stdout == "", out
+    last = out.stderr.rstrip().splitlines()[-1]
+    assert out.stderr.startswith("Usage: memctl") and last.startswith("Error: ") and last.endswith(says), out.stderr
 
 
 @pytest.mark.parametrize(
     ("argv", "taken"),
     [
-        (["search", "a", "b"], {"words": ["a", "b"]}),
+        (["search", "a", "b"], {"query": ["a", "b"], "timeout": 30.0, "json": False, "agent": None}),
         (
             ["--socket", "/s", "-a", "x", "--json", "search", "q", "-n", "3"],
-            {"socket": "/s", "agent": "x", "max_results": 3},
+            {"socket": "/s", "agent": "x", "json": True, "max_results": 3, "query": ["q"]},
         ),
-        (
-            ["search", "q", "--mode", "vector", "--min-score", "0.5", "--agent", "y"],
-            {"mode": "vector", "min_score": 0.5},
-        ),
-        (["--timeout", "5", "search", "-", "q"], {"timeout": 5.0, "words": ["-", "q"]}),
-        (["search", "q", "--mode", "fuzzy"], None),
-        (["search", "q", "-n"], None),
-        (["search", "q", "-n5"], None),
-        (["search", "q", "--explain"], None),
-        (["search", "--", "-q"], None),
-        (["search"], None),
-        (["search", "q", "--timeout", "5"], None),
-        (["--timeout", "0", "search", "q"], None),
-        (["--timeout", "nan", "search", "q"], None),
-        (["get", "MEMORY.md"], None),
-        (["--help"], None),
-        ([], None),
+        (["search", "q", "--agent", "y", "--min-score", "0.5"], {"agent": "y", "min_score": 0.5}),
+        (["search", "q", "--source", "memory", "--source", "sessions"], {"sources": ["memory", "sessions"]}),
+        (["search", "q", "--type", "lore", "--no-mmr", "--explain"], {"type": ["lore"], "mmr": False, "explain": True}),
+        (["search", "q"], {"type": None, "mmr": None, "decay": None, "explain": False, "max_results": None}),
+        (["search", "-", "q"], {"query": ["-", "q"]}),
+        (["search", "--", "-q"], {"query": ["-q"]}),
+        (["--timeout", "5", "search", "q"], {"timeout": 5.0}),
+        (["recall", "hi", "there"], {"prompt": ["hi", "there"], "timeout": 5.0}),
+        (["--timeout", "3", "recall", "hi"], {"timeout": 3.0}),
+        (["recall", "hi", "--timeout", "0.5", "--budget", "64", "--session", "s"], {"timeout": 0.5, "budget": 64}),
+        (["write", "-", "--type", "semantic", "--path", "x.md"], {"text": "-", "type": "semantic", "path": "x.md"}),
+        (["sync", "--force"], {"force": True}),
+        (["reindex", "--no-wait"], {"no_wait": True}),
+        (["mcp", "--http", "8080"], {"http_port": 8080, "budget": 4000, "autostart": False}),
+        (["integrations", "install", "codex", "-a", "me"], {"platform": "codex", "agent": "me"}),
+        # a hook takes what the installer wrote, and anything else, without failing
+        (["hook", "codex", "stop", "--agent", "me", "{}"], {"words": ["codex", "stop", "{}"], "agent": "me"}),
+        (["hook", "claude-code", "--bogus", "x", "--agent"], {"words": ["claude-code", "--bogus", "x"], "agent": ""}),
+        (["hook", "--help"], {"help": True, "words": []}),
     ],
 )
-def test_the_quick_path_takes_only_plain_searches(argv: list[str], taken: dict[str, object] | None) -> None:
-    from memoryd_client.memctl import quick_search_args
+def test_the_parser_reads_each_command_from_the_schema(argv: list[str], taken: dict[str, object]) -> None:
+    from memoryd_client.command_line import parse
+    from memoryd_client.memctl import MEMCTL
 
-    got = quick_search_args(argv)
-    if taken is None:
-        assert got is None
-    else:
-        assert got is not None and {k: got[k] for k in taken} == taken
+    got = parse(argv, MEMCTL).values
+    assert {k: got[k] for k in taken} == taken
+
+
+def test_every_schema_option_is_offered_with_its_help() -> None:
+    from memoryd_client.memctl import help_text
+    from memoryd_client.protocol.schema import METHODS
+
+    for method, command in (("search", "search"), ("recall", "recall"), ("write", "write"), ("sync", "sync")):
+        shown = " ".join(help_text(command).split())
+        for spec in METHODS[method].params:
+            if spec.cli is not None:
+                assert (spec.cli or (f"--{spec.wire.replace('_', '-')}",))[-1] in shown, (method, spec.name)
+                assert spec.help.split(" (")[0][:30] in shown, (method, spec.name)
 
 
 def test_search_filters_explain_and_typed_write(running: d.Daemon) -> None:

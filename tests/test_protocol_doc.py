@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from memoryd.daemon.methods import IMPLEMENTATIONS
-from memoryd_client.cli import main as memctl
+from memoryd_client.memctl import help_text
 from memoryd_client.protocol import doc, schema
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
@@ -37,7 +35,7 @@ def test_every_method_has_one_implementation() -> None:
 
 
 def test_memctl_offers_the_schemas_search_options_with_their_help() -> None:
-    shown = CliRunner().invoke(memctl, ["search", "--help"], terminal_width=200).output
+    shown = help_text("search")
     for spec in schema.Search.params:
         if spec.cli is None:
             continue

@@ -1,6 +1,7 @@
 """The memoryd client: the wire protocol, the Python stub, memctl, the agent hooks and the MCP bridge. Its own
 distribution (memoryd-client), which the daemon depends on; it never imports the daemon. The names below are
-imported on first use: memctl's modules live in this package and must not pay for the stub when they do not use it."""
+imported on first use: `memctl hook` and `memctl recall` start a process for every prompt, and pay only for the
+modules they use."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ slow, hostile), it exits 0 within its time limit, printing nothing when it has n
 --log` says where).
 
 Each run has one deadline, well inside the platform's own limit, for all of it: reading stdin, connecting and
-every call. On the hot path it imports the quick client alone (memoryd_client.quick): every prompt starts one."""
+every call, which go through the stub (memoryd_client.stub) as every client's do. Every prompt starts one, so it
+imports no more than it needs."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ import os
 import time
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing is a fifth of a hook's start-up
     from collections.abc import Callable
     from typing import Any
+
+    from memoryd_client.command_line import Parsed
+    from memoryd_client.stub import MemoryClient
 
 # what each platform allows one run of a hook: memoryd's installers write these two into Claude Code's and Codex's
 # hook settings (memoryd_client.integrations.common); the OpenCode plugin (assets/opencode-memoryd.js) kills its hook
@@ -31,14 +35,15 @@ START_SECONDS = 3.0
 SYNC_SECONDS = 20.0
 SYNC_ANSWER_SECONDS = 2.0  # the daemon stops waiting for the sync this long before the hook's deadline
 
-CLAUDE_EVENTS = {  # event: (the platform's limit, the hook's budget); Codex shares Claude Code's events
+# event: (the platform's limit, the hook's budget); Codex shares Claude Code's events
+CLAUDE_EVENTS: dict[str, tuple[float, float]] = {
     "user-prompt-submit": (HOOK_LIMIT, RECALL_SECONDS),
     "session-start": (HOOK_LIMIT, START_SECONDS),
     "pre-compact": (SYNC_LIMIT, SYNC_SECONDS),
     "session-end": (SYNC_LIMIT, SYNC_SECONDS),
     "stop": (SYNC_LIMIT, SYNC_SECONDS),
 }
-EVENTS = {
+EVENTS: dict[str, dict[str, tuple[float, float]]] = {
     "claude-code": CLAUDE_EVENTS,
     "codex": CLAUDE_EVENTS,
     "opencode": {
@@ -105,24 +110,14 @@ class Hook:
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def client(self) -> Any:
-        """The stub (memoryd_client.stub.MemoryClient), held to the hook's deadline."""
+    def client(self) -> MemoryClient:
+        """The stub, held to the hook's deadline."""
         from memoryd_client.stub import MemoryClient
 
         return MemoryClient(self.socket, timeout=max(self.left(), 0.001), deadline=self.deadline)
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
-        """One call, its parameters by their wire names (None left out): the quick client first; the stub when that
-        fails, to try again in the time left and raise what went wrong."""
-        from memoryd_client.quick import QuickFailed, call
-
-        try:
-            return call(method, params, self.socket, self.deadline)
-        except QuickFailed as exc:
-            if exc.absent:
-                raise ConnectionError(f"memoryd is not running ({exc})") from None
-            if not exc.retry:
-                raise TimeoutError(str(exc)) from None
+        """One call on a connection of its own, its parameters by their wire names (None left out)."""
         with self.client() as client:
             return client.call(method, {k: v for k, v in params.items() if v is not None})
 
@@ -265,29 +260,6 @@ def run(
         return ""
 
 
-def parse_args(argv: list[str]) -> dict[str, Any]:
-    """PLATFORM EVENT [INPUT...], --agent/-a A, --socket S, --log, --help; anything else is an INPUT (Codex adds
-    its notification as one more argument). Never exits: a hook's arguments are the installer's, not a user's."""
-    options: dict[str, Any] = {"agent": None, "socket": os.environ.get("MEMORYD_SOCKET"), "log": False, "help": False}
-    given: list[str] = []
-    i = 0
-    while i < len(argv):
-        flag, equals, value = argv[i].partition("=")
-        if flag in ("--agent", "-a", "--socket"):
-            if not equals:
-                i += 1
-                value = argv[i] if i < len(argv) else ""
-            options["socket" if flag == "--socket" else "agent"] = value or None
-        elif argv[i] in ("--log", "--help", "-h"):
-            options["log" if argv[i] == "--log" else "help"] = True
-        else:
-            given.append(argv[i])
-        i += 1
-    options["platform"], options["event"] = [*given, "", ""][:2]
-    options["input"] = given[-1] if len(given) > 2 else None
-    return options
-
-
 def wrong_call(platform: str, event: str) -> str | None:
     """What is wrong with a hook's platform and event, or None."""
     if platform in NOT_HOOKED:
@@ -332,37 +304,40 @@ def _write(text: str) -> None:
         data = data[os.write(1, data) :]
 
 
-def main(argv: list[str]) -> int:
-    """memctl hook PLATFORM EVENT [--agent A] [--socket S]; memctl hook --log prints the log's path. Always 0."""
+def main(args: Parsed) -> int:
+    """memctl hook PLATFORM EVENT [INPUT] [--agent A] [--socket S]; memctl hook --log prints the log's path. Always 0.
+    Its command line is taken as it comes (memoryd_client.memctl declares it lenient): an unknown option is one
+    more word, and Codex adds its notification as the last one, the INPUT."""
     started = process_start()
     platform = event = "?"
     try:
         ignore_sigpipe()
-        options = parse_args(argv)
-        platform, event = options["platform"] or "?", options["event"] or "?"
-        if options["help"]:
+        words = args["words"]
+        given_platform, given_event = [*words, "", ""][:2]
+        platform, event = given_platform or "?", given_event or "?"
+        if args["help"]:
             _write(f"{USAGE}\n\n{__doc__}")
             return 0
-        if options["log"] or not options["platform"]:
+        if args["log"] or not given_platform:
             _write(log_path())
             return 0
-        problem = wrong_call(options["platform"], options["event"])
+        problem = wrong_call(given_platform, given_event)
         if problem:
             log(platform, event, problem)
             os.write(2, f"memctl hook: {problem}\n".encode("utf-8", "replace"))
             return 0
         deadline = started + budget(platform, event)
-        if options["input"] is not None:
-            raw = os.fsencode(options["input"]).decode("utf-8", "replace")
+        if len(words) > 2:
+            raw = os.fsencode(words[-1]).decode("utf-8", "replace")
         else:
-            from memoryd_client.quick import read_stdin
+            from memoryd_client.stdin import read_stdin
 
             try:
                 raw = read_stdin(deadline, MAX_INPUT_BYTES).decode("utf-8", "replace")
             except TimeoutError:
                 log(platform, event, f"the input did not end within {budget(platform, event)} s")
                 return 0
-        out = run(platform, event, raw, options["socket"], options["agent"], deadline)
+        out = run(platform, event, raw, args["socket"] or None, args["agent"] or None, deadline)
         if out:
             _write(out)
     except BaseException as exc:  # a hook's failure is logged, never the agent's problem

@@ -1,148 +1,213 @@
-"""memctl's entry point: a thin command line for the memoryd daemon.
+"""memctl's entry point: its commands, declared once and read by memctl's one parser (memoryd_client.command_line).
 
-Agents call `memctl search` in loops, and a Python command line spends most of its run starting up: importing
-click alone took half of a `memctl search` here (50 of ~90 ms on 2 slow cores). So the common form,
+    memctl [--socket S] [--agent A] [--json] [--timeout T] COMMAND [ARGS]... [OPTIONS]
 
-    memctl [--socket S] [--agent A] [--json] [--timeout T] search WORDS... [-n N] [--mode M] [--min-score S]
-           [--json] [--agent A] [--socket S] (and any other one-valued option of memoryd_client.protocol.schema.Search)
-
-runs without click, and every other call, or any option, form or value this path does not take as it is
-(`--help`, `-n5`, `--mode=fuzzy`, `--explain`...), goes to the full command line in memoryd_client.cli, which
-parses and reports errors for all of memctl. Both print through memoryd_client.render, so their output is the same.
-"""
+A protocol method's options are its parameters in memoryd_client.protocol.schema. Each command runs a function
+that is imported only when it is the one given (memoryd_client.commands, .hooks, .integrations.commands), and
+every call to the daemon goes through the stub (memoryd_client.stub)."""
 
 from __future__ import annotations
 
 import sys
 
+from memoryd_client.command_line import Argument, Command, Option, schema_options
+from memoryd_client.command_line import help_text as _help_text
+from memoryd_client.command_line import run as _run
+
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing is a fifth of a hook's start-up
     from collections.abc import Callable, Sequence
-    from typing import Any
 
-    from memoryd_client.protocol.schema import Param
-
-
-def _seconds(value: str) -> float:
-    seconds = float(value)
-    if not seconds > 0:
-        raise ValueError(value)
-    return seconds
+TIMEOUT = 30.0  # seconds to wait for an answer
+RECALL_TIMEOUT = 5.0  # for all of a recall, its prompt on stdin included
 
 
-def _converter(spec: Param) -> Callable[[str], Any] | None:
-    """How the fast path reads a value of this option; None: it leaves the option to the full command line."""
-    if spec.many or spec.scalar == "bool" or len([t for t in spec.types if t != "None"]) > 1:
-        return None
-    if spec.choices:
-        choices = spec.choices
-
-        def choice(value: str) -> str:
-            if value not in choices:
-                raise ValueError(value)
-            return value
-
-        return choice
-    return {"int": int, "float": float, "str": str}[spec.scalar]
+def _common() -> list[Option]:
+    """--agent, --socket and --json, on every command that asks the daemon (also taken before its name)."""
+    return [
+        Option(("-a", "--agent"), "agent", help="Agent id (default: the daemon's default agent)."),
+        Option(("--socket",), "socket", help="Daemon socket path (default: $MEMORYD_SOCKET, else memoryd's)."),
+        Option(("--json",), "json", "flag", "Print the raw JSON result.", default=False),
+    ]
 
 
-def method_options(method: str) -> dict[str, tuple[str, Callable[[str], Any]]]:
-    """The fast path's options for a method: its schema's one-valued parameters, by flag."""
-    from memoryd_client.protocol.schema import METHODS
-
-    options: dict[str, tuple[str, Callable[[str], Any]]] = {}
-    for spec in METHODS[method].params:
-        convert = _converter(spec) if spec.cli is not None else None
-        if convert is not None:
-            for flag in spec.cli or (f"--{spec.wire.replace('_', '-')}",):
-                options[flag] = (spec.name, convert)
-    return options
+def _global() -> list[Option]:
+    seconds = Option(
+        ("--timeout",), "timeout", "float", "Seconds to wait for an answer.", default=TIMEOUT, gt=0, show_default=True
+    )
+    return [*_common(), seconds]
 
 
-GLOBAL_OPTIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
-    "--socket": ("socket", str),
-    "--agent": ("agent", str),
-    "-a": ("agent", str),
-    "--timeout": ("timeout", _seconds),
-}
-SEARCH_OPTIONS = {**GLOBAL_OPTIONS, **method_options("search")}
-del SEARCH_OPTIONS["--timeout"]
+def _with_common(*methods: str, extra: Sequence[Option] = ()) -> Callable[[], list[Option]]:
+    return lambda: [*(o for m in methods for o in schema_options(m)), *extra, *_common()]
 
 
-def quick_search_args(argv: Sequence[str]) -> dict[str, Any] | None:
-    """The settings of a plain `search` call, or None for anything the full command line must parse."""
-    settings: dict[str, Any] = {"json": False, "timeout": 30.0, "words": []}
-    options, in_search = GLOBAL_OPTIONS, False
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        if token == "--json":
-            settings["json"] = True
-        elif token in options:
-            if i + 1 >= len(argv):
-                return None
-            name, convert = options[token]
-            try:
-                settings[name] = convert(argv[i + 1])
-            except ValueError:
-                return None
-            i += 1
-        elif token.startswith("-") and token != "-":
-            return None
-        elif not in_search:
-            if token != "search":
-                return None
-            options, in_search = SEARCH_OPTIONS, True
-        else:
-            settings["words"].append(token)
-        i += 1
-    return settings if in_search and settings["words"] else None
+def _recall_options() -> list[Option]:
+    seconds = Option(
+        ("--timeout",),
+        "timeout",
+        "float",
+        "Seconds for all of it, reading a prompt from stdin included.",
+        default=RECALL_TIMEOUT,
+        gt=0,
+        show_default=True,
+    )
+    return [*schema_options("recall"), seconds, *_common()]
 
 
-def quick_search(settings: dict[str, Any]) -> int:
-    from memoryd_client.render import failure, failure_json, search_text
-    from memoryd_client.stub import ClientError, MemoryClient
-
-    query = " ".join(settings["words"])
-    if query == "-":
-        query = sys.stdin.read()
-    try:
-        options = {k: v for k, v in settings.items() if k not in ("json", "timeout", "words", "socket")}
-        with MemoryClient(settings.get("socket"), timeout=settings["timeout"]) as client:
-            found = client.search(query, **options)
-    except ClientError as exc:
-        message, code = failure(exc)
-        print(failure_json(exc) if settings["json"] else message, file=sys.stdout if settings["json"] else sys.stderr)
-        return code
-    if settings["json"]:
-        import json
-
-        print(json.dumps(found.raw, ensure_ascii=False, indent=2))
-    else:
-        print(search_text(found))
-    return 0
+def _mcp_options() -> list[Option]:
+    return [
+        Option(
+            ("--budget",),
+            "budget",
+            "int",
+            "Characters of snippets per search answer.",
+            default=4000,
+            show_default=True,
+        ),
+        Option(("--autostart",), "autostart", "flag", "Start the daemon when it is not running.", default=False),
+        Option(
+            ("--http",),
+            "http_port",
+            "int",
+            "Serve streamable HTTP on 127.0.0.1:PORT, to requests bearing the token it names.",
+        ),
+        *_common(),
+    ]
 
 
-# commands an agent runs on every prompt, each in a module of its own that never imports click
-LIGHT_COMMANDS = {"recall": "memoryd_client.recall", "hook": "memoryd_client.hooks"}
+def _hook_options() -> list[Option]:
+    return [
+        Option(("-a", "--agent"), "agent", help="The agent whose memory it uses."),
+        Option(("--socket",), "socket", help="Daemon socket path."),
+        Option(("--log",), "log", "flag", "Print the hooks' log file's path.", default=False),
+    ]
 
 
-def main(argv: Sequence[str] | None = None) -> int | None:
-    import signal
+def _platforms() -> list[str]:
+    from memoryd_client.integrations import INSTALLERS
 
-    if argv is None and hasattr(signal, "SIGPIPE"):  # `memctl search x | head -1`: end quietly, as cat does
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in LIGHT_COMMANDS:
-        import importlib
+    return sorted(INSTALLERS)
 
-        return importlib.import_module(LIGHT_COMMANDS[args[0]]).main(args[1:])
-    settings = quick_search_args(args)
-    if settings is not None:
-        return quick_search(settings)
-    from memoryd_client.cli import main as full
 
-    return full(args)  # click exits itself
+PLATFORM = Argument("platform", choices=_platforms)
+INTEGRATIONS = "memoryd_client.integrations.commands"
+MEMCTL = Command(
+    "memctl",
+    "Search, read and write an agent's memory through the memoryd daemon.",
+    options=_global,
+    children=[
+        Command(
+            "search",
+            "Search memory: score, citation and snippet per hit. A QUERY of '-' is read from stdin.",
+            arguments=[Argument("query", many=True)],
+            options=_with_common("search"),
+            run="memoryd_client.commands:search",
+        ),
+        Command(
+            "recall",
+            "The memories worth putting before PROMPT ('-': read from stdin), as one block, or nothing.",
+            arguments=[Argument("prompt", many=True)],
+            options=_recall_options,
+            run="memoryd_client.commands:recall",
+        ),
+        Command(
+            "get",
+            "Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO (or a citation, PATH#LFROM-LTO).",
+            arguments=[Argument("location")],
+            options=_with_common(),
+            run="memoryd_client.commands:get",
+        ),
+        Command(
+            "write",
+            "Append TEXT (or '-' for stdin) to a Markdown note and index it.",
+            arguments=[Argument("text")],
+            options=_with_common("write"),
+            run="memoryd_client.commands:write",
+        ),
+        Command(
+            "status", "Daemon and index state per agent.", options=_with_common(), run="memoryd_client.commands:status"
+        ),
+        Command(
+            "sync", "Bring the index up to date now.", options=_with_common("sync"), run="memoryd_client.commands:sync"
+        ),
+        Command(
+            "reindex",
+            "Rebuild the index atomically (searches keep working meanwhile), with a progress bar.",
+            options=_with_common(
+                extra=[Option(("--no-wait",), "no_wait", "flag", "Start it and return.", default=False)]
+            ),
+            run="memoryd_client.commands:reindex",
+        ),
+        Command("agents", "The daemon's agents.", options=_with_common(), run="memoryd_client.commands:agents"),
+        Command(
+            "mcp",
+            "Run an MCP server (stdio) with memory_search, memory_get, memory_write and memory_status.",
+            options=_mcp_options,
+            run="memoryd_client.commands:mcp",
+        ),
+        Command(
+            "prompt",
+            'Print the "Memory recall" section for an agent\'s system prompt.',
+            run="memoryd_client.commands:prompt",
+        ),
+        Command(
+            "hook",
+            "Run an agent platform's hook: memctl hook PLATFORM EVENT, input on stdin (memctl hook --help).",
+            arguments=[Argument("words", required=False, many=True)],
+            options=_hook_options,
+            run="memoryd_client.hooks:main",
+            lenient=True,
+        ),
+        Command(
+            "integrations",
+            "Put memoryd in an agent platform's loop (recall on every prompt, sessions captured), or take it out.",
+            children=[
+                Command(
+                    "install",
+                    "Install PLATFORM's integration (claude-code, codex, opencode, openclaw).",
+                    arguments=[PLATFORM],
+                    options=lambda: [
+                        Option(
+                            ("-a", "--agent"),
+                            "agent",
+                            help="The agent whose memory it uses (default: the default agent).",
+                        )
+                    ],
+                    run=f"{INTEGRATIONS}:install",
+                ),
+                Command(
+                    "remove",
+                    "Remove PLATFORM's integration: the files it installed, nothing else.",
+                    arguments=[PLATFORM],
+                    run=f"{INTEGRATIONS}:remove",
+                ),
+                Command(
+                    "status",
+                    "Which integrations are installed, and when their hooks last reached the daemon.",
+                    options=lambda: [
+                        Option(("--json",), "json", "flag", "Print JSON.", default=False),
+                        Option(("--socket",), "socket", help="Daemon socket path."),
+                    ],
+                    run=f"{INTEGRATIONS}:status",
+                ),
+            ],
+        ),
+    ],
+)
+
+
+def help_text(*path: str) -> str:
+    """What `memctl PATH... --help` prints."""
+    return _help_text(MEMCTL, ["memctl", *path])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        signals = __import__("_signal")  # signal's C half: the signal module imports enum, a tenth of a search
+        if hasattr(signals, "SIGPIPE"):  # `memctl search x | head -1`: end quietly, as cat does
+            signals.signal(signals.SIGPIPE, signals.SIG_DFL)
+    return _run(MEMCTL, sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":

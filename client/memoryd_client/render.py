@@ -1,4 +1,4 @@
-"""What memctl prints, shared by its full command line (cli) and its quick search path (memctl)."""
+"""What memctl prints: a failure as one line and its exit code (or as JSON), and search results."""
 
 from __future__ import annotations
 

@@ -1,29 +1,30 @@
-"""A small, dependency-light MessagePack-RPC client for the memoryd daemon.
+"""The MessagePack-RPC client of the memoryd daemon: every Python client calls through it (memctl's commands,
+`memctl recall`, the agent hooks, the MCP bridge, programs), on the session protocol.session defines.
 
-It imports neither typing nor pathlib nor dataclasses at run time: on a slow machine they were a third of a
-`memctl search` (python -X importtime)."""
+memctl and the hooks start a process for one call, so this module stays light: the C socket module (`_socket`, not
+`socket`, which brings enum and selectors), `_thread`'s lock, and no typing at run time."""
 
 from __future__ import annotations
 
-import contextlib
+import _socket
+import _thread
 import errno
 import itertools
 import os
-import socket
-import threading
 import time
 
 from memoryd_client.protocol import session
 from memoryd_client.protocol.connect import queue_connect
 from memoryd_client.protocol.paths import default_socket_path
-from memoryd_client.protocol.results import GetResult, SearchResults, WriteResult, search_results
 from memoryd_client.protocol.schema import IDEMPOTENT, METHODS
 from memoryd_client.protocol.wire import MAX_MSGID
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing is a fifth of a hook's start-up
     from collections.abc import Iterator
     from typing import Any
+
+    from memoryd_client.protocol.results import GetResult, SearchResults, WriteResult
 
 
 class ClientError(Exception):
@@ -89,13 +90,13 @@ class Connection:
         self.framer = session.Framer()
         self.used = False  # whether a request went out on it: a failure then may mean a restarted daemon
 
-    def _connect(self, timeout: float) -> socket.socket:
+    def _connect(self, timeout: float) -> _socket.socket:
         """Connect, retrying briefly (never past `timeout`) while the daemon's listen queue is full (EAGAIN is busy,
         not absent)."""
         deadline = time.monotonic() + min(CONNECT_BUSY_SECONDS, timeout)
         delay = 0.01
         while True:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             sock.settimeout(timeout)
             try:
                 queue_connect(sock, self.path, max(0.0, deadline - time.monotonic()))
@@ -134,14 +135,18 @@ class Connection:
 
     def waiting_notice(self) -> RemoteError | None:
         """An error notice the daemon sent before it closed, read from what already arrived."""
-        with contextlib.suppress(OSError, session.FrameError):
-            while data := self.sock.recv(1 << 16, socket.MSG_DONTWAIT):
+        try:
+            while data := self.sock.recv(1 << 16, _socket.MSG_DONTWAIT):
                 self.framer.feed(data)
-        with contextlib.suppress(session.FrameError):
+        except (OSError, session.FrameError):
+            pass
+        try:
             for message in self.framer:
                 fatal = session.fatal_error(message) if isinstance(message, session.Notice) else None
                 if fatal is not None:
                     return RemoteError(*fatal)
+        except session.FrameError:
+            pass
         return None
 
     def close(self) -> None:
@@ -163,21 +168,22 @@ class MemoryClient:
         self.deadline = deadline
         self._conn: Connection | None = None
         self._ids = itertools.count(1)
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def connect(self) -> MemoryClient:
         if self._conn is None:
-            self._conn = Connection(self.socket_path, self._seconds(self.timeout, "connect"))
+            self._conn = Connection(self.socket_path, self._seconds(self.timeout))
         return self
 
-    def _seconds(self, seconds: float, what: str) -> float:
-        """`seconds`, or what is left before the deadline when that is less."""
+    def _seconds(self, seconds: float, method: str | None = None) -> float:
+        """`seconds`, or what is left before the deadline when that is less; RPCTimeout when nothing is left (to
+        connect, or to ask `method`)."""
         if self.deadline is None:
             return seconds
         left = self.deadline - time.monotonic()
         if left <= 0:
             self.close()
-            raise RPCTimeout(f"out of time before {what!r}")
+            raise RPCTimeout(f"memoryd did not answer {method} in time" if method else "no time was left to connect")
         return min(seconds, left)
 
     def close(self) -> None:
@@ -206,7 +212,7 @@ class MemoryClient:
                 if exc.code != "too_many_connections" or time.monotonic() + delay >= busy_until:
                     raise
             if self.deadline is not None and time.monotonic() + delay >= self.deadline:
-                raise RPCTimeout(f"memoryd was too busy to take {method!r} in time")
+                raise RPCTimeout(f"memoryd was too busy to take {method} in time")
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
 
@@ -225,7 +231,7 @@ class MemoryClient:
                     return self._receive(conn, method, msgid, self._seconds(timeout or self.timeout, method))
                 except TimeoutError:  # the daemon reads nothing: its socket's buffer is full
                     self.close()
-                    raise RPCTimeout(f"memoryd did not read the {method!r} request in time") from None
+                    raise RPCTimeout(f"memoryd did not read the {method} request in time") from None
                 except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, EOFError):
                     notice = conn.waiting_notice()
                     self.close()
@@ -267,7 +273,7 @@ class MemoryClient:
                     raise RemoteError(*fatal)
         except TimeoutError:
             self.close()
-            raise RPCTimeout(f"no answer to {method!r} within {timeout:.0f}s") from None
+            raise RPCTimeout(f"memoryd did not answer {method} within {timeout:.1f} s") from None
         except session.FrameError as exc:
             self.close()
             raise ConnectionLost(f"memoryd's answer to {method!r} cannot be read: {exc.message}") from None
@@ -281,37 +287,47 @@ class MemoryClient:
         return self.call(method, METHODS[method](**values).wire_params())
 
     def ping(self) -> dict[str, Any]:
-        return self.call("ping")
+        answer: dict[str, Any] = self.call("ping")
+        return answer
 
     def search(self, query: str, **options: Any) -> SearchResults:
         """Options as memoryd_client.protocol.schema.Search declares them: agent, max_results, min_score, mode, sources,
         path, after, before, type, ..."""
+        from memoryd_client.protocol.results import search_results  # only a search needs them: not the hooks
+
         return search_results(self.request("search", query=query, **options))
 
     def recall(self, prompt: str, **options: Any) -> dict[str, Any]:
         """Options as protocol.schema.Recall declares them: session, transcript, budget, sources, agent."""
-        return self.request("recall", prompt=prompt, **options)
+        answer: dict[str, Any] = self.request("recall", prompt=prompt, **options)
+        return answer
 
     def get(
         self, path: str, from_line: int | None = None, lines: int | None = None, *, agent: str | None = None
     ) -> GetResult:
-        return self.request("get", path=path, from_=from_line, lines=lines, agent=agent)
+        got: GetResult = self.request("get", path=path, from_=from_line, lines=lines, agent=agent)
+        return got
 
     def write(self, text: str, path: str | None = None, **options: Any) -> WriteResult:
         """Options: agent, type, importance."""
-        return self.request("write", text=text, path=path, **options)
+        done: WriteResult = self.request("write", text=text, path=path, **options)
+        return done
 
     def status(self, agent: str | None = None) -> dict[str, Any]:
-        return self.request("status", agent=agent)
+        state: dict[str, Any] = self.request("status", agent=agent)
+        return state
 
     def sync(self, agent: str | None = None, force: bool = False, timeout: float = 600) -> dict[str, Any]:
         """Sync and wait at most `timeout` seconds; the answer's `done` says whether it finished."""
         named = METHODS["sync"](agent=agent, force=force, timeout=timeout).wire_params()
-        return self.call("sync", named, timeout=max(self.timeout, timeout + 5))
+        done: dict[str, Any] = self.call("sync", named, timeout=max(self.timeout, timeout + 5))
+        return done
 
     def reindex(self, agent: str | None = None, wait: bool = False, timeout: float = 3600) -> dict[str, Any]:
         named = METHODS["reindex"](agent=agent, wait=wait, timeout=timeout if wait else None).wire_params()
-        return self.call("reindex", named, timeout=max(self.timeout, timeout + 5) if wait else None)
+        job: dict[str, Any] = self.call("reindex", named, timeout=max(self.timeout, timeout + 5) if wait else None)
+        return job
 
     def agents(self) -> list[dict[str, Any]]:
-        return self.call("agents")
+        listed: list[dict[str, Any]] = self.call("agents")
+        return listed

@@ -11,10 +11,6 @@ import _socket
 import struct
 import sys
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 BOUNDED_WAIT = sys.platform.startswith("linux")
 
 
@@ -22,7 +18,7 @@ def _timeval(seconds: float) -> bytes:
     return struct.pack("ll", int(seconds), int(seconds % 1 * 1_000_000))
 
 
-def queue_connect(sock: Any, path: str, seconds: float) -> None:
+def queue_connect(sock: _socket.socket, path: str, seconds: float) -> None:
     """Connect, waiting up to `seconds` while the listen queue is full; raises what connect raises (EAGAIN when the
     wait ran out). The socket's timeout is as it was afterwards."""
     previous = sock.gettimeout()
