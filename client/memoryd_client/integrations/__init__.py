@@ -10,6 +10,7 @@ install then remove gives back the same bytes, modes and symlinks."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from memoryd_client.integrations.claude_code import plan_claude_code
 from memoryd_client.integrations.codex import plan_codex, remove_codex
@@ -27,10 +28,6 @@ from memoryd_client.integrations.openclaw import plan_openclaw, remove_openclaw
 from memoryd_client.integrations.opencode import plan_opencode, remove_opencode
 from memoryd_client.integrations.owned import remove_folders, remove_partials, remove_written
 from memoryd_client.integrations.transaction import Transaction
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["INSTALLERS", "install", "installed", "marker_path", "markers_dir", "remove"]
 

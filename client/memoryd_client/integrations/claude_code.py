@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from memoryd_client.integrations.common import (
     HOOK_SECONDS,
@@ -17,12 +18,7 @@ from memoryd_client.integrations.files import digest, missing_folders
 from memoryd_client.integrations.marker import written
 from memoryd_client.integrations.owned import check_ours, refuse_links
 from memoryd_client.integrations.plan import Plan
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from memoryd_client.integrations.transaction import Transaction
+from memoryd_client.integrations.transaction import Transaction
 
 PLUGIN_NAME = "memoryd"
 

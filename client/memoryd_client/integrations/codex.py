@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import threading
+from typing import Any
 
 from memoryd_client.integrations.codex_config import with_block, without_block
 from memoryd_client.integrations.common import (
@@ -22,12 +23,7 @@ from memoryd_client.integrations.jsonc import Document, plain
 from memoryd_client.integrations.marker import created, strings
 from memoryd_client.integrations.owned import leave_edited
 from memoryd_client.integrations.plan import Plan
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from memoryd_client.integrations.transaction import Transaction
+from memoryd_client.integrations.transaction import Transaction
 
 
 def codex_home() -> str:
@@ -44,7 +40,11 @@ CODEX_EVENTS = {  # Codex's hook events, which take Claude Code's input and outp
 
 def is_our_group(group: Any) -> bool:
     handlers = group.get("hooks") if isinstance(group, dict) else None
-    return bool(handlers) and all(isinstance(h, dict) and is_hook_command(h.get("command"), "codex") for h in handlers)
+    return (
+        isinstance(handlers, list)
+        and bool(handlers)
+        and all(isinstance(h, dict) and is_hook_command(h.get("command"), "codex") for h in handlers)
+    )
 
 
 def check_hooks_shape(doc: Document) -> None:

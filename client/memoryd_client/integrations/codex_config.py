@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from typing import Any
 
 from memoryd_client.integrations.common import agent_args
 from memoryd_client.integrations.files import IntegrationError
@@ -14,10 +15,6 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 BLOCK_START = "# >>> memoryd: written by `memctl integrations install codex`; removed by `... remove codex`"
 BLOCK_END = "# <<< memoryd"
@@ -28,9 +25,10 @@ UNTRUSTED = "Codex's trust for memoryd's hooks could not be added to {path}: acc
 
 def load_toml(path: str, text: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        settings: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise IntegrationError(f"{path} is not valid TOML ({exc}): fix it, then run this again") from None
+    return settings
 
 
 def without_block(path: str, text: str, newline_added: bool) -> str:
@@ -65,7 +63,7 @@ def with_block(
     state = hooks.get("state") if isinstance(hooks, dict) else None
     fresh = {k: v for k, v in trusted.items() if not (isinstance(state, dict) and k in state)}
     notes = [f"{path} already declares an MCP server named memoryd: left as it is"] if declared else []
-    server = {"command": memctl, "args": ["mcp", "--autostart", *agent_args(agent)]}
+    server: dict[str, str | list[str]] = {"command": memctl, "args": ["mcp", "--autostart", *agent_args(agent)]}
     problem = ""
     for trust in [fresh, {}] if fresh else [{}]:
         lines = [] if declared else ["[mcp_servers.memoryd]", *(f"{k} = {_toml_value(v)}" for k, v in server.items())]

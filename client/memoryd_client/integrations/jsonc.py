@@ -6,14 +6,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from memoryd_client.integrations.files import IntegrationError
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    Keys = list[str | int]
+Keys = list[str | int]
 
 WHITESPACE = re.compile(r"[ \t\r\n]*")
 INDENT = re.compile(r"[ \t]*")
@@ -239,12 +236,13 @@ class Document:
         """The value at keys; None when a key is missing; an error when a key is there twice."""
         node: Node | None = self.root
         for depth, key in enumerate(keys):
-            if node is None or node.children is None:
+            children = None if node is None else node.children
+            if node is None or children is None:
                 return None
             if isinstance(key, int):
-                node = node.children[key].node if not node.is_object and key < len(node.children) else None
+                node = children[key].node if not node.is_object and key < len(children) else None
                 continue
-            found = [c for c in node.children if c.key == key] if node.is_object else []
+            found = [c for c in children if c.key == key] if node.is_object else []
             if len(found) > 1:
                 raise self.error(keys[: depth + 1], "is there twice")
             node = found[0].node if found else None

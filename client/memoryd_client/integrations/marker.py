@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from memoryd_client.protocol.paths import INTEGRATIONS, default_data_dir
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def markers_dir(data_dir: str | None = None) -> str:

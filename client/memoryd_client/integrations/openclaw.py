@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from typing import Any
 
 from memoryd_client.integrations.files import missing_folders
 from memoryd_client.integrations.plan import Plan
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from memoryd_client.integrations.transaction import Transaction
+from memoryd_client.integrations.transaction import Transaction
 
 
 def openclaw_state_dir() -> str:
@@ -24,7 +20,7 @@ def openclaw_state_dir() -> str:
 def openclaw_plugin_dir() -> str:
     from importlib.resources import files
 
-    return str(files("memoryd_client").joinpath("assets", "openclaw"))
+    return str(files("memoryd_client") / "assets" / "openclaw")
 
 
 def _openclaw(*args: str) -> str:

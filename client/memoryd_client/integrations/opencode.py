@@ -5,23 +5,19 @@ from __future__ import annotations
 import json
 import os
 import re
+from typing import Any
 
 from memoryd_client.integrations.common import agent_args, memctl_command
 from memoryd_client.integrations.files import decode, digest, missing_folders
-from memoryd_client.integrations.jsonc import Document, plain
+from memoryd_client.integrations.jsonc import Document, Keys, plain
 from memoryd_client.integrations.marker import created, strings, written
 from memoryd_client.integrations.owned import check_ours, leave_edited
 from memoryd_client.integrations.plan import Plan
+from memoryd_client.integrations.transaction import Transaction
 from memoryd_client.protocol.paths import default_data_dir
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from memoryd_client.integrations.transaction import Transaction
-
 PLACEHOLDER = re.compile(r"__(?:MEMCTL|AGENT_ARGS|TRANSCRIPTS)__")
-SERVER = ["mcp", "memoryd"]
+SERVER: Keys = ["mcp", "memoryd"]
 
 
 def opencode_config_dir() -> str:
@@ -32,7 +28,7 @@ def opencode_config_dir() -> str:
 def plugin_source(memctl: str, agent: str | None, transcripts: str) -> str:
     from importlib.resources import files
 
-    source = files("memoryd_client").joinpath("assets", "opencode-memoryd.js").read_text(encoding="utf-8")
+    source = (files("memoryd_client") / "assets" / "opencode-memoryd.js").read_text(encoding="utf-8")
     values = {
         "__MEMCTL__": json.dumps(memctl),
         "__AGENT_ARGS__": json.dumps(agent_args(agent)),

@@ -8,10 +8,7 @@ import os
 import stat
 
 from memoryd_client.integrations.files import IntegrationError, digest, partials, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from memoryd_client.integrations.transaction import Transaction
+from memoryd_client.integrations.transaction import Transaction
 
 MOVE_IT = "move it away, then install again"
 

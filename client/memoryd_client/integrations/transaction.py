@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import TracebackType
 
 from memoryd_client.integrations.files import (
     PRIVATE_FILE,
@@ -15,11 +17,6 @@ from memoryd_client.integrations.files import (
     read_regular,
     replace_file,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from types import TracebackType
 
 
 @dataclass(frozen=True)
