@@ -1,14 +1,16 @@
-"""memctl's command line: one small parser for every command, its options declared as data; the protocol methods'
-options, their types, bounds, choices and help are the schema's (memoryd_client.protocol.schema).
+"""memctl's command line: one small parser for every command, its options declared as data (the protocol methods'
+options, their types, bounds, choices and help are the schema's, memoryd_client.protocol.schema); and a command's
+standard input, read to a deadline.
 
 It is memctl's only parser: agents run `memctl search`, `memctl recall` and `memctl hook` on every prompt, a
 Python process spends most of such a run starting up, and click alone was 50 of ~90 ms of a search. This module
-imports nothing beyond the interpreter's core (textwrap and difflib only to print help or an error). Errors read
-as click's did: `Usage: ...`, `Error: ...`, exit code 2."""
+imports nothing beyond the interpreter's core; what help and errors print is memoryd_client.command_help's."""
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is a fifth of a hook's start-up
@@ -16,8 +18,6 @@ if TYPE_CHECKING:  # typing is a fifth of a hook's start-up
     from typing import Any
 
     from memoryd_client.protocol.schema import Param
-
-HELP_WIDTH = 100
 
 
 class UsageError(Exception):
@@ -295,80 +295,33 @@ def _no_such_option(name: str, options: dict[str, Option]) -> str:
     return f"No such option: {name}" + (f" Did you mean {near[0]}?" if near else "")
 
 
-def usage(command: Command, path: Sequence[str]) -> str:
-    args = " ".join(a.metavar if a.required else f"[{a.metavar}]" for a in command.arguments)
-    tail = "COMMAND [ARGS]..." if command.children else args
-    return " ".join(["Usage:", *path, "[OPTIONS]", *([tail] if tail else [])])
+def read_stdin(deadline: float, limit: int) -> bytes:
+    """Standard input up to its end, or `limit` + 1 bytes (the caller sees it is over); TimeoutError at `deadline`
+    (time.monotonic()), and b"" from a terminal or no stdin at all. `memctl recall -` and the hooks read theirs so:
+    a writer that never closes its end holds them no longer than their time limit."""
+    import select
 
-
-def error_text(root: Command, error: UsageError) -> str:
-    """What a wrong command line prints (on stderr, exit code 2), as click did."""
-    command = find(root, error.path)
-    where = " ".join(error.path)
-    return f"{usage(command, error.path)}\nTry '{where} --help' for help.\n\nError: {error.message}"
-
-
-def find(root: Command, path: Sequence[str]) -> Command:
-    command = root
-    for name in path[1:]:
-        command = command.children[name]
-    return command
-
-
-def help_text(root: Command, path: Sequence[str], width: int = HELP_WIDTH) -> str:
-    """The help of the command at `path` (from memctl down): its usage, what it does, its options and their help
-    (bounds and defaults in brackets), and its subcommands."""
-    import textwrap
-
-    command = find(root, path)
-    lines = [usage(command, path), ""]
-    lines += textwrap.wrap(command.help, width - 2, initial_indent="  ", subsequent_indent="  ")
-    rows = []
-    seen: list[Option] = []
-    for option in command.option_map().values():
-        if option in seen:
-            continue
-        seen.append(option)
-        flags = ", ".join(option.flags) if option.kind != "switch" else f"{option.flags[0]} / {option.negations[0]}"
-        notes = [option.bounds()] if option.kind in ("int", "float") and option.bounds() else []
-        notes += [f"default: {option.default}"] if option.shown else []
-        text = option.help + (f"  [{'; '.join(notes)}]" if notes else "")
-        rows.append((f"{flags} {option.metavar()}".rstrip(), text))
-    lines += ["", "Options:", *_table(rows, width)]
-    if command.children:
-        rows = [(name, child.help.split(". ")[0].rstrip(".") + ".") for name, child in sorted(command.children.items())]
-        lines += ["", "Commands:", *_table(rows, width)]
-    return "\n".join(lines)
-
-
-def _table(rows: list[tuple[str, str]], width: int) -> list[str]:
-    import textwrap
-
-    column = min(max(len(left) for left, _ in rows), 30) + 4
-    out = []
-    for left, text in rows:
-        wrapped = textwrap.wrap(text, max(width - column, 30)) or [""]
-        if len(left) + 4 > column:
-            out.append(f"  {left}")
-            out += [" " * column + line for line in wrapped]
-        else:
-            out.append(f"  {left.ljust(column - 2)}{wrapped[0]}")
-            out += [" " * column + line for line in wrapped[1:]]
-    return out
-
-
-def run(root: Command, argv: Sequence[str]) -> int:
-    """Parse `argv` and run the command it names: its exit code."""
     try:
-        parsed = parse(argv, root)
-        module, _, function = parsed.command.run.partition(":")
-        handler = getattr(__import__(module, fromlist=[function]), function)
-        return int(handler(parsed))
-    except HelpWanted as wanted:
-        print(help_text(root, wanted.path))
-        return 0
-    except UsageError as error:  # from the parser, or a command that found a value wrong
-        print(error_text(root, error), file=sys.stderr)
-        return 2
-    except Exit as done:
-        return done.code
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return b""
+    if os.isatty(fd):
+        return b""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)

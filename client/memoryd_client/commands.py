@@ -9,7 +9,6 @@ import sys
 import time
 
 from memoryd_client.command_line import Exit, UsageError
-from memoryd_client.render import failure, failure_json, plural, search_text
 from memoryd_client.stub import ClientError, MemoryClient, RPCTimeout
 
 TYPE_CHECKING = False
@@ -28,6 +27,8 @@ def _client(args: Parsed, deadline: float | None = None) -> MemoryClient:
 
 def fail(args: Parsed, exc: ClientError) -> Exit:
     """Say what went wrong (as JSON with --json); the Exit to raise, with its code."""
+    from memoryd_client.render import failure, failure_json  # a recall that answers needs neither
+
     message, code = failure(exc)
     if args["json"]:
         print(failure_json(exc))
@@ -63,6 +64,8 @@ def _words(words: list[str]) -> str:
 def search(args: Parsed) -> int:
     text = _words(args["query"])
     found = _ask(args, lambda client: client.search(text, agent=args["agent"], **args.schema_values("search")))
+    from memoryd_client.render import search_text
+
     return _emit(args, found.raw, search_text(found))
 
 
@@ -74,7 +77,7 @@ def recall(args: Parsed) -> int:
     deadline = time.monotonic() + seconds
     prompt = " ".join(args["prompt"])
     if prompt == "-":
-        from memoryd_client.stdin import read_stdin
+        from memoryd_client.command_line import read_stdin
 
         try:
             prompt = read_stdin(deadline, MAX_MESSAGE_BYTES).decode("utf-8", "replace")
@@ -126,6 +129,8 @@ def write(args: Parsed) -> int:
 
 def status_line(agent: dict[str, Any]) -> str:
     """One agent's state, as `memctl status` prints it."""
+    from memoryd_client.render import plural
+
     vec = (
         f"{agent.get('provider')}/{agent.get('model')} ({agent.get('dims')}d)"
         if agent.get("vector_available")

@@ -289,10 +289,9 @@ def process_start() -> float:
 def ignore_sigpipe() -> None:
     """A reader gone (the platform gave up) is an EPIPE to log, not death by SIGPIPE, which memctl sets to end
     `memctl search | head` quietly."""
-    import signal
-
+    signals = __import__("_signal")  # signal's C half: the signal module builds enums of every signal, a ms here
     try:
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        signals.signal(signals.SIGPIPE, signals.SIG_IGN)
     except (AttributeError, ValueError):  # no SIGPIPE here, or not the main thread: nothing to change
         return
 
@@ -330,7 +329,7 @@ def main(args: Parsed) -> int:
         if len(words) > 2:
             raw = os.fsencode(words[-1]).decode("utf-8", "replace")
         else:
-            from memoryd_client.stdin import read_stdin
+            from memoryd_client.command_line import read_stdin
 
             try:
                 raw = read_stdin(deadline, MAX_INPUT_BYTES).decode("utf-8", "replace")

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from memoryd_client.command_line import Argument, Command, Option, schema_options
-from memoryd_client.command_line import help_text as _help_text
-from memoryd_client.command_line import run as _run
+from memoryd_client.command_line import Argument, Command, Exit, HelpWanted, Option, UsageError, parse, schema_options
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is a fifth of a hook's start-up
@@ -199,15 +197,31 @@ MEMCTL = Command(
 
 def help_text(*path: str) -> str:
     """What `memctl PATH... --help` prints."""
-    return _help_text(MEMCTL, ["memctl", *path])
+    from memoryd_client.command_help import help_text as text
+
+    return text(MEMCTL, ["memctl", *path])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command `argv` (default: the process's arguments) names; its exit code."""
     if argv is None:
         signals = __import__("_signal")  # signal's C half: the signal module imports enum, a tenth of a search
         if hasattr(signals, "SIGPIPE"):  # `memctl search x | head -1`: end quietly, as cat does
             signals.signal(signals.SIGPIPE, signals.SIG_DFL)
-    return _run(MEMCTL, sys.argv[1:] if argv is None else argv)
+    try:
+        parsed = parse(sys.argv[1:] if argv is None else argv, MEMCTL)
+        module, _, function = parsed.command.run.partition(":")
+        return int(getattr(__import__(module, fromlist=[function]), function)(parsed))
+    except HelpWanted as wanted:
+        print(help_text(*wanted.path[1:]))
+        return 0
+    except UsageError as error:  # from the parser, or a command that found a value wrong
+        from memoryd_client.command_help import error_text
+
+        print(error_text(MEMCTL, error), file=sys.stderr)
+        return 2
+    except Exit as done:
+        return done.code
 
 
 if __name__ == "__main__":
