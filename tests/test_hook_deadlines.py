@@ -110,7 +110,9 @@ def test_an_input_that_never_ends_is_waited_for_within_the_limit(tmp_path: Path)
         started = [start_hook(*e, env, stdin=b'{"prompt": "what did', close_stdin=False) for e in events]
         pipes = [process.stdin for process, _ in started]
         with ThreadPoolExecutor(len(events)) as pool:
-            runs = list(pool.map(lambda s: finish_hook(*s, timeout=limit("claude-code", "session-start") + 3), started))
+            runs = list(
+                pool.map(lambda s: finish_hook(s[0], s[1], timeout=limit("claude-code", "session-start") + 3), started)
+            )
         for pipe in pipes:
             assert pipe is not None
             pipe.close()

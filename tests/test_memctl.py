@@ -233,8 +233,8 @@ def test_every_schema_option_is_offered_with_its_help() -> None:
         shown = " ".join(help_text(command).split())
         for spec in METHODS[method].params:
             if spec.cli is not None:
-                assert (spec.cli or (f"--{spec.wire.replace('_', '-')}",))[-1] in shown, (method, spec.name)
-                assert spec.help.split(" (")[0][:30] in shown, (method, spec.name)
+                flag = (spec.cli or (f"--{(spec.wire or spec.name).replace('_', '-')}",))[-1]
+                assert flag in shown and spec.help.split(" (")[0][:30] in shown, (method, spec.name)
 
 
 def test_search_filters_explain_and_typed_write(running: d.Daemon) -> None:

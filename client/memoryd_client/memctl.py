@@ -13,7 +13,7 @@ import sys
 from memoryd_client.command_line import Argument, Command, Exit, HelpWanted, Option, UsageError, parse, schema_options
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing is a fifth of a hook's start-up
+if TYPE_CHECKING:  # annotations only: not one module more on every prompt
     from collections.abc import Callable, Sequence
 
 TIMEOUT = 30.0  # seconds to wait for an answer
