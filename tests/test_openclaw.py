@@ -19,7 +19,7 @@ from .test_autorecall import NOTES
 
 pytestmark = pytest.mark.slow
 NODE24 = ROOT / "tools" / "node" / "node_modules" / ".bin"
-PLUGIN = ROOT / "memoryd" / "client" / "assets" / "openclaw"
+PLUGIN = ROOT / "client" / "memoryd_client" / "assets" / "openclaw"
 
 
 def environment(home: Path, daemon: d.Daemon) -> dict[str, str]:

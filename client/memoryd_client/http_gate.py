@@ -81,7 +81,7 @@ def guarded_protocol(port: int) -> type:
     request's headers within HEADER_SECONDS."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class Guarded(H11Protocol):  # type: ignore[misc]  # uvicorn is untyped for subclassing
+    class Guarded(H11Protocol):
         _slow: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]

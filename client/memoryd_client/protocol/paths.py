@@ -58,7 +58,10 @@ def _config_data_dir() -> str | None:
     default_config = os.path.join(config_home, APP_NAME, "config.toml")
     path = os.path.abspath(os.path.expanduser(os.environ.get("MEMORYD_CONFIG") or default_config))
     try:
-        import tomllib
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:
+            import tomli as tomllib
 
         with open(path, "rb") as fh:
             value = tomllib.load(fh).get("data_dir")

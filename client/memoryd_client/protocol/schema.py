@@ -72,7 +72,7 @@ class Param:
         known: tuple[str, ...] | None = None,
     ) -> None:
         self.default, self.help, self.ge, self.le, self.choices = default, help, ge, le, choices
-        self.cli, self.mcp, self.wire = cli, mcp, wire
+        self.cli, self.mcp, self.wire = cli, mcp, wire or ""  # the attribute's name unless given
         self.max_length, self.path, self.known = max_length, path, known
         self.name = ""
         self.types: tuple[str, ...] = ()

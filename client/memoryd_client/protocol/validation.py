@@ -7,7 +7,7 @@ length and a path holds no NUL."""
 from __future__ import annotations
 
 import math
-from functools import cache, partial
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
@@ -47,7 +47,9 @@ def _string(spec: Param, typ: Any) -> Any:
         checks.append(AfterValidator(_no_nul))
     if spec.known:
         checks.append(AfterValidator(partial(_known, spec.known)))
-    return Annotated[(typ, *checks)] if checks else typ
+    for check in checks:  # Annotated[Annotated[t, a], b] is Annotated[t, a, b]
+        typ = Annotated[typ, check]
+    return typ
 
 
 Number = Annotated[StrictInt | StrictFloat, AfterValidator(_finite)]
@@ -58,28 +60,36 @@ _LAX: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool}
 def annotation(spec: Param, *, strict: bool = True) -> Any:
     """The parameter's type for pydantic: its choices as a Literal, its bounds and help as a Field."""
     base = _STRICT if strict else _LAX
-    one = Literal[spec.choices] if spec.choices else base[spec.scalar]  # type: ignore[valid-type]
+    one = Literal[spec.choices] if spec.choices else base[spec.scalar]
     if spec.scalar == "str" and not spec.choices:
         one = _string(spec, one)
     options: list[Any] = []
     for kind in spec.types:
         if kind == "list[str]":
-            options.append(list[one])  # type: ignore[valid-type]
+            options.append(list[one])  # type: ignore[valid-type]  # a type built at run time, for pydantic
         elif kind != "None":
             options.append(one if kind == spec.scalar else base[kind])
     typ: Any = options[0]
     for other in options[1:]:
         typ = typ | other
-    bounds = {k: v for k, v in (("ge", spec.ge), ("le", spec.le)) if v is not None}
-    typ = Annotated[typ, Field(description=spec.help, **bounds)] if bounds or not strict else typ
+    bounded = spec.ge is not None or spec.le is not None
+    typ = Annotated[typ, Field(description=spec.help, ge=spec.ge, le=spec.le)] if bounded or not strict else typ
     return typ | None if spec.optional else typ
 
 
-@cache
+_MODELS: dict[str, Any] = {}
+
+
 def model(method: type[Request]) -> Any:
-    fields = {spec.name: (annotation(spec), ... if spec.required else spec.default) for spec in method.params}
+    """The pydantic model of a method's parameters, made once."""
+    if method.method in _MODELS:
+        return _MODELS[method.method]
+    fields: dict[str, Any] = {
+        spec.name: (annotation(spec), ... if spec.required else spec.default) for spec in method.params
+    }
     config = ConfigDict(strict=True, extra="forbid")
-    return _create_model(f"{method.__name__}Params", __config__=config, **fields)
+    made = _MODELS[method.method] = _create_model(f"{method.__name__}Params", __config__=config, **fields)
+    return made
 
 
 def _explain(exc: ValidationError, method: type[Request]) -> str:
