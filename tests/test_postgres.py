@@ -28,6 +28,8 @@ from tests.conftest import write
 from tests.daemon import Daemon, cleanup, eventually, start
 from tests.pg import Cluster
 
+pytestmark = pytest.mark.slow  # every test here runs against a real PostgreSQL server
+
 NOTES = {
     "MEMORY.md": "# Decisions\n\nWe chose payment_processor v2 for billing; getUserById stays.\n\n"
     "## Auth\n\nAuth uses OAuth2 with PKCE tokens, decided in March.\n",
@@ -299,7 +301,6 @@ def _role(daemon: Daemon) -> str:
     return daemon.status()["role"]
 
 
-@pytest.mark.slow
 def test_two_daemons_share_one_namespace(cluster: Cluster, tmp_path: Path) -> None:
     """A writes, B stands by: B finds what A wrote within 2 s, never what A deleted; A killed, B takes over."""
     url = cluster.role("hostwriter", create_schemas=True)
@@ -331,7 +332,6 @@ def test_two_daemons_share_one_namespace(cluster: Cluster, tmp_path: Path) -> No
             cleanup(b)
 
 
-@pytest.mark.slow
 def test_roles_read_only_what_they_were_granted(cluster: Cluster, tmp_path: Path) -> None:
     owner = cluster.role("owner", create_schemas=True)
     bob, eve = cluster.role("bob"), cluster.role("eve")
@@ -353,7 +353,6 @@ def test_roles_read_only_what_they_were_granted(cluster: Cluster, tmp_path: Path
                 cleanup(daemon)
 
 
-@pytest.mark.slow
 def test_a_statement_past_the_timeout_is_a_busy_store_not_a_bug(
     cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -407,7 +406,6 @@ def test_server_down_then_back_loses_nothing(tmp_path: Path) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.mark.slow
 def test_searches_read_the_replica(cluster: Cluster, tmp_path: Path) -> None:
     replica = cluster.add_replica()
     ws = _notes(tmp_path / "ws")
@@ -427,7 +425,6 @@ def test_searches_read_the_replica(cluster: Cluster, tmp_path: Path) -> None:
         cleanup(daemon)
 
 
-@pytest.mark.slow
 def test_searches_open_no_connection_of_their_own(cluster: Cluster, tmp_path: Path) -> None:
     """Each thread reads through its own connection, so a search's vector side runs on threads kept between
     searches: 40 hybrid searches open at most one server session per such thread (a thread started for each
@@ -486,7 +483,6 @@ def test_one_search_over_namespaces_says_where_each_hit_came_from(cluster: Clust
             cleanup(b)
 
 
-@pytest.mark.slow
 def test_store_migrate_moves_an_index_without_embedding_again(cluster: Cluster, tmp_path: Path) -> None:
     """`memoryd store migrate` as a user runs it: the PostgreSQL namespace answers as the SQLite index did, its
     vectors come from the copied cache, and the SQLite index is left as it was."""
@@ -582,7 +578,6 @@ def test_fewer_recruits_in_postgres_keep_the_same_keyword_ranking(
             assert _found(shared, query, "keyword") == everything[query] == _found(embedded, query, "keyword"), query
 
 
-@pytest.mark.slow
 def test_notes_in_two_languages_are_read_on_one_scale(cluster: Cluster, tmp_path: Path) -> None:
     """A question finds its answer written in the other language through PostgreSQL too: each language's scale
     from the labelled sample, its nearest chunks from a search of that language alone."""

@@ -50,6 +50,7 @@ def editor(note: Path, rounds: int, style: str, seed: int, done: threading.Event
         done.set()
 
 
+@pytest.mark.slow  # waits out the journal's window in real time
 @pytest.mark.parametrize("style", SAVE_STYLES)
 def test_no_acknowledged_write_is_lost_to_an_editor_saving_over_the_note(
     memory_factory: Callable[..., AgentMemory], workspace: Path, style: str
@@ -115,6 +116,7 @@ def test_an_entry_corrected_in_its_window_is_not_put_back_beside_the_correction(
     assert memory.journal.pending() == 0
 
 
+@pytest.mark.slow  # a real daemon
 def test_the_daemon_keeps_its_files_private(tmp_path: Path, workspace: Path) -> None:
     write(workspace / "MEMORY.md", "# Keys\nthe staging password is in the vault\n")
     data_dir = tmp_path / "data"
@@ -206,6 +208,7 @@ def test_a_connect_close_storm_leaves_other_clients_answered(tmp_path: Path, wor
         d.cleanup(daemon)
 
 
+@pytest.mark.slow  # a real daemon and the MCP server over HTTP
 def test_mcp_http_needs_the_users_token(tmp_path: Path, workspace: Path) -> None:
     write(workspace / "MEMORY.md", "# Auth\nJWT with 24h expiry\n")
     data_dir = tmp_path / "data"
