@@ -74,7 +74,7 @@ def scale(cluster: Cluster, work: Path, chunks: int, n_queries: int) -> dict[str
     if held and cluster.sql(f'SELECT count(*) FROM "{schema_name(namespace)}".chunks')[0][0] >= chunks:
         out["migrate"] = {"reused": True}  # a kept cluster (--pg-root) that already holds it
     else:
-        # as the README asks of a server whose namespaces pass 450,000 chunks: the HNSW build stays in memory
+        # as docs/postgresql.md asks of a server whose namespaces pass 450,000 chunks: the HNSW build stays in memory
         memory = max(64 << 20, hnsw_graph_bytes(chunks, dims)) >> 10
         cluster.sql(f"ALTER SYSTEM SET maintenance_work_mem = '{memory}kB'")
         cluster.sql("SELECT pg_reload_conf()")

@@ -150,7 +150,7 @@ class LocalEmbedder(Embedder):
 
     def unload_if_idle(self, idle_seconds: float) -> bool:
         """Free the model and its contexts when nothing used them for `idle_seconds`; the next call loads them
-        again (measured cost: see the README). Returns whether it unloaded."""
+        again (about a second: docs/configuration.md, model_idle_minutes). Returns whether it unloaded."""
         with self._load_lock:
             idle = time.monotonic() - self._last_used >= idle_seconds
             if self._model is None or self._users or not idle:

@@ -235,7 +235,7 @@ class Connections:
                     cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
                     if cur.fetchone() is None:
                         cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
-                        if cur.fetchone() is None:  # a superuser's step, once per database (see the README)
+                        if cur.fetchone() is None:  # a superuser's step, once per database (docs/postgresql.md)
                             cur.execute("CREATE EXTENSION vector")
                         with contextlib.suppress(psycopg.errors.DuplicateSchema), conn.transaction():
                             cur.execute(sql.SQL("CREATE SCHEMA {}").format(self._s))
