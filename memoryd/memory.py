@@ -48,7 +48,7 @@ class AgentMemory:
     `Locked` naming the holder. `owner` is written into the lock for that message (the daemon's socket).
 
     With `embed_later`, syncs and writes store chunks without computing vectors (keyword-searchable at once) and
-    `embed_pending` adds them: the daemon runs it on its own lane. Without it, `sync` returns fully embedded."""
+    `embed_pending` adds them: the daemon runs it as its `embed` job. Without it, `sync` returns fully embedded."""
 
     def __init__(
         self,

@@ -97,7 +97,7 @@ def status(m: Manager, request: schema.Status) -> dict[str, Any]:
 
 
 def sync(m: Manager, request: schema.Sync) -> dict[str, Any]:
-    """Sync now and wait for it (and, with `vectors`, for the vectors it left to the embedding lane), at most
+    """Sync now and wait for it (and, with `vectors`, for the vectors it left to the embed job), at most
     `timeout` seconds; `done` says whether it finished in that time."""
     runtime = m.runtime(request.agent)
     m.heard_from(request.client)  # after the agent is found: a call for an unknown agent changes nothing

@@ -1,2 +1,2 @@
-"""From sources to the store: syncs (whole or of changed paths), their batches and windows, the change feed that
-debounces watcher events, and the embedding lane that adds vectors in the background."""
+"""From sources to the store: syncs (whole or of changed paths), their batches and windows, and the change feed
+that debounces watcher events. The daemon's jobs (memoryd.daemon.jobs) run the syncs and add vectors later."""

@@ -49,7 +49,7 @@ class Syncer:
 
     With `embed_inline` (the library's default, and the atomic reindex) a sync returns with every chunk embedded.
     Without it (the daemon), a sync stores chunks with the vectors the embedding cache already holds and leaves
-    the others for `embed_pending`, which the daemon runs on its own lane: every note is keyword-searchable as
+    the others for `embed_pending`, which the daemon runs as its `embed` job: every note is keyword-searchable as
     soon as it is read, whatever the embedder's pace."""
 
     def __init__(
