@@ -42,6 +42,13 @@ class Job:
     def run(self) -> None:
         raise NotImplementedError
 
+    def work_waits(self, ready: Callable[[], bool]) -> bool:
+        """Wait, holding the state's condition, until `ready()` or the agent stops; False when it stopped."""
+        state = self.state
+        while not ready() and not state.stopping:
+            state.cond.wait()
+        return not state.stopping
+
     def tracker(self, progress: JobProgress, yields_to_reindex: bool = False) -> Callable[[int, int], None]:
         """Progress into `status`, a log line every few seconds for long jobs, and cancellation on stop (and, for
         a sync, when a reindex starts: what it embedded so far is in the cache the reindex starts from)."""
@@ -166,9 +173,7 @@ class SyncJob(Job):
         state = self.state
         while True:
             with state.cond:
-                while (state.requested <= state.completed or state.reindexing) and not state.stopping:
-                    state.cond.wait()
-                if state.stopping:
+                if not self.work_waits(lambda: state.requested > state.completed and not state.reindexing):
                     return
                 target, force = state.requested, state.force_pending
                 targets, state.changed = state.changed, set()
@@ -249,9 +254,7 @@ class EmbedJob(Job):
         state = self.state
         while True:
             with state.cond:
-                while (not state.embed_wanted or state.reindexing) and not state.stopping:
-                    state.cond.wait()
-                if state.stopping:
+                if not self.work_waits(lambda: state.embed_wanted and not state.reindexing):
                     return
                 state.embed_wanted = False
                 state.embedding = True
