@@ -73,6 +73,10 @@ def recall(args: Parsed) -> int:
     """`--timeout` bounds all of it: reading a prompt from stdin, connecting and the answer."""
     from memoryd_client.protocol.wire import MAX_MESSAGE_BYTES
 
+    if args["log"]:
+        return recall_log(args)
+    if not args["prompt"]:
+        raise UsageError("Missing argument 'PROMPT...'.", args.path)
     seconds = args["timeout"]
     deadline = time.monotonic() + seconds
     prompt = " ".join(args["prompt"])
@@ -88,6 +92,31 @@ def recall(args: Parsed) -> int:
     if args["json"] or answer["block"]:
         _emit(args, answer, answer["block"])
     return 0
+
+
+FORGET_HINT = "to forget a memory: memctl forget <citation>"
+
+
+def recall_log(args: Parsed) -> int:
+    """`memctl recall --log`: each logged recall (time, session, client, the prompt's start), then the memories it
+    gave with their dates, and the command that forgets one."""
+    options = {"agent": args["agent"], "session": args["session"], **args.schema_values("recall_log")}
+    logged = _ask(args, lambda client: client.request("recall_log", **options))
+    entries = logged["entries"]
+    if args["json"] or not entries:
+        return _emit(args, logged, "no recalls logged")
+    lines = []
+    for entry in entries:  # the daemon left no control characters in them
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry["time"]))
+        where = "  ".join(f"{k} {entry[k]}" for k in ("agent", "session", "client") if entry.get(k))
+        lines.append(f"{stamp}  {where}\n  > {entry['prompt']}")
+        if entry.get("skipped"):
+            lines.append(f"    nothing: {entry['skipped']}")
+        for memory in entry.get("memories") or []:
+            dated = f"  ({memory['date']})" if memory.get("date") else ""
+            lines.append(f"    {memory['citation']}{dated}  score {memory['score']:.2f}")
+    lines.append(FORGET_HINT)
+    return _emit(args, logged, "\n".join(lines))
 
 
 def parse_location(spec: str) -> tuple[str, int | None, int | None]:

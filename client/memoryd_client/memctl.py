@@ -50,7 +50,14 @@ def _recall_options() -> list[Option]:
         gt=0,
         show_default=True,
     )
-    return [*schema_options("recall"), seconds, *_common()]
+    log = Option(
+        ("--log",),
+        "log",
+        "flag",
+        "Print what recall put before which prompt (--session, --limit, --skipped), not a recall.",
+        default=False,
+    )
+    return [*schema_options("recall"), log, *schema_options("recall_log"), seconds, *_common()]
 
 
 def _mcp_options() -> list[Option]:
@@ -104,8 +111,9 @@ MEMCTL = Command(
         ),
         Command(
             "recall",
-            "The memories worth putting before PROMPT ('-': read from stdin), as one block, or nothing.",
-            arguments=[Argument("prompt", many=True)],
+            "The memories worth putting before PROMPT ('-': read from stdin), as one block, or nothing; --log: what "
+            "it put before which prompt.",
+            arguments=[Argument("prompt", required=False, many=True)],
             options=_recall_options,
             run="memoryd_client.commands:recall",
         ),

@@ -36,7 +36,7 @@ class Manager:
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self.reload_error: str | None = None  # why the last SIGHUP reload was refused
-        self.recaller = Recaller.create()
+        self.recaller = Recaller.create(config.data_dir)
         self.integrations: dict[str, dict[str, Any]] = {}  # client name -> {last_seen, calls}, since start
 
     # -- lifecycle -----------------------------------------------------------------------------------
@@ -96,6 +96,7 @@ class Manager:
             self._close(runtime)
         if self.hub is not None:
             self.hub.close()
+        self.recaller.close()  # what it logged last is written
 
     def reload(self, path: str | None = None) -> list[str]:
         """Re-read the config file and the integration markers (SIGHUP). Changed and new agents are opened first,

@@ -80,6 +80,12 @@ def recall(m: Manager, request: schema.Recall) -> dict[str, Any]:
     return _reading(runtime, lambda: m.recaller.recall(runtime.memory, request))
 
 
+def recall_log(m: Manager, request: schema.RecallLog) -> dict[str, Any]:
+    agent = m.config.agent(request.agent).id if request.agent is not None else None  # an unknown one: not_found
+    limit = request.limit or schema.RECALL_LOG_LIMIT
+    return {"entries": m.recaller.log.read(agent, request.session, limit, skipped=request.skipped)}
+
+
 def get(m: Manager, request: schema.Get) -> dict[str, Any]:
     return m.runtime(request.agent).memory.get(request.path, request.from_ or 1, request.lines)
 
@@ -89,11 +95,10 @@ def write(m: Manager, request: schema.Write) -> dict[str, Any]:
 
 
 def status(m: Manager, request: schema.Status) -> dict[str, Any]:
-    shown = m.recaller.shown
-    daemon = {**m.info(), "recall_sessions": {"sessions": len(shown), "bytes": shown.bytes}}
-    if request.agent is not None:
-        return {"daemon": daemon, "agents": [m.runtime(request.agent).status()]}
-    return {"daemon": daemon, "agents": [r.status() for r in list(m.runtimes.values())]}
+    shown, log = m.recaller.shown, m.recaller.log
+    daemon = {**m.info(), "recall_sessions": {"sessions": len(shown), "bytes": shown.bytes}, "recall_log": log.size()}
+    runtimes = [m.runtime(request.agent)] if request.agent is not None else list(m.runtimes.values())
+    return {"daemon": daemon, "agents": [{**r.status(), "recall_log": log.counts(r.agent.id)} for r in runtimes]}
 
 
 def sync(m: Manager, request: schema.Sync) -> dict[str, Any]:
@@ -143,6 +148,7 @@ IMPLEMENTATIONS: dict[str, Callable[[Manager, Any], Any]] = {
     "ping": ping,
     "search": search,
     "recall": recall,
+    "recall_log": recall_log,
     "get": get,
     "write": write,
     "status": status,

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.embeddings.base import EmbeddingError
 from memoryd.recall.block import Memory, build_block
 from memoryd.recall.focus import focus
 from memoryd.recall.gate import ChatterCheck, prompt_topic
+from memoryd.recall.log import FOLDER, RecallLog
 from memoryd.recall.sessions import ShownMemories
 from memoryd_client.protocol.schema import Recall, Search
 
@@ -27,14 +29,19 @@ MEASURABLE_CHUNKS = 50
 
 @dataclass
 class Recaller:
-    """The daemon's recall state: which memories each session was shown, and the chatter anchors' vectors."""
+    """The daemon's recall state: which memories each session was shown, the chatter anchors' vectors, and the log
+    of what each recall gave (kept in `<data_dir>/recall/` when the daemon has a data dir)."""
 
     shown: ShownMemories
     chatter: ChatterCheck
+    log: RecallLog = field(default_factory=lambda: RecallLog(None))
 
     @classmethod
-    def create(cls) -> Recaller:
-        return cls(ShownMemories(), ChatterCheck())
+    def create(cls, data_dir: Path | None = None) -> Recaller:
+        return cls(ShownMemories(), ChatterCheck(), RecallLog(data_dir / FOLDER if data_dir is not None else None))
+
+    def close(self) -> None:
+        self.log.close()
 
     def recall(self, memory: AgentMemory, request: Recall) -> dict[str, Any]:
         started = time.perf_counter()
@@ -43,6 +50,10 @@ class Recaller:
         prompt = focus(request.prompt)  # what is gated, embedded and searched: bounded for any prompt
 
         def answer(skipped: str | None, block: str = "", memories: list[Memory] | None = None, tokens: int = 0):
+            redact = memory.syncer.redact
+            self.log.add(
+                agent.id, request.session, request.client, request.prompt, redact, memories or [], tokens, skipped
+            )
             return {
                 "agent": agent.id,
                 "block": block,

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 MAX_RESULTS = 200
 RECALL_BUDGET = (64, 20_000)  # tokens a recall block may be given (the request's and the config's bounds)
+RECALL_LOG_LIMIT, RECALL_LOG_MAX = 20, 1000  # recalls `recall_log` answers by default, and at most
 MAX_WAIT_SECONDS = 3600.0
 DEFAULT_WAIT_SECONDS = 120.0  # how long `sync` and `reindex(wait)` wait unless told otherwise
 MODES = ("hybrid", "keyword", "vector")
@@ -249,6 +250,22 @@ class Recall(Request):
     client: str | None = param(None, CLIENT_HELP, cli=None, mcp=False, max_length=MAX_CLIENT_CHARS, known=CLIENTS)
 
 
+class RecallLog(Request):
+    method, lane, idempotent = "recall_log", "bulk", True
+    summary = (
+        "What automatic recall put before which prompt, latest last: per session and agent, from a log kept on disk."
+    )
+    returns = (
+        "{entries: [{time, agent, session, client, prompt, memories: [{citation, score, date}], tokens, skipped}]}"
+    )
+    agent: str | None = param(None, "Only this agent's recalls (default: every agent's).", cli=None, mcp=False)
+    session: str | None = param(None, "Only this session's recalls.", max_length=MAX_SESSION_CHARS, cli=None, mcp=False)
+    limit: int | None = param(
+        None, f"How many of the latest recalls (default {RECALL_LOG_LIMIT}).", ge=1, le=RECALL_LOG_MAX, mcp=False
+    )
+    skipped: bool = param(False, "Also the prompts recall put nothing before, with why.", mcp=False)
+
+
 class Get(Request):
     method, lane, idempotent = "get", "bulk", True
     summary = "Lines of a memory file, redacted as the index holds them."
@@ -312,6 +329,6 @@ class Agents(Request):
 
 
 METHODS: dict[str, type[Request]] = {
-    m.method: m for m in (Ping, Search, Recall, Get, Write, Status, Sync, Reindex, Agents)
+    m.method: m for m in (Ping, Search, Recall, RecallLog, Get, Write, Status, Sync, Reindex, Agents)
 }
 IDEMPOTENT = frozenset(name for name, m in METHODS.items() if m.idempotent)
