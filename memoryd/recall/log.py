@@ -165,29 +165,38 @@ class RecallLog:
                 return
 
     def _write(self, items: list[_Item]) -> None:
-        if not items:
-            return
+        """Append the entries, moving to a new file where the next one would take this one past `max_bytes`."""
+        written = 0
         try:
             entries = [_entry(item) for item in items]
-            data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries).encode()
-            if self._fd is not None and self._bytes + len(data) > self.max_bytes and self._bytes > 0:
-                self._rotate()
-            fd = self._open()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            self._bytes += len(data)
+            lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for e in entries]
+            self._open()
+            run = 0
+            for i, line in enumerate(lines):
+                if self._bytes + sum(map(len, lines[run:i])) + len(line) > self.max_bytes and (i > run or self._bytes):
+                    written += self._append(entries[run:i], lines[run:i])
+                    run = i
+                    self._rotate()
+                    self._open()
+            written += self._append(entries[run:], lines[run:])
             self._failed = None
         except Exception as exc:  # a full disk, a folder made unwritable, a redaction pattern gone wrong
-            self.dropped += len(items)
+            self.dropped += len(items) - written
             if self._failed != str(exc):
                 self._failed = str(exc)
                 log.warning("recall log not written", error=str(exc), path=str(self.path))
-            return
+
+    def _append(self, entries: list[dict[str, Any]], lines: list[bytes]) -> int:
+        assert self._fd is not None
+        view = memoryview(b"".join(lines))
+        while view:
+            view = view[os.write(self._fd, view) :]
+        self._bytes += sum(map(len, lines))
         with self._lock:
             current = self._counts[1]
             for entry in entries:
                 current.setdefault(entry["agent"], Counts()).count(entry)
+        return len(entries)
 
     def _open(self) -> int:
         """The current file, opened for appending: created 0600 in a 0700 folder, never through a symlink, only a
