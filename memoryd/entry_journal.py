@@ -24,6 +24,8 @@ from pathlib import Path
 import structlog
 
 from memoryd.config import AgentConfig
+from memoryd.curation import notefile
+from memoryd.curation.lines import NoteLines
 from memoryd.notes import append_entry
 
 log = structlog.get_logger("memoryd.entry_journal")
@@ -59,10 +61,23 @@ class Entry:
 
 
 @dataclass
+class Edit:
+    """Lines an update or a forget replaced: watched, like an entry, for a save from a copy read before it."""
+
+    old: list[str]  # normalized
+    new: list[str]
+    first: float
+    old_count: int  # how often each block is in the note once the edit is made
+    new_count: int
+    seen: float | None = None
+
+
+@dataclass
 class Note:
     target: Path
     relative: str  # as a `write` names it, so that an entry appended again gets a write's checks
     entries: list[Entry] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
     seen: Signature | None = None  # the note as last read; None: read it at the next poll
     landed: Signature | None = None  # the note as last polled
     lines: list[str] | None = None  # its normalized lines as last read, to tell an edited entry from a dropped one
@@ -97,13 +112,41 @@ class EntryJournal:
             note = self._notes.setdefault(target, Note(target, relative))
             note.entries.append(Entry(entry, normalized(entry), now))
             note.seen = None
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._watch, name="entry-journal", daemon=True)
-                self._thread.start()
+            self._start()
+
+    def _start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._watch, name="entry-journal", daemon=True)
+            self._thread.start()
+
+    def record_edit(self, target: Path, relative: str, old: list[str], new: list[str]) -> None:
+        """Watch an edit just made (the caller holds the write lock): a save from an older copy that brings the
+        old lines back gets the edit made again."""
+        old_key, new_key = [normalized(x) for x in old], [normalized(x) for x in new]
+        if not any(old_key):
+            return
+        try:
+            lines = normalized(target.read_bytes().decode("utf-8", errors="replace")).split("\n")
+        except OSError:
+            return
+        edit = Edit(old_key, new_key, time.monotonic(), count_block(lines, old_key), count_block(lines, new_key))
+        with self._guard:
+            if self._closed:
+                return
+            note = self._notes.setdefault(target, Note(target, relative))
+            note.edits.append(edit)
+            note.seen = None
+            self._start()
+
+    def drop_edits(self) -> None:
+        """Stop watching edits (an undo is about to take them back on purpose)."""
+        with self._guard:
+            for note in self._notes.values():
+                note.edits.clear()
 
     def pending(self) -> int:
         with self._guard:
-            return sum(len(note.entries) for note in self._notes.values())
+            return sum(len(note.entries) + len(note.edits) for note in self._notes.values())
 
     def settle_now(self) -> None:
         """Check every watched note now, until each holds still (at close, or a test that cannot wait for polls)."""
@@ -148,7 +191,8 @@ class EntryJournal:
     def _check_once(self, note: Note, now: float) -> bool:
         with self._guard:
             note.entries = [e for e in note.entries if self._watched(e, now)]
-            if not note.entries:
+            note.edits = [e for e in note.edits if self._watched(e, now)]
+            if not note.entries and not note.edits:
                 self._notes.pop(note.target, None)
                 return False
         current = signature(note.target)
@@ -158,12 +202,15 @@ class EntryJournal:
             note.landed = current
             return True
         lost = self._lost(note, now)
-        if not lost:
+        undone = self._undone(note, now)
+        if not lost and not undone:
             note.seen = current
             return False
         with self._lock:
             if signature(note.target) != current:  # changed since it was read (a write, a save): read it again
                 return True
+            for edit in undone:
+                self._redo(note, edit)
             for entry in lost:
                 try:
                     append_entry(self._agent, entry.text, note.relative)
@@ -178,7 +225,43 @@ class EntryJournal:
         self._restored(note.target)
         return True
 
-    def _watched(self, entry: Entry, now: float) -> bool:
+    def _undone(self, note: Note, now: float) -> list[Edit]:
+        """Edits a save took back: the old lines are in the note more often than once the edit was made, and the
+        new ones less often."""
+        if not note.edits or note.lines is None:
+            return []
+        undone = []
+        with self._guard:
+            edits = list(note.edits)
+        for edit in edits:
+            back = count_block(note.lines, edit.old) > edit.old_count
+            missing = not edit.new or count_block(note.lines, edit.new) < edit.new_count
+            if back and missing:
+                undone.append(edit)
+            elif not back:
+                edit.seen = edit.seen or now
+        return undone
+
+    def _redo(self, note: Note, edit: Edit) -> None:
+        def change(data: bytes) -> bytes:
+            note = NoteLines.parse(data)
+            keys = [line.rstrip() for line in note.lines]
+            size = len(edit.old)
+            for i in range(len(keys) - size + 1):
+                if keys[i : i + size] == edit.old:
+                    note.replace(i + 1, i + size, edit.new)
+                    return note.dump()
+            return data
+
+        try:
+            notefile.rewrite(note.target, change)
+        except (OSError, ValueError, notefile.NoteChanged) as exc:
+            log.error("an edit a save took back cannot be made again", path=note.relative, error=str(exc))
+            return
+        edit.seen = None
+        log.warning("a save over the note took back an edit; made it again", path=note.relative)
+
+    def _watched(self, entry: Entry | Edit, now: float) -> bool:
         shown = entry.seen is None or now - entry.seen < self._window
         return shown and now - entry.first < KEEP_SECONDS
 
@@ -205,6 +288,13 @@ class EntryJournal:
             elif self._watched(entry, now):
                 lost.append(entry)
         return lost
+
+
+def count_block(lines: list[str], block: list[str]) -> int:
+    size = len(block)
+    if not size:
+        return 0
+    return sum(1 for i in range(len(lines) - size + 1) if lines[i : i + size] == block)
 
 
 def edited(entry: list[str], before: list[str], after: list[str]) -> bool:

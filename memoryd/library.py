@@ -23,12 +23,12 @@ from memoryd.embeddings.base import Embedder
 from memoryd.ingest.batch import SyncReport
 from memoryd.memory import AgentMemory
 from memoryd_client.protocol.results import GetResult, SearchResults, WriteResult, search_results
-from memoryd_client.protocol.schema import Write
+from memoryd_client.protocol.schema import Changes, Forget, Undo, Update, Write
 from memoryd_client.protocol.validation import request
 
 
 class Memory:
-    """One agent's memory: sync, search, get, write and status, in this process."""
+    """One agent's memory: sync, search, get, write, forget, update, undo and status, in this process."""
 
     def __init__(self, agent: AgentConfig, embedder: Embedder | None = None) -> None:
         self.agent = agent
@@ -70,11 +70,57 @@ class Memory:
         return cast(GetResult, self._memory.get(path, from_line, lines))  # the wire's dict, as GetResult types it
 
     def write(
-        self, text: str, path: str | None = None, *, type: str | None = None, importance: float | None = None
+        self,
+        text: str,
+        path: str | None = None,
+        *,
+        type: str | None = None,
+        importance: float | None = None,
+        supersedes: str | None = None,
+        force: bool = False,
     ) -> WriteResult:
-        checked = cast(Write, request("write", text=text, path=path, type=type, importance=importance))
-        answer = self._memory.write(checked.text, checked.path, kind=checked.type, importance=checked.importance)
+        """Append an entry; one memory holds already is not written again (`duplicate_of`) unless `force`;
+        `supersedes` (a citation) marks an older statement as replaced by it."""
+        options = {"type": type, "importance": importance, "supersedes": supersedes, "force": force}
+        checked = cast(Write, request("write", text=text, path=path, **options))
+        answer = self._memory.write(
+            checked.text,
+            checked.path,
+            kind=checked.type,
+            importance=checked.importance,
+            supersedes=checked.supersedes,
+            force=checked.force,
+        )
         return cast(WriteResult, answer)  # the wire's dict, as WriteResult types it
+
+    def forget(
+        self,
+        citation: str | None = None,
+        *,
+        query: str | None = None,
+        confirm: str | None = None,
+        expect: str | None = None,
+        purge: bool = False,
+    ) -> dict[str, Any]:
+        """Forget a citation's lines, a note, or (with `query`: first the matches and a `confirm` token, then
+        with the token) what a search finds; see the protocol's `forget`."""
+        checked = cast(
+            Forget, request("forget", citation=citation, query=query, confirm=confirm, expect=expect, purge=purge)
+        )
+        return self._memory.edits.forget(
+            checked.citation, query=checked.query, confirm=checked.confirm, expect=checked.expect, purge=checked.purge
+        )
+
+    def update(self, citation: str, text: str, expect: str) -> dict[str, Any]:
+        """Replace a citation's lines, if they still hold `expect` (their text, or `sha256:` of it)."""
+        checked = cast(Update, request("update", citation=citation, text=text, expect=expect))
+        return self._memory.edits.update(checked.citation, checked.text, checked.expect)
+
+    def undo(self, count: int = 1) -> dict[str, Any]:
+        return self._memory.edits.undo(cast(Undo, request("undo", count=count)).count)
+
+    def changes(self, limit: int = 20) -> list[dict[str, Any]]:
+        return self._memory.edits.list_changes(cast(Changes, request("changes", limit=limit)).limit)
 
     def status(self) -> dict[str, Any]:
         return self._memory.status()

@@ -21,12 +21,13 @@ from typing import Any
 import structlog
 
 from memoryd.config import AgentConfig
+from memoryd.curation.service import Editing
 from memoryd.embeddings.base import Embedder, EmbeddingError
 from memoryd.embeddings.select import create_embedder
 from memoryd.entry_journal import EntryJournal
 from memoryd.ingest.batch import Progress, SyncReport
 from memoryd.ingest.sync import Syncer
-from memoryd.notes import RequestError, append_entry, entry_text, indexed_lines, read_lines
+from memoryd.notes import RequestError, indexed_lines, read_lines
 from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.sources.discovery import SourceFile, display_path, real_workspace
 from memoryd.store.backend import open_backend
@@ -84,6 +85,16 @@ class AgentMemory:
         self._caches_released = False
         self.backend: Backend[Any] = open_backend(agent, use_sqlite_vec=use_sqlite_vec)
         self._bind()
+        self.edits = Editing(
+            agent,
+            lambda text: self.syncer.redact(text),
+            lambda: self.store,
+            self._write_lock,
+            lambda: self.journal,  # read at each use: a test may give the memory a journal of its own
+            lambda target, force: self._index_written(target.real, target.path, target.transcript, force),
+            lambda query, limit: self.search(query, max_results=limit).results,
+            self.get,
+        )
 
     def _bind(self) -> None:
         """Sync and search over the backend's current store (a new one after healing or a swap)."""
@@ -270,45 +281,39 @@ class AgentMemory:
         """Lines from..from+lines-1 (1-based) of a file inside the agent's sources (see notes.read_lines); where
         another daemon writes the shared store, a note this host has no copy of is read from the index."""
         try:
-            return read_lines(self.agent, self.syncer.redact, path, from_line, lines)
+            return self.edits.masked(read_lines(self.agent, self.syncer.redact, path, from_line, lines))
         except RequestError:
             if self.role == "writer" or not (found := indexed_lines(self.store, path, from_line, lines)):
                 raise
             return found
 
     def write(
-        self, text: str, path: str | None = None, kind: str | None = None, importance: float | None = None
+        self,
+        text: str,
+        path: str | None = None,
+        kind: str | None = None,
+        importance: float | None = None,
+        *,
+        supersedes: str | None = None,
+        force: bool = False,
     ) -> dict[str, Any]:
-        """Append text to a Markdown note under memory/, fsync it, index it, and return its citation.
-        A memory type or importance is kept with the entry as `<!-- type: ..., importance: ... -->`."""
-        entry = entry_text(text, kind, importance)
-        if "memory" not in self.agent.sources:
-            raise RequestError("this agent has no Markdown memory source")
-        with self._write_lock:
-            target, start_line, end_line = append_entry(self.agent, entry, path)
-            rel = display_path(target.resolve(), real_workspace(self.agent))
-            self.journal.record(target, rel, entry)
-        index_error = self._index_written(target.resolve(), rel)
-        return {
-            "path": rel,
-            "start_line": start_line,
-            "end_line": end_line,
-            "citation": f"{rel}#L{start_line}-L{end_line}",
-            "indexed": index_error is None,
-            "index_error": index_error,
-        }
+        """Append text to a Markdown note under memory/, fsync it, index it, and return its citation (or, when
+        memory holds it already, that one's as `duplicate_of`). A memory type or importance is kept with the entry
+        as `<!-- type: ..., importance: ... -->`; `supersedes` marks an older statement as replaced by it."""
+        return self.edits.write(text, path, kind, importance, supersedes, force)
 
     def _restored(self, target: Path) -> None:
         self._index_written(target.resolve(), display_path(target.resolve(), real_workspace(self.agent)))
 
-    def _index_written(self, real: Path, rel: str) -> str | None:
+    def _index_written(self, real: Path, rel: str, transcript: bool = False, force: bool = False) -> str | None:
         """Index the note a `write` touched, alone, so that the answer waits for nothing else. A full sync that
         runs meanwhile skips the file if it read it before this write (see Syncer._write). The note is saved
         whatever happens here, so a failure is returned (the answer says: saved, not yet searchable), never
         raised: a client that retried a failed-looking write would append it twice."""
         try:
             with self._write_lock, self.gate.use():
-                report = self.syncer.sync_file(SourceFile(rel, real, "memory"))
+                source = SourceFile(rel, real, "sessions" if transcript else "memory")
+                report = self.syncer.sync_file(source, force=force)
         except CORRUPT:
             return "the index is corrupt; it is rebuilt from the notes, this one included"
         except FULL:

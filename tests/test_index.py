@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -157,6 +158,7 @@ def test_get_reads_lines_and_refuses_escapes(workspace: Path, memory_factory: Ca
         "total_lines": 20,
         "text": "line 5\nline 6\nline 7",
         "truncated": False,
+        "hash": "sha256:" + hashlib.sha256(b"line 5\nline 6\nline 7").hexdigest(),
     }
     assert mem.get("MEMORY.md", 19)["text"] == "line 19\nline 20"
     with pytest.raises(RequestError, match="has 20 lines; line 50 is past its end"):

@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 pytestmark = pytest.mark.slow  # real daemon processes, subprocesses or the real model
 
-TOOLS = {"memory_search", "memory_get", "memory_write", "memory_status"}
+TOOLS = {"memory_search", "memory_get", "memory_write", "memory_forget", "memory_update", "memory_status"}
 
 
 def run_session(socket: Path, calls: list[tuple[str, dict[str, Any]]], *extra: str) -> tuple[list[Any], list[Any]]:

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from memoryd_client.protocol.schema import METHODS
 from memoryd_client.protocol.validation import annotation
-from memoryd_client.render import hit_citation
+from memoryd_client.render import forget_text, hit_citation
 from memoryd_client.stub import ClientError, DaemonNotRunning, MemoryClient, RemoteError
 
 DEFAULT_BUDGET = 4000
@@ -36,6 +36,18 @@ WRITE_DESCRIPTION = (
     "Save something worth remembering (a decision, a preference, a fact about a person, a todo) to today's "
     "memory note. Write one self-contained statement with its date and context. Optional type: episodic "
     "(events), semantic (facts), procedural (how-tos), lore (timeless); importance 0..1. Returns its citation."
+)
+FORGET_DESCRIPTION = (
+    "Forget a memory the user asks you to forget, or one that is wrong: pass the citation memory_search gave "
+    "(path#Lstart-Lend) or a note's path. Or pass `query` alone: you get the matches and a `confirm` token; show "
+    "them to the user, and call again with the same query and that token to forget exactly those. A conversation "
+    "transcript is never edited: its lines are kept out of search. The user can undo it (memctl undo)."
+)
+UPDATE_DESCRIPTION = (
+    "Correct a memory in place: replace exactly the cited lines (path#Lstart-Lend) with new text. `expect` is the "
+    "text you read there (from memory_get, or the snippet if it showed the whole lines) or its hash; if the lines "
+    "changed since, nothing is written and you get their current text. To record that a fact changed while "
+    "keeping its history, prefer memory_write with `supersedes`."
 )
 STATUS_DESCRIPTION = "Health of the memory service: files and chunks indexed, embedding provider, pending work."
 
@@ -141,12 +153,28 @@ def build_server(bridge: Bridge) -> Any:
         return f"{head}\n{got['text']}"
 
     def memory_write(**arguments: Any) -> str:
-        return f"Saved as {bridge.call('write', **arguments)['citation']}"
+        done = bridge.call("write", **arguments)
+        if done.get("duplicate_of"):
+            return f"Already in memory as {done['duplicate_of']}; nothing written."
+        marked = f"; marked {arguments.get('supersedes')} superseded" if done.get("superseded") else ""
+        return f"Saved as {done['citation']}{marked}"
+
+    def memory_forget(**arguments: Any) -> str:
+        return forget_text(bridge.call("forget", **arguments))
+
+    def memory_update(**arguments: Any) -> str:
+        done = bridge.call("update", **arguments)
+        if done.get("conflict"):
+            current = done["current"]
+            return f"Not changed: {done['conflict']}. Current text of {current['citation']}:\n{current['text']}"
+        return f"Updated; now {done.get('citation') or 'removed'}"
 
     for tool, method, description in (
         (memory_search, "search", SEARCH_DESCRIPTION),
         (memory_get, "get", GET_DESCRIPTION),
         (memory_write, "write", WRITE_DESCRIPTION),
+        (memory_forget, "forget", FORGET_DESCRIPTION),
+        (memory_update, "update", UPDATE_DESCRIPTION),
     ):
         tool.__signature__ = tool_signature(method)  # type: ignore[attr-defined]
         server.add_tool(tool, name=f"memory_{method}", description=description)

@@ -97,6 +97,7 @@ def _platforms() -> list[str]:
 
 PLATFORM = Argument("platform", choices=_platforms)
 INTEGRATIONS = "memoryd_client.integrations.commands"
+EDITS = "memoryd_client.edit_commands"
 MEMCTL = Command(
     "memctl",
     "Search, read and write an agent's memory through the memoryd daemon.",
@@ -132,6 +133,41 @@ MEMCTL = Command(
             run="memoryd_client.commands:write",
         ),
         Command(
+            "forget",
+            "Forget a CITATION's lines (path#L3-L5) or a whole note; or, with --query, what a search finds, once you "
+            "confirm the matches (--yes: without asking). Undo with `memctl undo`.",
+            arguments=[Argument("target", required=False, many=True)],
+            options=_with_common(
+                "forget", extra=[Option(("-y", "--yes"), "yes", "flag", "Forget a query's matches without asking.")]
+            ),
+            run=EDITS + ":forget",
+        ),
+        Command(
+            "edit",
+            "Replace a CITATION's lines (path#L3-L5): with --text (or '-' for stdin), else in $EDITOR. Nothing is "
+            "written when the lines changed since they were read.",
+            arguments=[Argument("citation")],
+            options=_with_common(
+                extra=[
+                    Option(("--text",), "text", help="The new text ('-': read from stdin; empty: remove the lines)."),
+                    Option(("--expect",), "expect", help="What you saw there (text or sha256:...); default: read now."),
+                ]
+            ),
+            run=EDITS + ":edit",
+        ),
+        Command(
+            "undo",
+            "Undo the last forget, edit or supersede (-n: the last N), newest first.",
+            options=_with_common("undo"),
+            run=EDITS + ":undo",
+        ),
+        Command(
+            "changes",
+            "The latest changes memoryd made to the notes, newest first.",
+            options=_with_common("changes"),
+            run=EDITS + ":changes",
+        ),
+        Command(
             "status", "Daemon and index state per agent.", options=_with_common(), run="memoryd_client.commands:status"
         ),
         Command(
@@ -148,7 +184,8 @@ MEMCTL = Command(
         Command("agents", "The daemon's agents.", options=_with_common(), run="memoryd_client.commands:agents"),
         Command(
             "mcp",
-            "Run an MCP server (stdio) with memory_search, memory_get, memory_write and memory_status.",
+            "Run an MCP server (stdio) with memory_search, memory_get, memory_write, memory_forget, memory_update and "
+            "memory_status.",
             options=_mcp_options,
             run="memoryd_client.commands:mcp",
         ),

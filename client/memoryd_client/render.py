@@ -74,3 +74,18 @@ def explain_line(e: dict[str, Any]) -> str:
     if e.get("mmr_step") is not None:
         parts.append(f"mmr #{e['mmr_step']} (penalty {num(e.get('mmr_penalty'))})")
     return "[" + ", ".join(parts) + f" -> {num(e.get('final'))}]"
+
+
+def forget_text(done: dict[str, Any]) -> str:
+    """A forget's answer as a tool reads it: what went, the matches to confirm, or why nothing changed."""
+    if done.get("conflict") and done.get("current"):
+        current = done["current"]
+        return f"Nothing forgotten: {done['conflict']}. Current text of {current['citation']}:\n{current['text']}"
+    if done.get("matches") is not None:
+        if not done["matches"]:
+            return "Nothing matched; nothing forgotten."
+        shown = "\n".join(f"- {m['citation']}: {m['snippet'].strip()[:200]}" for m in done["matches"])
+        again = done.get("conflict", "")
+        return f"{again}\nThese would be forgotten:\n{shown}\nTo forget them, call again with confirm={done['confirm']}"
+    gone = done["forgotten"]
+    return f"Forgotten: {', '.join(gone) if isinstance(gone, list) else gone}"

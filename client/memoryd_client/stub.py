@@ -309,9 +309,26 @@ class MemoryClient:
         return got
 
     def write(self, text: str, path: str | None = None, **options: Any) -> WriteResult:
-        """Options: agent, type, importance."""
+        """Options: agent, type, importance, supersedes, force."""
         done: WriteResult = self.request("write", text=text, path=path, **options)
         return done
+
+    def forget(self, citation: str | None = None, **options: Any) -> dict[str, Any]:
+        """Options: query, confirm, expect, purge, agent (memoryd_client.protocol.schema.Forget)."""
+        done: dict[str, Any] = self.request("forget", citation=citation, **options)
+        return done
+
+    def update(self, citation: str, text: str, expect: str, *, agent: str | None = None) -> dict[str, Any]:
+        done: dict[str, Any] = self.request("update", citation=citation, text=text, expect=expect, agent=agent)
+        return done
+
+    def undo(self, count: int = 1, *, agent: str | None = None) -> dict[str, Any]:
+        done: dict[str, Any] = self.request("undo", count=count, agent=agent)
+        return done
+
+    def changes(self, limit: int = 20, *, agent: str | None = None) -> dict[str, Any]:
+        found: dict[str, Any] = self.request("changes", limit=limit, agent=agent)
+        return found
 
     def status(self, agent: str | None = None) -> dict[str, Any]:
         state: dict[str, Any] = self.request("status", agent=agent)

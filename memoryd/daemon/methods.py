@@ -91,7 +91,34 @@ def get(m: Manager, request: schema.Get) -> dict[str, Any]:
 
 
 def write(m: Manager, request: schema.Write) -> dict[str, Any]:
-    return m.runtime(request.agent).write(request.text, request.path, request.type, request.importance)
+    runtime = m.runtime(request.agent)
+    return runtime.write(
+        request.text, request.path, request.type, request.importance, request.supersedes, request.force
+    )
+
+
+def forget(m: Manager, request: schema.Forget) -> dict[str, Any]:
+    runtime = m.runtime(request.agent)
+    edits = runtime.memory.edits
+    answer = edits.forget(
+        request.citation, query=request.query, confirm=request.confirm, expect=request.expect, purge=request.purge
+    )
+    return runtime.edited(answer)
+
+
+def update(m: Manager, request: schema.Update) -> dict[str, Any]:
+    runtime = m.runtime(request.agent)
+    return runtime.edited(runtime.memory.edits.update(request.citation, request.text, request.expect))
+
+
+def undo(m: Manager, request: schema.Undo) -> dict[str, Any]:
+    runtime = m.runtime(request.agent)
+    return runtime.edited(runtime.memory.edits.undo(request.count))
+
+
+def changes(m: Manager, request: schema.Changes) -> dict[str, Any]:
+    runtime = m.runtime(request.agent)
+    return {"agent": runtime.agent.id, "changes": runtime.memory.edits.list_changes(request.limit)}
 
 
 def status(m: Manager, request: schema.Status) -> dict[str, Any]:
@@ -151,6 +178,10 @@ IMPLEMENTATIONS: dict[str, Callable[[Manager, Any], Any]] = {
     "recall_log": recall_log,
     "get": get,
     "write": write,
+    "forget": forget,
+    "update": update,
+    "undo": undo,
+    "changes": changes,
     "status": status,
     "sync": sync,
     "reindex": reindex,

@@ -130,10 +130,25 @@ class AgentRuntime:
 
     # -- writes and state ----------------------------------------------------------------------------
 
-    def write(self, text: str, path: str | None, kind: str | None, importance: float | None) -> dict[str, Any]:
+    def write(
+        self,
+        text: str,
+        path: str | None,
+        kind: str | None,
+        importance: float | None,
+        supersedes: str | None = None,
+        force: bool = False,
+    ) -> dict[str, Any]:
         """Append to a note; it is keyword-searchable when this returns, and its vectors follow from `embed`."""
-        result = self.memory.write(text, path, kind=kind, importance=importance)
-        if not result["indexed"]:
+        result = self.memory.write(text, path, kind=kind, importance=importance, supersedes=supersedes, force=force)
+        return self.edited(result)
+
+    def edited(self, result: dict[str, Any]) -> dict[str, Any]:
+        """After a write or an edit: what could not be indexed yet is left to the next sync, and the new chunks'
+        vectors to the embed job."""
+        many = result.get("results")
+        answers: list[dict[str, Any]] = many if isinstance(many, list) else [result]
+        if any(a.get("indexed") is False for a in answers):
             self.state.unindexed = True
         self.state.request_embedding()
         return result

@@ -25,6 +25,7 @@ from memoryd.ingest.batch import (
 )
 from memoryd.ingest.windows import cached_windows, split_windows, window_plan
 from memoryd.sources.discovery import SourceFile, discover, display_path, escape_path, real_workspace, source_for
+from memoryd.sources.forgotten import ForgetRecord, record_path
 from memoryd.sources.markdown import Chunk, chunk_markdown, embed_input, sha256
 from memoryd.sources.metadata import annotate
 from memoryd.sources.redact import Redactor
@@ -61,6 +62,7 @@ class Syncer:
         self.embed_inline = embed_inline
         self.redact = Redactor.create(agent.redact)
         self.skipped_lines: dict[str, LineErrors] = {}  # transcripts: malformed lines passed over, by path
+        self.forgotten = ForgetRecord(record_path(agent))
 
     # -- state of the vector space ------------------------------------------------------------------
 
@@ -191,14 +193,16 @@ class Syncer:
         self._finish(pending, embedder, report, started)
         return report
 
-    def sync_file(self, source_file: SourceFile) -> SyncReport:
-        """Index one Markdown file now (after a `write`), without walking the workspace."""
+    def sync_file(self, source_file: SourceFile, *, force: bool = False) -> SyncReport:
+        """Index one file now (after a `write`, a forget or an update), without walking the workspace; `force`
+        reads it whole (a transcript whose forgotten lines changed)."""
         started = time.perf_counter()
         report = SyncReport(files_seen=1)
         row = self.store.file_row(source_file.path)
         known = {source_file.path: row} if row else {}
         embedder = self._usable_embedder()
-        item = self._read_if_changed(source_file, known, False, report)
+        reader = self._read_transcript if source_file.source == "sessions" else self._read_if_changed
+        item = reader(source_file, known, force, report)
         if item is not None:
             if embedder is not None and self.embed_inline and self._uncached(embedder, item.chunks) > URGENT_CHUNKS:
                 embedder = None  # keyword-searchable now; the sync its change causes adds the vectors (backfill)
@@ -274,7 +278,9 @@ class Syncer:
         report.bytes_read += stat.st_size - offset
         errors = self.skipped_lines.get(source_file.path) if resume else None
         errors = errors or LineErrors()
-        turns = [replace(t, text=self.redact(t.text)) for t in turns_of(lines, errors)]
+        turns = self.forgotten.leave_out(
+            source_file.path, [replace(t, text=self.redact(t.text)) for t in turns_of(lines, errors)]
+        )
         if errors.count:
             self.skipped_lines[source_file.path] = errors
         else:

@@ -63,10 +63,15 @@ class SearchResults:
 if TYPE_CHECKING:
     GetResult = TypedDict(
         "GetResult",
-        {"path": str, "from": int, "text": str, "lines": int, "total_lines": int, "truncated": bool},
+        {"path": str, "from": int, "text": str, "lines": int, "total_lines": int, "truncated": bool, "hash": str},
     )
 
-    class WriteResult(TypedDict):
+    class WriteOutcome(TypedDict, total=False):
+        written: bool  # False: memory held it already (duplicate_of names it)
+        duplicate_of: str
+        superseded: str | None  # where the lines `supersedes` named are now, marked
+
+    class WriteResult(WriteOutcome):
         path: str
         start_line: int
         end_line: int

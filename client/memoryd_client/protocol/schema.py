@@ -269,7 +269,7 @@ class RecallLog(Request):
 class Get(Request):
     method, lane, idempotent = "get", "bulk", True
     summary = "Lines of a memory file, redacted as the index holds them."
-    returns = "{path, from, lines, total_lines, text, truncated}"
+    returns = "{path, from, lines, total_lines, text, truncated, hash}"
     path: str = param(
         help="A path inside the agent's memory, as citations give it.", cli=None, max_length=MAX_PATH_CHARS, path=True
     )
@@ -280,8 +280,11 @@ class Get(Request):
 
 class Write(Request):
     method, lane = "write", "jobs"
-    summary = "Append an entry to a Markdown note, fsync it and index it."
-    returns = "{path, start_line, end_line, citation, indexed, index_error}"
+    summary = (
+        "Append an entry to a Markdown note, fsync it and index it; an entry memory already holds is not written "
+        "again (`duplicate_of` names it)."
+    )
+    returns = "{path, start_line, end_line, citation, indexed, index_error, duplicate_of, superseded}"
     text: str = param(help="What to remember: one self-contained statement.", cli=None)
     path: str | None = param(
         None, "Note under memory/ (default: memory/YYYY-MM-DD.md).", max_length=MAX_PATH_CHARS, path=True
@@ -289,6 +292,66 @@ class Write(Request):
     agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
     type: str | None = param(None, "Memory type of the entry.", choices=MEMORY_TYPES)
     importance: float | None = param(None, "0 (trivia) .. 1 (critical).", ge=0, le=1)
+    supersedes: str | None = param(
+        None,
+        "The citation (path#L3-L5) of an older statement this one replaces: it is struck through, dated and linked "
+        "to the new entry.",
+        max_length=MAX_PATH_CHARS,
+        path=True,
+    )
+    force: bool = param(False, "Write it even when memory already holds the same text.")
+
+
+CITATION_HELP = "A citation (path#L3-L5, as search gives it), or a note's path for the whole note."
+EXPECT_HELP = "What you saw there: the lines' text, or their hash (sha256:..., from get)."
+
+
+class Forget(Request):
+    method, lane = "forget", "jobs"
+    summary = (
+        "Forget lines of a note, a whole note, or what a query finds (the first call shows the matches and a "
+        "`confirm` token; the second, with it, forgets them). A transcript is never edited: its lines are left out "
+        "of the index by a record in the data dir. Undo with `undo`."
+    )
+    returns = (
+        "{forgotten, path, lines, change, indexed, index_error} | {forgotten: null, matches, confirm} | "
+        "{forgotten: null, conflict, current}"
+    )
+    citation: str | None = param(None, CITATION_HELP, max_length=MAX_PATH_CHARS, path=True, cli=None)
+    query: str | None = param(None, "Forget what this finds, once confirmed.", max_length=MAX_PATH_CHARS)
+    confirm: str | None = param(None, "The token the query's first call gave: forget exactly those matches.")
+    expect: str | None = param(None, EXPECT_HELP, cli=("--expect",))
+    purge: bool = param(False, "Keep nothing of the forgotten text in the data dir (it cannot be undone).")
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+
+
+class Update(Request):
+    method, lane = "update", "jobs"
+    summary = (
+        "Replace exactly the cited lines of a note with new text. Nothing is written when they changed since the "
+        "caller saw them; the answer then carries their current text."
+    )
+    returns = "{updated, citation, path, change, indexed, index_error} | {updated: null, conflict, current}"
+    citation: str = param(help="The lines to replace: path#L3-L5.", max_length=MAX_PATH_CHARS, path=True, cli=None)
+    text: str = param(help="Their new text (empty: remove them).", cli=("--text",))
+    expect: str = param(help=EXPECT_HELP, cli=("--expect",))
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+
+
+class Undo(Request):
+    method, lane = "undo", "jobs"
+    summary = "Undo the last forget, update or supersede (or the last `count`), newest first."
+    returns = "{undone: [change ids], results: [{undone, kind, path, indexed, index_error}]}"
+    count: int = param(1, "How many changes to undo.", ge=1, le=100, cli=("-n", "--count"))
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+
+
+class Changes(Request):
+    method, lane, idempotent = "changes", "control", True
+    summary = "The latest changes memoryd made to the notes (forget, update, supersede), newest first."
+    returns = "{changes: [{id, kind, path, time, citation, new_citation, lines, purged, undone}]}"
+    limit: int = param(20, "How many.", ge=1, le=500, cli=("-n", "--limit"))
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
 
 
 class Status(Request):
@@ -329,6 +392,7 @@ class Agents(Request):
 
 
 METHODS: dict[str, type[Request]] = {
-    m.method: m for m in (Ping, Search, Recall, RecallLog, Get, Write, Status, Sync, Reindex, Agents)
+    m.method: m
+    for m in (Ping, Search, Recall, RecallLog, Get, Write, Forget, Update, Undo, Changes, Status, Sync, Reindex, Agents)
 }
 IDEMPOTENT = frozenset(name for name, m in METHODS.items() if m.idempotent)

@@ -39,7 +39,15 @@ local function connect()
 end
 
 -- Methods that only read: safe to send again after the connection was lost before the answer came.
-local idempotent = { ping = true, search = true, recall_log = true, get = true, status = true, agents = true }
+local idempotent = {
+  ping = true,
+  search = true,
+  recall_log = true,
+  get = true,
+  changes = true,
+  status = true,
+  agents = true,
+}
 
 -- One request; after a lost connection (a restarted daemon) it reconnects and resends only a method that
 -- reads, never a write, which may already have been applied. Returns result or nil, message.

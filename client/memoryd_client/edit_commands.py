@@ -1,0 +1,110 @@
+"""memctl's commands that change what memory holds: forget, edit, undo, and the changes they made."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+from memoryd_client.command_line import Parsed, UsageError
+from memoryd_client.commands import _ask, _emit
+from memoryd_client.render import forget_text
+
+
+def forget(args: Parsed) -> int:
+    target = " ".join(args["target"] or []).strip() or None
+    query = args["query"]
+    if (target is None) == (query is None):
+        raise UsageError("name one thing to forget: a CITATION (or a note's path), or --query", args.path)
+    options = {"expect": args["expect"], "purge": args["purge"], "agent": args["agent"]}
+    if query is None:
+        done = _ask(args, lambda client: client.forget(target, **options))
+        _emit(args, done, forget_text(done))
+        return 1 if done.get("conflict") else 0
+    shown = _ask(args, lambda client: client.forget(query=query, **options))
+    if not shown["matches"]:
+        return _emit(args, shown, "Nothing matched; nothing forgotten.")
+    if not args["yes"]:
+        if args["json"] or not sys.stdin.isatty():
+            _emit(args, shown, forget_text(shown))
+            print("(nothing forgotten: run again with --yes, or at a terminal to be asked)", file=sys.stderr)
+            return 1
+        for match in shown["matches"]:
+            print(f"{match['citation']}\n    {match['snippet'].strip()[:300].replace(chr(10), chr(10) + '    ')}")
+        answer = input(f"Forget these {len(shown['matches'])}? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("nothing forgotten")
+            return 1
+    done = _ask(args, lambda client: client.forget(query=query, confirm=shown["confirm"], **options))
+    _emit(args, done, forget_text(done))
+    return 1 if done.get("matches") is not None else 0  # they changed between the two calls: nothing forgotten
+
+
+def edit(args: Parsed) -> int:
+    """Replace a citation's lines: with --text (or '-' for stdin), else in $EDITOR."""
+    citation = args["citation"]
+    path, _, lines = citation.partition("#L")
+    if not lines:
+        raise UsageError("name the lines to edit: a citation such as memory/notes.md#L3-L5", args.path)
+    first, _, last = lines.partition("-L")
+    if not first.isdigit() or (last and not last.isdigit()):
+        raise UsageError(f"{citation!r} is not a citation such as memory/notes.md#L3-L5", args.path)
+    count = int(last or first) - int(first) + 1
+    seen = _ask(args, lambda client: client.get(path, int(first), max(count, 1), agent=args["agent"]))
+    expect = str(args["expect"] or seen.get("hash") or seen["text"])
+    text = args["text"]
+    if text is None:
+        text = _in_editor(seen["text"])
+        if text is None:
+            print("unchanged; nothing written")
+            return 0
+    elif text == "-":
+        text = sys.stdin.read()
+    done = _ask(args, lambda client: client.update(citation, text, expect, agent=args["agent"]))
+    if done.get("conflict"):
+        current = done["current"]
+        _emit(
+            args,
+            done,
+            f"nothing written: {done['conflict']}\ncurrent text of {current['citation']}:\n{current['text']}",
+        )
+        return 1
+    return _emit(args, done, f"updated; now {done.get('citation') or 'removed'} (undo: memctl undo)")
+
+
+def _in_editor(text: str) -> str | None:
+    """The text after the user edited it in $VISUAL / $EDITOR (None: left unchanged)."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.NamedTemporaryFile("w+", suffix=".md", encoding="utf-8", delete=False) as handle:
+        handle.write(text + "\n")
+        name = handle.name
+    try:
+        subprocess.run([*shlex.split(editor), name], check=True)
+        with open(name, encoding="utf-8") as edited:
+            new = edited.read().rstrip("\n")
+    finally:
+        os.unlink(name)
+    return None if new == text.rstrip("\n") else new
+
+
+def undo(args: Parsed) -> int:
+    done = _ask(args, lambda client: client.undo(args["count"], agent=args["agent"]))
+    lines = [f"undid change {r['undone']} ({r['kind']} of {r['path']})" for r in done["results"]]
+    return _emit(args, done, "\n".join(lines) or "nothing to undo")
+
+
+def changes(args: Parsed) -> int:
+    found = _ask(args, lambda client: client.changes(args["limit"], agent=args["agent"]))
+    return _emit(args, found, "\n".join(_change_line(c) for c in found["changes"]) or "no changes yet")
+
+
+def _change_line(change: dict[str, Any]) -> str:
+    import datetime as dt
+
+    when = dt.datetime.fromtimestamp(change["time"]).strftime("%Y-%m-%d %H:%M")
+    state = " (undone)" if change.get("undone") else " (purged: cannot be undone)" if change.get("purged") else ""
+    now = f" -> {change['new_citation']}" if change.get("new_citation") else ""
+    return f"{change['id']:>5}  {when}  {change['kind']:<17} {change['citation']}{now}{state}"

@@ -1,0 +1,1 @@
+"""Changing what memory holds: forget, update, supersede, undo, each a visible edit of a note."""

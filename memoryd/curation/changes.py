@@ -1,0 +1,125 @@
+"""The record of every change memoryd made to the agent's notes (forget, update, supersede), with what each
+replaced, so that `undo` can put it back.
+
+One JSON file per change in `<agent dir>/changes/` (0700, files 0600): the note, the lines before and after, the
+line above and below the change (to find it again after other edits), and for a deleted note its whole text. A
+change made with `purge` keeps no text of what it removed, and cannot be undone. The newest MAX_KEPT changes are
+kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memoryd.durable import fsync_dir, private_folder
+
+MAX_KEPT = 500
+
+
+@dataclass
+class Region:
+    """Lines of a note: the first's number and their text (no lines: an empty region before `start`)."""
+
+    start: int
+    lines: list[str]
+    above: str | None = None  # the line before the region (None: the note's start)
+    below: str | None = None  # the line after it (None: the note's end)
+
+
+@dataclass
+class Change:
+    id: int
+    kind: str  # forget, update, supersede, forget_note, forget_transcript
+    path: str  # as citations name it
+    time: float
+    before: Region | None = None  # None: a whole note (created or deleted), or nothing (a transcript)
+    after: Region | None = None
+    note: str | None = None  # a deleted note's whole text
+    transcript_lines: list[int] = field(default_factory=list)  # a forgotten transcript's excluded lines
+    citation: str | None = None  # what the caller named
+    new_citation: str | None = None  # where the text is now (update, supersede)
+    purged: bool = False  # nothing of the old text kept: cannot be undone
+    undone: float | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """What `changes` shows: no note text, only where and what kind."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "path": self.path,
+            "time": self.time,
+            "citation": self.citation,
+            "new_citation": self.new_citation,
+            "lines": len(self.before.lines) if self.before else None,
+            "purged": self.purged,
+            "undone": self.undone,
+        }
+
+
+def _region(raw: dict[str, Any] | None) -> Region | None:
+    return Region(**raw) if raw else None
+
+
+class ChangeLog:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _files(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p for p in self.folder.iterdir() if p.suffix == ".json" and p.stem.isdigit())
+
+    def _load(self, path: Path) -> Change:
+        raw = json.loads(path.read_text("utf-8"))
+        raw["before"], raw["after"] = _region(raw.get("before")), _region(raw.get("after"))
+        return Change(**raw)
+
+    def recent(self, limit: int = 20, *, include_undone: bool = True) -> list[Change]:
+        """The newest changes first."""
+        found = []
+        for path in reversed(self._files()):
+            try:
+                change = self._load(path)
+            except (OSError, ValueError, TypeError):
+                continue
+            if include_undone or change.undone is None:
+                found.append(change)
+            if len(found) >= limit:
+                break
+        return found
+
+    def add(self, change: Change) -> Change:
+        """Give the change the next number and keep it durably (before the note is touched: a crash between the
+        two leaves a record of a change not made, never a change without its record)."""
+        private_folder(self.folder)
+        files = self._files()
+        change.id = int(files[-1].stem) + 1 if files else 1
+        self.save(change)
+        for old in files[: max(0, len(files) + 1 - MAX_KEPT)]:
+            old.unlink(missing_ok=True)
+        return change
+
+    def save(self, change: Change) -> None:
+        path = self.folder / f"{change.id:08d}.json"
+        temp = path.with_suffix(".tmp")
+        data = json.dumps(asdict(change), ensure_ascii=False, indent=1).encode("utf-8")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+        fsync_dir(self.folder)
+
+    def drop(self, change: Change) -> None:
+        """Forget the record of a change that was not made after all (its edit failed)."""
+        (self.folder / f"{change.id:08d}.json").unlink(missing_ok=True)
+
+    def mark_undone(self, change: Change) -> None:
+        change.undone = time.time()
+        self.save(change)

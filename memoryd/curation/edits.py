@@ -1,0 +1,373 @@
+"""Forget, update and supersede what the agent's notes hold, and undo any of them: each a visible edit of a note
+(or, for a transcript, an entry in the forget record), checked against what the caller saw, recorded with what it
+replaced, and made without losing an editor's save that lands at the same moment (notefile.rewrite).
+
+The caller (AgentMemory) holds the agent's write lock around each call and indexes the paths it returns."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import stat as stat_module
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memoryd.curation import notefile
+from memoryd.curation.changes import Change, ChangeLog, Region
+from memoryd.curation.lines import LinesOutside, NoteLines, lines_hash, relative_link, same_text, struck
+from memoryd.notes import RequestError
+from memoryd.sources.discovery import (
+    PathOutsideSources,
+    SourceFileMissing,
+    display_path,
+    is_transcript,
+    real_workspace,
+    resolve_source_path,
+)
+from memoryd.sources.forgotten import ForgetRecord
+
+CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+
+
+class Stale(Exception):
+    """The lines are no longer what the caller saw; nothing was written."""
+
+    def __init__(self, message: str, current: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.current = current
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str  # as citations name it
+    real: Path
+    transcript: bool
+    start: int | None = None  # None: the whole note
+    end: int | None = None
+
+    @property
+    def citation(self) -> str:
+        return self.path if self.start is None else f"{self.path}#L{self.start}-L{self.end}"
+
+
+@dataclass
+class Outcome:
+    """What an edit did: the answer for the caller, and the files to index again."""
+
+    answer: dict[str, Any]
+    reindex: list[Target] = field(default_factory=list)
+
+
+def parse_target(agent: Any, citation: str) -> Target:
+    """A citation (`path#L3-L5`, `path#L3`) or a note's path, resolved inside the agent's sources."""
+    if not isinstance(citation, str) or not citation.strip():
+        raise RequestError("name what to change: a citation (path#L3-L5) or a note's path")
+    match = CITATION.match(citation.strip())
+    path, start, end = (
+        (match["path"], int(match["start"]), int(match["end"] or match["start"]))
+        if match
+        else (
+            citation.strip(),
+            None,
+            None,
+        )
+    )
+    try:
+        real = resolve_source_path(agent, path)
+    except SourceFileMissing as exc:
+        raise RequestError(str(exc)) from None
+    except PathOutsideSources as exc:
+        raise RequestError(str(exc)) from None
+    shown = display_path(real, real_workspace(agent))
+    return Target(shown, real, is_transcript(real), start, end)
+
+
+def _writable(target: Target) -> None:
+    """A note memoryd may rewrite: a regular file, not a symlink, that its owner may write."""
+    try:
+        found = os.stat(target.real, follow_symlinks=False)
+    except OSError as exc:
+        raise RequestError(f"{target.path} cannot be read: {exc.strerror or exc}") from None
+    if not stat_module.S_ISREG(found.st_mode):
+        raise RequestError(f"{target.path} is not a regular file; memoryd edits only regular files")
+    if not found.st_mode & stat_module.S_IWUSR or not os.access(target.real, os.W_OK):
+        raise RequestError(f"{target.path} is read-only; nothing changed")
+
+
+class Curator:
+    """The edit operations of one agent's memory."""
+
+    def __init__(
+        self,
+        agent: Any,
+        redact: Callable[[str], str],
+        indexed: Callable[[str], dict[int, str]],
+        changes: ChangeLog,
+        record: ForgetRecord,
+    ) -> None:
+        self.agent, self.redact, self.indexed = agent, redact, indexed
+        self.changes, self.record = changes, record
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def _shown(self, text: str) -> str:
+        """Lines as a client saw them: secrets masked as in the index and in `get`."""
+        return self.redact(text) if text else text
+
+    def _current(self, target: Target, note: NoteLines, start: int, end: int) -> dict[str, Any]:
+        shown = self._shown(note.text(start, end))
+        return {"citation": f"{target.path}#L{start}-L{end}", "text": shown, "hash": lines_hash(shown)}
+
+    def _expect(self, target: Target, note: NoteLines, start: int, end: int, expect: str | None) -> None:
+        """Raise Stale unless lines start..end are what the caller saw: `expect` (the text, or `sha256:` of it),
+        else what the index holds for them (a citation from a search)."""
+        shown = self._shown(note.text(start, end))
+        if expect is not None:
+            ok = (
+                lines_hash(shown) == expect.strip()
+                if expect.strip().startswith("sha256:")
+                else same_text(shown, expect)
+            )
+            if not ok:
+                raise Stale(
+                    f"{target.path}#L{start}-L{end} changed since it was read", self._current(target, note, start, end)
+                )
+            return
+        held = self.indexed(target.path)
+        for number in range(start, end + 1):
+            if number in held and held[number].rstrip() != self._shown(note.lines[number - 1]).rstrip():
+                raise Stale(
+                    f"{target.path}#L{start}-L{end} no longer holds what the index shows (the note changed since "
+                    "it was searched); search again, or name the text you saw",
+                    self._current(target, note, start, end),
+                )
+
+    # -- forget ---------------------------------------------------------------------------------
+
+    def forget(self, target: Target, *, expect: str | None = None, purge: bool = False) -> Outcome:
+        if target.transcript:
+            return self._forget_transcript(target)
+        _writable(target)
+        if target.start is None:
+            return self._forget_note(target, purge)
+        assert target.end is not None
+        start, end = target.start, target.end
+        kept: dict[str, Any] = {}
+
+        def change(data: bytes) -> bytes:
+            note = NoteLines.parse(data)
+            try:
+                note.check(start, end)
+            except LinesOutside as exc:
+                raise RequestError(f"{target.path}: {exc}") from None
+            self._expect(target, note, start, end, expect)
+            removed_text = note.text(start, end)
+            first, last = note.remove(start, end)
+            kept.update(first=first, last=last, removed=removed_text, before=note_lines_of(data, first, last))
+            kept["above"], kept["below"] = note.context(first, first - 1)
+            return note.dump()
+
+        record = self.changes.add(Change(0, "forget", target.path, time.time(), citation=target.citation))
+        try:
+            notefile.rewrite(target.real, change)
+        except BaseException:
+            self.changes.drop(record)
+            raise
+        if purge:
+            record.purged = True
+        else:
+            record.before = Region(kept["first"], kept["before"])
+            record.after = Region(kept["first"], [], kept["above"], kept["below"])
+        self.changes.save(record)
+        self.record.add(passages=[kept["removed"]], source=f"change:{record.id}")
+        answer = {"forgotten": target.citation, "path": target.path, "lines": kept["last"] - kept["first"] + 1}
+        return Outcome({**answer, "change": record.id}, [target])
+
+    def _forget_note(self, target: Target, purge: bool) -> Outcome:
+        data = target.real.read_bytes()
+        record = self.changes.add(
+            Change(0, "forget_note", target.path, time.time(), citation=target.path, purged=purge)
+        )
+        if not purge:
+            record.note = data.decode("utf-8", errors="surrogateescape")
+            self.changes.save(record)
+        if not notefile.remove(target.real, data):
+            self.changes.drop(record)
+            raise RequestError(f"{target.path} changed while it was being forgotten; nothing changed, try again")
+        self.record.add(passages=[data.decode("utf-8", errors="replace")], source=f"change:{record.id}")
+        return Outcome({"forgotten": target.path, "path": target.path, "change": record.id}, [target])
+
+    def _forget_transcript(self, target: Target) -> Outcome:
+        """A transcript is the platform's: its lines are left out of the index by the record, never deleted."""
+        total = _count_lines(target.real)
+        start, end = (1, total) if target.start is None else (target.start, target.end or target.start)
+        if start < 1 or end < start or end > total:
+            raise RequestError(f"{target.citation} is outside the transcript, which has {total} lines")
+        lines = list(range(start, end + 1))
+        record = self.changes.add(
+            Change(0, "forget_transcript", target.path, time.time(), citation=target.citation, transcript_lines=lines)
+        )
+        self.record.add(transcript=target.path, lines=lines)
+        answer = {"forgotten": target.citation, "path": target.path, "lines": len(lines), "change": record.id}
+        return Outcome(answer, [target])
+
+    # -- update and supersede -------------------------------------------------------------------
+
+    def update(self, target: Target, text: str, expect: str | None, kind: str = "update") -> Outcome:
+        """Replace exactly the cited lines by `text`; a stale `expect` writes nothing (Stale)."""
+        if target.transcript:
+            raise RequestError(f"{target.path} is a transcript: it belongs to the agent platform and is never edited")
+        if target.start is None or target.end is None:
+            raise RequestError("name the lines to replace: a citation such as path#L3-L5")
+        if expect is None:
+            raise RequestError("name what you saw: `expect` is the lines' text, or their hash (sha256:..., from get)")
+        _writable(target)
+        start, end = target.start, target.end
+        new_lines = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n").split("\n") if text else []
+        kept: dict[str, Any] = {}
+
+        def change(data: bytes) -> bytes:
+            note = NoteLines.parse(data)
+            try:
+                note.check(start, end)
+            except LinesOutside as exc:
+                raise RequestError(f"{target.path}: {exc}") from None
+            self._expect(target, note, start, end, expect)
+            kept["before"] = note.lines[start - 1 : end]
+            note.replace(start, end, new_lines)
+            kept["above"], kept["below"] = note.context(start, start + len(new_lines) - 1)
+            return note.dump()
+
+        return self._edit(target, kind, change, kept, new_lines)
+
+    def check_supersedable(self, target: Target) -> None:
+        """Refuse, before anything is written, what `supersede` would refuse."""
+        if target.transcript:
+            raise RequestError(f"{target.path} is a transcript: it cannot be marked; forget its lines instead")
+        if target.start is None or target.end is None:
+            raise RequestError("name the superseded lines: a citation such as path#L3-L5")
+        _writable(target)
+        note = NoteLines.parse(target.real.read_bytes())
+        try:
+            note.check(target.start, target.end)
+        except LinesOutside as exc:
+            raise RequestError(f"{target.path}: {exc}") from None
+
+    def supersede(self, target: Target, by: str, day: dt.date | None = None) -> Outcome:
+        """Strike the cited lines through and say, below them, when and by what they were superseded."""
+        if target.transcript:
+            raise RequestError(f"{target.path} is a transcript: it cannot be marked; forget its lines instead")
+        if target.start is None or target.end is None:
+            raise RequestError("name the superseded lines: a citation such as path#L3-L5")
+        _writable(target)
+        start, end = target.start, target.end
+        when = day or dt.date.today()
+        kept: dict[str, Any] = {}
+
+        def change(data: bytes) -> bytes:
+            note = NoteLines.parse(data)
+            try:
+                note.check(start, end)
+            except LinesOutside as exc:
+                raise RequestError(f"{target.path}: {exc}") from None
+            old = note.lines[start - 1 : end]
+            new = struck(old, when, by, relative_link(target.path, by))
+            kept["before"] = old
+            note.replace(start, end, new)
+            kept["above"], kept["below"] = note.context(start, start + len(new) - 1)
+            kept["new"] = new
+            return note.dump()
+
+        return self._edit(target, "supersede", change, kept, None, by)
+
+    def _edit(
+        self,
+        target: Target,
+        kind: str,
+        change: Callable[[bytes], bytes],
+        kept: dict[str, Any],
+        new_lines: list[str] | None,
+        by: str | None = None,
+    ) -> Outcome:
+        assert target.start is not None
+        record = self.changes.add(Change(0, kind, target.path, time.time(), citation=target.citation))
+        try:
+            notefile.rewrite(target.real, change)
+        except BaseException:
+            self.changes.drop(record)
+            raise
+        after = kept.get("new", new_lines) or []
+        record.before = Region(target.start, kept["before"])
+        record.after = Region(target.start, after, kept["above"], kept["below"])
+        end = target.start + len(after) - 1
+        record.new_citation = f"{target.path}#L{target.start}-L{end}" if after else None
+        self.changes.save(record)
+        if kind == "update":
+            self.record.add(passages=["\n".join(kept["before"])], source=f"change:{record.id}")
+        answer: dict[str, Any] = {"path": target.path, "change": record.id, "citation": record.new_citation}
+        if by is not None:
+            answer["superseded"], answer["by"] = target.citation, by
+        else:
+            answer["updated"] = target.citation
+        return Outcome(answer, [target])
+
+    # -- undo -----------------------------------------------------------------------------------
+
+    def undo(self, count: int = 1) -> list[Outcome]:
+        """Undo the newest `count` changes not undone yet, newest first; stops at the first that cannot be."""
+        done: list[Outcome] = []
+        for change in self.changes.recent(count, include_undone=False):
+            done.append(self._undo(change))
+        return done
+
+    def _undo(self, change: Change) -> Outcome:
+        if change.purged:
+            raise RequestError(f"change {change.id} was made with purge: nothing of it was kept to put back")
+        target = Target(change.path, real_workspace(self.agent) / change.path, change.kind == "forget_transcript")
+        if change.kind == "forget_transcript":
+            self.record.remove(transcript=change.path, lines=change.transcript_lines)
+        elif change.kind == "forget_note":
+            if target.real.exists():
+                raise RequestError(f"{change.path} exists again; change {change.id} cannot put the old note back")
+            notefile.create(target.real, (change.note or "").encode("utf-8", errors="surrogateescape"))
+        else:
+            self._undo_region(change, target)
+        self.record.remove(source=f"change:{change.id}")
+        self.changes.mark_undone(change)
+        return Outcome({"undone": change.id, "kind": change.kind, "path": change.path}, [target])
+
+    def _undo_region(self, change: Change, target: Target) -> None:
+        before, after = change.before, change.after
+        if before is None or after is None:
+            raise RequestError(f"change {change.id} kept nothing to put back")
+
+        def change_back(data: bytes) -> bytes:
+            note = NoteLines.parse(data)
+            at = note.find(after.lines, after.start, after.above, after.below)
+            if at is None:
+                raise RequestError(
+                    f"{change.path} changed since change {change.id} where it was made; undo it by hand (the old "
+                    f"lines are in {self.changes.folder}/{change.id:08d}.json)"
+                )
+            note.replace(at, at + len(after.lines) - 1, before.lines)
+            return note.dump()
+
+        _writable(target)
+        notefile.rewrite(target.real, change_back)
+
+
+def note_lines_of(data: bytes, first: int, last: int) -> list[str]:
+    return NoteLines.parse(data).lines[first - 1 : last]
+
+
+def _count_lines(path: Path) -> int:
+    count, last = 0, b"\n"
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (0 if last == b"\n" else 1)

@@ -1,0 +1,212 @@
+"""What was forgotten that memoryd may not delete: transcripts belong to the agent platform and are never edited,
+so their forgotten turns are kept out of the index by this record, and so is a forgotten note's text wherever a
+transcript repeats it.
+
+`<agent dir>/forgotten.json` (0600), a file a person can read: for each transcript the lines left out, and for each
+forgotten passage the hashes of its word runs (never its text). Sync reads it for every transcript it indexes;
+`get` masks the same lines."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from memoryd.durable import fsync_dir, private_folder
+from memoryd.settings import AgentConfig
+from memoryd.sources.transcripts import Turn
+
+FORGOTTEN = "[forgotten]"
+SHINGLE = 5  # words per hashed run
+MIN_SHINGLES = 2  # a passage shorter than this many runs is matched whole
+MATCH_SHARE = 0.8  # a transcript line holding this share of a passage's runs holds the passage
+# a scripts written without spaces (CJK, Thai): each character counts as a word
+_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD = re.compile(r"\w+")
+MIN_PASSAGE_WORDS = 4  # shorter lines ("- yes", a heading) are too common to keep out of every transcript
+
+
+def words(text: str) -> list[str]:
+    """Case-folded words of `text`, each character of an unspaced script a word of its own."""
+    out: list[str] = []
+    for word in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if _UNSPACED.search(word):
+            out.extend(ch for ch in word if not ch.isspace())
+        else:
+            out.append(word)
+    return out
+
+
+def _hash(run: Iterable[str]) -> str:
+    return hashlib.blake2b(" ".join(run).encode("utf-8"), digest_size=8).hexdigest()
+
+
+def shingles(tokens: list[str]) -> set[str]:
+    if len(tokens) < SHINGLE + MIN_SHINGLES - 1:
+        return {_hash(tokens)} if tokens else set()
+    return {_hash(tokens[i : i + SHINGLE]) for i in range(len(tokens) - SHINGLE + 1)}
+
+
+@dataclass
+class Record:
+    transcripts: dict[str, list[int]] = field(default_factory=dict)  # path -> forgotten lines
+    passages: list[dict[str, Any]] = field(default_factory=list)  # {"runs": [...], "whole": bool, "from": citation}
+
+
+class ForgetRecord:
+    """The record, re-read when the file changes (another daemon of the namespace, a person's edit)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._seen: tuple[int, int] | None = None
+        self._record = Record()
+        self._index: dict[str, list[int]] = {}  # run -> passages holding it
+
+    def _fresh(self) -> Record:
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            if self._seen is not None:
+                self._seen, self._record, self._index = None, Record(), {}
+            return self._record
+        key = (stat.st_mtime_ns, stat.st_size)
+        if key != self._seen:
+            try:
+                raw = json.loads(self.path.read_text("utf-8"))
+                record = Record(
+                    {str(k): sorted(int(n) for n in v) for k, v in dict(raw.get("transcripts", {})).items()},
+                    [p for p in raw.get("passages", []) if isinstance(p, dict) and p.get("runs")],
+                )
+            except (OSError, ValueError, TypeError, AttributeError):
+                record = self._record  # a half-written or hand-broken file: keep what was known
+            self._record, self._seen = record, key
+            self._index = {}
+            for number, passage in enumerate(record.passages):
+                for run in passage["runs"]:
+                    self._index.setdefault(run, []).append(number)
+        return self._record
+
+    @property
+    def empty(self) -> bool:
+        with self._lock:
+            record = self._fresh()
+            return not record.transcripts and not record.passages
+
+    def lines(self, path: str) -> set[int]:
+        with self._lock:
+            return set(self._fresh().transcripts.get(path, ()))
+
+    def leave_out(self, path: str, turns: list[Turn]) -> list[Turn]:
+        """A transcript's turns without its forgotten lines, and without the lines of a turn that repeat a
+        forgotten passage (a turn left with nothing is dropped)."""
+        if self.empty:
+            return turns
+        lines = self.lines(path)
+        kept = []
+        for turn in turns:
+            if turn.line in lines:
+                continue
+            text = "\n".join(line for line in turn.text.split("\n") if not self.holds_forgotten(line))
+            if text.strip():
+                kept.append(turn if text == turn.text else replace(turn, text=text))
+        return kept
+
+    def masked(self, path: str, first: int, lines: list[str]) -> list[str]:
+        """A transcript's lines as `get` shows them: forgotten ones replaced by a marker."""
+        gone = self.lines(path)
+        return [FORGOTTEN if first + i in gone else line for i, line in enumerate(lines)]
+
+    def holds_forgotten(self, text: str) -> bool:
+        """Whether a transcript line repeats a forgotten passage."""
+        with self._lock:
+            record = self._fresh()
+            if not record.passages:
+                return False
+            tokens = words(text)
+            if not tokens:
+                return False
+            mine = shingles(tokens)
+            whole = _hash(tokens)
+            counts: dict[int, int] = {}
+            for run in mine | {whole}:
+                for number in self._index.get(run, ()):
+                    counts[number] = counts.get(number, 0) + 1
+            for number, count in counts.items():
+                passage = record.passages[number]
+                if passage.get("whole"):
+                    if whole in passage["runs"]:
+                        return True
+                elif count >= MATCH_SHARE * len(passage["runs"]):
+                    return True
+            return False
+
+    def add(
+        self,
+        *,
+        transcript: str | None = None,
+        lines: Iterable[int] = (),
+        passages: Iterable[str] = (),
+        source: str | None = None,
+    ) -> None:
+        with self._lock:
+            record = self._fresh()
+            if transcript is not None:
+                record.transcripts[transcript] = sorted(set(record.transcripts.get(transcript, [])) | set(lines))
+            for text in passages:
+                for line in text.split("\n"):
+                    tokens = words(line)
+                    if len(tokens) < MIN_PASSAGE_WORDS:
+                        continue
+                    runs = shingles(tokens)
+                    whole = len(tokens) < SHINGLE + MIN_SHINGLES - 1
+                    record.passages.append(
+                        {"runs": sorted(runs), "whole": whole, "from": source, "time": round(time.time())}
+                    )
+            self._save(record)
+
+    def remove(self, *, transcript: str | None = None, lines: Iterable[int] = (), source: str | None = None) -> None:
+        """Take lines (an undone forget of a transcript) or a source's passages out of the record."""
+        with self._lock:
+            record = self._fresh()
+            if transcript is not None:
+                kept = sorted(set(record.transcripts.get(transcript, [])) - set(lines))
+                if kept:
+                    record.transcripts[transcript] = kept
+                else:
+                    record.transcripts.pop(transcript, None)
+            if source is not None:
+                record.passages = [p for p in record.passages if p.get("from") != source]
+            self._save(record)
+
+    def _save(self, record: Record) -> None:
+        private_folder(self.path.parent)
+        data = {
+            "about": "what memoryd keeps out of its index that it may not delete (transcripts); "
+            "passages are hashes of a forgotten note's word runs, never its text",
+            "transcripts": record.transcripts,
+            "passages": record.passages,
+        }
+        temp = self.path.with_suffix(".tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, self.path)
+        fsync_dir(self.path.parent)
+        self._seen = None  # re-read (and re-index) at the next use
+
+
+def record_path(agent: AgentConfig) -> Path:
+    """The agent's record, beside its index (`<data_dir>/agents/<id>/forgotten.json` by default)."""
+    return agent.store.parent / "forgotten.json"
