@@ -35,6 +35,7 @@ SECRET = "sk-ant-api03-" + "A" * 80
 class Shown:
     citation: str
     score: float
+    when: str = ""
 
 
 def _log_file(data_dir: Path) -> Path:

@@ -10,7 +10,8 @@ One JSON object a line in `<data_dir>/recall/log.jsonl` (0600, in a 0700 folder)
      "tokens": 61, "skipped": null}
 
 `prompt` is the prompt's first EXCERPT_CHARS characters after the agent's redaction (memory.syncer.redact, as the
-recalled snippets had), its whitespace and control characters made single spaces. An entry that put nothing has no
+recalled snippets had), its whitespace and control characters made single spaces. A memory's `date` is the one
+recall showed with it, else the date its note's file name carries, else null. An entry that put nothing has no
 memories and `skipped` says why. At MAX_FILE_BYTES the file becomes `log.jsonl.1` (the one before it is dropped):
 at most twice that is kept, across restarts.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import json
 import os
 import queue
@@ -47,6 +49,8 @@ EXCERPT_CHARS = 120  # of the prompt
 REDACT_CHARS = 2000  # of the prompt redacted for its excerpt (all of it when masks shrank that below 2 excerpts)
 MAX_WAITING = 4096  # entries queued for the writer; past this a recall's entry is dropped
 FLUSH_SECONDS = 2.0  # how long a read waits for the entries queued before it
+BATCH_SECONDS = 0.05  # the writer waits this long after an entry for more: a busy daemon's recalls then do not
+# wait for the GIL behind it one by one (measured: 330 us added to back-to-back recalls without it)
 
 
 @dataclass
@@ -71,7 +75,9 @@ _Item = tuple[float, str, str | None, str | None, str, Callable[[str], str], Seq
 
 def plain(text: str) -> str:
     """Whitespace runs and characters a terminal would act on (controls, bidirectional marks) as single spaces."""
-    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else " " for ch in text)
+    return " ".join(text.split())
 
 
 def excerpt(prompt: str, redact: Callable[[str], str]) -> str:
@@ -85,7 +91,12 @@ def excerpt(prompt: str, redact: Callable[[str], str]) -> str:
 
 
 def _date(citation: str) -> str | None:
-    stamp = note_date(citation.partition("#")[0])
+    return _note_day(citation.partition("#")[0])
+
+
+@functools.lru_cache(maxsize=4096)  # the same notes come back recall after recall
+def _note_day(path: str) -> str | None:
+    stamp = note_date(path)
     return None if stamp is None else dt.datetime.fromtimestamp(stamp, dt.timezone.utc).strftime("%Y-%m-%d")
 
 
@@ -97,7 +108,9 @@ def _entry(item: _Item) -> dict[str, Any]:
         "session": plain(session) if session else None,
         "client": client,
         "prompt": excerpt(prompt, redact),
-        "memories": [{"citation": m.citation, "score": round(m.score, 4), "date": _date(m.citation)} for m in memories],
+        "memories": [
+            {"citation": m.citation, "score": round(m.score, 4), "date": m.when or _date(m.citation)} for m in memories
+        ],
         "tokens": tokens,
         "skipped": skipped,
     }
@@ -116,6 +129,7 @@ class RecallLog:
         self._lock = threading.Lock()  # the counts
         self._counts: tuple[dict[str, Counts], dict[str, Counts]] = ({}, {})  # the older file's, the current one's
         self._failed: str | None = None
+        self._hurry = threading.Event()  # a read or close wants the queue written now
         self._thread: threading.Thread | None = None
         if folder is not None:
             self._thread = threading.Thread(target=self._run, name="recall-log", daemon=True)
@@ -152,8 +166,11 @@ class RecallLog:
         self._load()
         while True:
             items = [self._queue.get()]
+            if items[0] is not None:  # let recalls that come close together be written as one batch, after them
+                self._hurry.wait(BATCH_SECONDS)
+                self._hurry.clear()
             with contextlib.suppress(queue.Empty):
-                while len(items) < 256:
+                while len(items) < MAX_WAITING:
                     items.append(self._queue.get_nowait())
             stop = None in items
             try:
@@ -253,6 +270,7 @@ class RecallLog:
 
     def flush(self, timeout: float = FLUSH_SECONDS) -> bool:
         """Wait until every entry queued so far is written (or `timeout`); whether it was."""
+        self._hurry.set()
         done = self._queue.all_tasks_done
         with done:
             return done.wait_for(lambda: self._queue.unfinished_tasks == 0, timeout)
@@ -303,6 +321,7 @@ class RecallLog:
             return
         with contextlib.suppress(queue.Full):
             self._queue.put(None, timeout=timeout)
+        self._hurry.set()
         self._thread.join(timeout)
         self._thread = None
         if self._fd is not None:
