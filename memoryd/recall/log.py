@@ -15,9 +15,10 @@ recall showed with it, else the date its note's file name carries, else null. An
 memories and `skipped` says why. At MAX_FILE_BYTES the file becomes `log.jsonl.1` (the one before it is dropped):
 at most twice that is kept, across restarts.
 
-A recall only hands its entry to a queue (a few microseconds); one thread of the log's formats, redacts and
-appends it (O_APPEND, no fsync: the log is a record, not a source of truth) in batches. A recall finding the queue
-full (the disk stalled) drops its entry and counts it rather than wait."""
+A recall only hands its entry to a queue (about 2 microseconds); the log's own thread formats, redacts and appends
+it (O_APPEND, no fsync: the log is a record, not a source of truth) BATCH_SECONDS later, with whatever came
+meanwhile. A recall finding the queue full (the disk stalled) drops its entry and counts it rather than wait; a
+read first waits for what is queued."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ NAME = "log.jsonl"
 MAX_FILE_BYTES = 2_621_440  # 2.5 MiB, some 4,000 recalls that gave memories: the log keeps at most twice this
 EXCERPT_CHARS = 120  # of the prompt
 REDACT_CHARS = 2000  # of the prompt redacted for its excerpt (all of it when masks shrank that below 2 excerpts)
+KEPT_CHARS = 4 * REDACT_CHARS  # of the prompt, handed to the writer
 MAX_WAITING = 4096  # entries queued for the writer; past this a recall's entry is dropped
 FLUSH_SECONDS = 2.0  # how long a read waits for the entries queued before it
 BATCH_SECONDS = 0.05  # the writer waits this long after an entry for more: a busy daemon's recalls then do not
@@ -155,6 +157,8 @@ class RecallLog:
         """Log one recall: `memories` are what it gave (each with a citation and score), or `skipped` why not."""
         if self._thread is None:
             return
+        if len(prompt) > KEPT_CHARS:  # a queue held up by a stalled disk holds no megabytes of pasted logs
+            prompt = prompt[:KEPT_CHARS]
         try:
             self._queue.put_nowait((time.time(), agent, session, client, prompt, redact, memories, tokens, skipped))
         except queue.Full:
@@ -188,13 +192,14 @@ class RecallLog:
             entries = [_entry(item) for item in items]
             lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for e in entries]
             self._open()
-            run = 0
+            run, pending = 0, 0  # the first line not yet written, and the bytes from it to the current one
             for i, line in enumerate(lines):
-                if self._bytes + sum(map(len, lines[run:i])) + len(line) > self.max_bytes and (i > run or self._bytes):
+                if self._bytes + pending + len(line) > self.max_bytes and (pending or self._bytes):
                     written += self._append(entries[run:i], lines[run:i])
-                    run = i
+                    run, pending = i, 0
                     self._rotate()
                     self._open()
+                pending += len(line)
             written += self._append(entries[run:], lines[run:])
             self._failed = None
         except Exception as exc:  # a full disk, a folder made unwritable, a redaction pattern gone wrong
