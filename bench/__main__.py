@@ -1,7 +1,7 @@
 """One command for every benchmark: quality, speed and footprint, with a Markdown report and raw JSON.
 
 python -m bench all                     # everything (make bench)
-python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual | redaction | hooks   # one part
+python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual | redaction | hooks | knowledge
 python -m bench hostile --hostile-parts editor_race storm   # some of a part's parts
 python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
@@ -20,7 +20,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench import conversations, crosslingual, hooks, hostile, latency, openclaw, pgstore, quality, recall, redaction
+from bench import (
+    conversations,
+    crosslingual,
+    hooks,
+    hostile,
+    knowledge,
+    latency,
+    openclaw,
+    pgstore,
+    quality,
+    recall,
+    redaction,
+)
 from memoryd.config import DEFAULT_LOCAL_MODEL
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -59,6 +71,7 @@ TARGETS = {
     **redaction.TARGETS,
     **hostile.TARGETS,
     **hooks.TARGETS,
+    **knowledge.TARGETS,
 }
 
 
@@ -148,6 +161,7 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         **redaction.headline(results.get("redaction", {})),
         **hostile.headline(results.get("hostile", {})),
         **hooks.headline(results.get("hooks", {})),
+        **knowledge.headline(results.get("knowledge", {})),
     }
 
 
@@ -241,6 +255,8 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
         lines += ["", *crosslingual.markdown(results["crosslingual"])]
     if results.get("redaction"):
         lines += ["", *redaction.markdown(results["redaction"])]
+    if results.get("knowledge"):
+        lines += ["", *knowledge.markdown(results["knowledge"])]
     if results.get("hooks"):
         lines += [
             "",
@@ -291,7 +307,17 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
         merged["machines"] = dict(kept.get("machines", {}))
     runs = [
         sorted(folder.glob(f"{kind}-*.json"))
-        for kind in ("bench", "hostile", "pgstore", "recall", "openclaw", "crosslingual", "redaction", "hooks")
+        for kind in (
+            "bench",
+            "hostile",
+            "pgstore",
+            "recall",
+            "openclaw",
+            "crosslingual",
+            "redaction",
+            "hooks",
+            "knowledge",
+        )
     ]
     for path in [path for kind in runs for path in kind]:
         run = json.loads(path.read_text())
@@ -368,13 +394,14 @@ def main(argv: list[str] | None = None) -> int:
             "crosslingual",
             "redaction",
             "hooks",
+            "knowledge",
             "report",
         ],
         nargs="?",
         default="all",
     )
     parser.add_argument("--doc", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md")
-    parser.add_argument("--quick", action="store_true", help="SciFact only and 10k chunks only")
+    parser.add_argument("--quick", action="store_true", help="SciFact only and 10k chunks only; knowledge: 40 facts")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
     parser.add_argument("--pg-parts", default=pgstore.PARTS, help="which parts of the pgstore bench run")
@@ -405,6 +432,11 @@ def main(argv: list[str] | None = None) -> int:
             (args.out / f"{name}-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))
             if args.part == name:
                 return 0
+    if args.part == "knowledge" or (args.part == "all" and not args.quick):
+        found = {"machine": machine(), "knowledge": knowledge.main(["--quick"] if args.quick else [])}
+        (args.out / f"knowledge-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))
+        if args.part == "knowledge":
+            return 0
     if args.part == "pgstore" or (args.part == "all" and not args.quick):
         kept = ["--pg-root", str(args.pg_root)] if args.pg_root else []
         found = {
