@@ -127,6 +127,8 @@ class EntryJournal:
             return
         try:
             lines = normalized(target.read_bytes().decode("utf-8", errors="replace")).split("\n")
+        except FileNotFoundError:
+            lines = []  # a note forgotten whole: a save that brings it back is watched for too
         except OSError:
             return
         edit = Edit(old_key, new_key, time.monotonic(), count_block(lines, old_key), count_block(lines, new_key))
@@ -138,11 +140,12 @@ class EntryJournal:
             note.seen = None
             self._start()
 
-    def drop_edits(self) -> None:
-        """Stop watching edits (an undo is about to take them back on purpose)."""
+    def drop_edits(self, targets: set[Path]) -> None:
+        """Stop watching the edits of these notes (an undo is about to take them back on purpose)."""
         with self._guard:
             for note in self._notes.values():
-                note.edits.clear()
+                if note.target in targets:
+                    note.edits.clear()
 
     def pending(self) -> int:
         with self._guard:

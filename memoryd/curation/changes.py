@@ -39,7 +39,9 @@ class Change:
     before: Region | None = None  # None: a whole note (created or deleted), or nothing (a transcript)
     after: Region | None = None
     note: str | None = None  # a deleted note's whole text
+    mode: int | None = None  # and its permissions
     transcript_lines: list[int] = field(default_factory=list)  # a forgotten transcript's excluded lines
+    repeats: list[str] = field(default_factory=list)  # transcripts read again without the forgotten text
     citation: str | None = None  # what the caller named
     new_citation: str | None = None  # where the text is now (update, supersede)
     purged: bool = False  # nothing of the old text kept: cannot be undone
@@ -119,6 +121,12 @@ class ChangeLog:
     def drop(self, change: Change) -> None:
         """Forget the record of a change that was not made after all (its edit failed)."""
         (self.folder / f"{change.id:08d}.json").unlink(missing_ok=True)
+
+    def get(self, number: int) -> Change | None:
+        try:
+            return self._load(self.folder / f"{number:08d}.json")
+        except (OSError, ValueError, TypeError):
+            return None
 
     def mark_undone(self, change: Change) -> None:
         change.undone = time.time()

@@ -27,6 +27,7 @@ from memoryd.sources.discovery import (
     is_transcript,
     real_workspace,
     resolve_source_path,
+    unescape_path,
 )
 from memoryd.sources.forgotten import ForgetRecord
 
@@ -60,6 +61,8 @@ class Outcome:
 
     answer: dict[str, Any]
     reindex: list[Target] = field(default_factory=list)
+    passages: list[str] = field(default_factory=list)  # text the forget record now keeps out of transcripts
+    replaced: tuple[list[str], list[str]] | None = None  # a note's lines before and after: watched for a stale save
 
 
 def parse_target(agent: Any, citation: str) -> Target:
@@ -82,11 +85,22 @@ def parse_target(agent: Any, citation: str) -> Target:
         raise RequestError(str(exc)) from None
     except PathOutsideSources as exc:
         raise RequestError(str(exc)) from None
+    _no_symlink(agent, path, real)
     shown = display_path(real, real_workspace(agent))
     return Target(shown, real, is_transcript(real), start, end)
 
 
-def _writable(target: Target) -> None:
+def _no_symlink(agent: Any, path: str, real: Path) -> None:
+    """Refuse a path that reaches its file through a symlink (the note itself, or a folder on the way): memoryd
+    indexes no symlink, so it edits, deletes or marks a file only by the path it is indexed under."""
+    for spelling in dict.fromkeys((path, unescape_path(path))):
+        raw = Path(os.path.expanduser(spelling))
+        if Path(os.path.normpath(raw if raw.is_absolute() else real_workspace(agent) / raw)) == real:
+            return
+    raise RequestError(f"{path!r} goes through a symlink; name the file itself, as a citation does")
+
+
+def writable(target: Target) -> None:
     """A note memoryd may rewrite: a regular file, not a symlink, that its owner may write."""
     try:
         found = os.stat(target.real, follow_symlinks=False)
@@ -151,7 +165,7 @@ class Curator:
     def forget(self, target: Target, *, expect: str | None = None, purge: bool = False) -> Outcome:
         if target.transcript:
             return self._forget_transcript(target)
-        _writable(target)
+        writable(target)
         if target.start is None:
             return self._forget_note(target, purge)
         assert target.end is not None
@@ -185,7 +199,8 @@ class Curator:
         self.changes.save(record)
         self.record.add(passages=[kept["removed"]], source=f"change:{record.id}")
         answer = {"forgotten": target.citation, "path": target.path, "lines": kept["last"] - kept["first"] + 1}
-        return Outcome({**answer, "change": record.id}, [target])
+        replaced: tuple[list[str], list[str]] = (kept["before"], [])
+        return Outcome({**answer, "change": record.id}, [target], [kept["removed"]], replaced)
 
     def _forget_note(self, target: Target, purge: bool) -> Outcome:
         data = target.real.read_bytes()
@@ -194,12 +209,15 @@ class Curator:
         )
         if not purge:
             record.note = data.decode("utf-8", errors="surrogateescape")
+            record.mode = stat_module.S_IMODE(os.stat(target.real, follow_symlinks=False).st_mode)
             self.changes.save(record)
         if not notefile.remove(target.real, data):
             self.changes.drop(record)
             raise RequestError(f"{target.path} changed while it was being forgotten; nothing changed, try again")
-        self.record.add(passages=[data.decode("utf-8", errors="replace")], source=f"change:{record.id}")
-        return Outcome({"forgotten": target.path, "path": target.path, "change": record.id}, [target])
+        text = data.decode("utf-8", errors="replace")
+        self.record.add(passages=[text], source=f"change:{record.id}")
+        answer = {"forgotten": target.path, "path": target.path, "change": record.id}
+        return Outcome(answer, [target], [text], (NoteLines.parse(data).lines, []))
 
     def _forget_transcript(self, target: Target) -> Outcome:
         """A transcript is the platform's: its lines are left out of the index by the record, never deleted."""
@@ -225,7 +243,7 @@ class Curator:
             raise RequestError("name the lines to replace: a citation such as path#L3-L5")
         if expect is None:
             raise RequestError("name what you saw: `expect` is the lines' text, or their hash (sha256:..., from get)")
-        _writable(target)
+        writable(target)
         start, end = target.start, target.end
         new_lines = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n").split("\n") if text else []
         kept: dict[str, Any] = {}
@@ -250,12 +268,15 @@ class Curator:
             raise RequestError(f"{target.path} is a transcript: it cannot be marked; forget its lines instead")
         if target.start is None or target.end is None:
             raise RequestError("name the superseded lines: a citation such as path#L3-L5")
-        _writable(target)
+        writable(target)
         note = NoteLines.parse(target.real.read_bytes())
         try:
             note.check(target.start, target.end)
+            self._expect(target, note, target.start, target.end, None)
         except LinesOutside as exc:
             raise RequestError(f"{target.path}: {exc}") from None
+        except Stale as exc:
+            raise RequestError(f"{exc}; nothing written (the lines now read: {exc.current['text'][:200]!r})") from None
 
     def supersede(self, target: Target, by: str, day: dt.date | None = None) -> Outcome:
         """Strike the cited lines through and say, below them, when and by what they were superseded."""
@@ -263,7 +284,7 @@ class Curator:
             raise RequestError(f"{target.path} is a transcript: it cannot be marked; forget its lines instead")
         if target.start is None or target.end is None:
             raise RequestError("name the superseded lines: a citation such as path#L3-L5")
-        _writable(target)
+        writable(target)
         start, end = target.start, target.end
         when = day or dt.date.today()
         kept: dict[str, Any] = {}
@@ -274,6 +295,7 @@ class Curator:
                 note.check(start, end)
             except LinesOutside as exc:
                 raise RequestError(f"{target.path}: {exc}") from None
+            self._expect(target, note, start, end, None)
             old = note.lines[start - 1 : end]
             new = struck(old, when, by, relative_link(target.path, by))
             kept["before"] = old
@@ -306,58 +328,15 @@ class Curator:
         end = target.start + len(after) - 1
         record.new_citation = f"{target.path}#L{target.start}-L{end}" if after else None
         self.changes.save(record)
-        if kind == "update":
-            self.record.add(passages=["\n".join(kept["before"])], source=f"change:{record.id}")
+        passages = ["\n".join(kept["before"])] if kind == "update" else []
+        if passages:
+            self.record.add(passages=passages, source=f"change:{record.id}")
         answer: dict[str, Any] = {"path": target.path, "change": record.id, "citation": record.new_citation}
         if by is not None:
             answer["superseded"], answer["by"] = target.citation, by
         else:
             answer["updated"] = target.citation
-        return Outcome(answer, [target])
-
-    # -- undo -----------------------------------------------------------------------------------
-
-    def undo(self, count: int = 1) -> list[Outcome]:
-        """Undo the newest `count` changes not undone yet, newest first; stops at the first that cannot be."""
-        done: list[Outcome] = []
-        for change in self.changes.recent(count, include_undone=False):
-            done.append(self._undo(change))
-        return done
-
-    def _undo(self, change: Change) -> Outcome:
-        if change.purged:
-            raise RequestError(f"change {change.id} was made with purge: nothing of it was kept to put back")
-        target = Target(change.path, real_workspace(self.agent) / change.path, change.kind == "forget_transcript")
-        if change.kind == "forget_transcript":
-            self.record.remove(transcript=change.path, lines=change.transcript_lines)
-        elif change.kind == "forget_note":
-            if target.real.exists():
-                raise RequestError(f"{change.path} exists again; change {change.id} cannot put the old note back")
-            notefile.create(target.real, (change.note or "").encode("utf-8", errors="surrogateescape"))
-        else:
-            self._undo_region(change, target)
-        self.record.remove(source=f"change:{change.id}")
-        self.changes.mark_undone(change)
-        return Outcome({"undone": change.id, "kind": change.kind, "path": change.path}, [target])
-
-    def _undo_region(self, change: Change, target: Target) -> None:
-        before, after = change.before, change.after
-        if before is None or after is None:
-            raise RequestError(f"change {change.id} kept nothing to put back")
-
-        def change_back(data: bytes) -> bytes:
-            note = NoteLines.parse(data)
-            at = note.find(after.lines, after.start, after.above, after.below)
-            if at is None:
-                raise RequestError(
-                    f"{change.path} changed since change {change.id} where it was made; undo it by hand (the old "
-                    f"lines are in {self.changes.folder}/{change.id:08d}.json)"
-                )
-            note.replace(at, at + len(after.lines) - 1, before.lines)
-            return note.dump()
-
-        _writable(target)
-        notefile.rewrite(target.real, change_back)
+        return Outcome(answer, [target], passages, (kept["before"], after))
 
 
 def note_lines_of(data: bytes, first: int, last: int) -> list[str]:

@@ -4,6 +4,7 @@ forgotten is gone from search, `get` and recall when the call returns."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections.abc import Callable
@@ -13,20 +14,25 @@ from typing import Any
 from memoryd.curation.changes import ChangeLog
 from memoryd.curation.edits import Curator, Outcome, Stale, Target, parse_target
 from memoryd.curation.lines import lines_hash
+from memoryd.curation.matches import matching_entries
+from memoryd.curation.notefile import NoteChanged
+from memoryd.curation.undo import undo_change, undoable, where
 from memoryd.entry_journal import EntryJournal
 from memoryd.notes import RequestError, append_entry, entry_text
 from memoryd.search.filters import Filters
-from memoryd.search.hybrid import SearchResult
 from memoryd.search.keyword import keyword_search
 from memoryd.sources.analyzer import query_terms
 from memoryd.sources.discovery import display_path, is_transcript, real_workspace
 from memoryd.sources.entries import content_words, entries
-from memoryd.sources.forgotten import ForgetRecord, record_path
+from memoryd.sources.forgotten import MIN_PASSAGE_WORDS, ForgetRecord, record_path, words
 from memoryd.store.interface import MemoryStore
 
 MAX_QUERY_MATCHES = 20
 DUPLICATE_CANDIDATES = 5  # keyword hits a new entry is compared with
 NO_FILTERS = Filters.parse()
+SESSIONS = Filters.parse(sources=["sessions"])
+MAX_REPEAT_SEARCHES = 200  # forgotten lines looked for in transcripts (a whole note's first lines)
+REPEAT_CANDIDATES = 50  # transcript chunks a forgotten line's search reads
 Reindex = Callable[[Target, bool], str | None]  # index a changed file now (force: read it whole); an error or None
 
 
@@ -39,7 +45,7 @@ class Editing:
         lock: threading.Lock,
         journal: Callable[[], EntryJournal],
         reindex: Reindex,
-        search: Callable[[str, int], list[SearchResult]],
+        search: Callable[[str, int], list[Any]],  # search hits (memoryd.search.results.SearchResult)
         get: Callable[[str, int, int], dict[str, Any]],
     ) -> None:
         self.agent = agent
@@ -61,8 +67,31 @@ class Editing:
         return held
 
     def _finish(self, outcome: Outcome) -> dict[str, Any]:
-        errors = [e for t in outcome.reindex if (e := self._reindex(t, t.transcript))]
+        targets = list(outcome.reindex)
+        repeats = self._repeating(outcome.passages)
+        if repeats and (change := self.changes.get(outcome.answer["change"])) is not None:
+            change.repeats = [t.path for t in repeats]  # an undo reads them again, with the text back
+            self.changes.save(change)
+        errors = [e for t in targets + repeats if (e := self._reindex(t, t.transcript))]
         return {**outcome.answer, "indexed": not errors, "index_error": "; ".join(errors) or None}
+
+    def _repeating(self, passages: list[str]) -> list[Target]:
+        """Indexed transcripts with a line that repeats text just forgotten: read again whole, they leave it out.
+        Found by a keyword search for each forgotten line, in the transcripts only."""
+        store = self._store()
+        if not passages or "sessions" not in self.agent.sources or not store.fts_available:
+            return []
+        lines = [line for text in passages for line in text.split("\n") if len(words(line)) >= MIN_PASSAGE_WORDS]
+        found: dict[str, Target] = {}
+        for line in lines[:MAX_REPEAT_SEARCHES]:
+            for hit in keyword_search(store, line, REPEAT_CANDIDATES, SESSIONS, query_terms(line)):
+                row = store.chunks_by_ids([hit.chunk_id]).get(hit.chunk_id)
+                if row is None or row.path in found or row.source != "sessions":
+                    continue
+                if any(self.record.holds_forgotten(held) for held in row.text.split("\n")):
+                    with contextlib.suppress(RequestError):
+                        found[row.path] = parse_target(self.agent, row.path)
+        return list(found.values())
 
     def forget(
         self,
@@ -85,8 +114,7 @@ class Editing:
                 outcome = self.curator.forget(target, expect=expect, purge=purge)
             except Stale as exc:
                 return {"forgotten": None, "conflict": str(exc), "current": exc.current}
-            if not target.transcript and target.start is not None:
-                self._journal().record_edit(target.real, target.path, _old(outcome, self.changes), [])
+            self._watch(target, outcome)
         return self._finish(outcome)
 
     def write(
@@ -108,26 +136,40 @@ class Editing:
             self.curator.check_supersedable(old)  # bad input changes nothing: checked before anything is written
         with self._lock:
             held = None if force else self._held(text)
-            if held is not None:
-                return {**held, "written": False, "indexed": True, "index_error": None}
-            target, start_line, end_line = append_entry(self.agent, entry, path)
-            real = target.resolve()
-            rel = display_path(real, real_workspace(self.agent))
-            self._journal().record(target, rel, entry)
-        index_error = self._reindex(Target(rel, real, False), False)
-        answer: dict[str, Any] = {
-            "path": rel,
-            "start_line": start_line,
-            "end_line": end_line,
-            "citation": f"{rel}#L{start_line}-L{end_line}",
-            "written": True,
-            "indexed": index_error is None,
-            "index_error": index_error,
-        }
-        if old is not None:
-            marked = self.supersede(old.citation, answer["citation"])
-            answer["superseded"] = marked.get("citation")
+            if held is None:
+                target, start_line, end_line = append_entry(self.agent, entry, path)
+                real = target.resolve()
+                rel = display_path(real, real_workspace(self.agent))
+                self._journal().record(target, rel, entry)
+        if held is not None:
+            answer: dict[str, Any] = {**held, "written": False, "indexed": True, "index_error": None}
+        else:
+            index_error = self._reindex(Target(rel, real, False), False)
+            answer = {
+                "path": rel,
+                "start_line": start_line,
+                "end_line": end_line,
+                "citation": f"{rel}#L{start_line}-L{end_line}",
+                "written": True,
+                "indexed": index_error is None,
+                "index_error": index_error,
+            }
+        if old is not None:  # a duplicate too: the statement it repeats now replaces the old one
+            answer["superseded"] = self._mark(old, answer)
         return answer
+
+    def _mark(self, old: Target, new: dict[str, Any]) -> str | None:
+        """Mark `old` superseded by the entry just written (or held already); the new citation of its lines."""
+        assert old.start is not None and old.end is not None
+        if new["path"] == old.path and new["start_line"] <= old.end and old.start <= new["end_line"]:
+            return None  # the statement held is the old one itself: nothing replaces it
+        try:
+            return self.supersede(old.citation, new["citation"]).get("citation")
+        except (RequestError, Stale, NoteChanged, OSError) as exc:
+            done = "was written" if new["written"] else "is held already"
+            raise RequestError(
+                f"{new['citation']} {done}, but {old.citation} was not marked superseded: {exc}"
+            ) from None
 
     def _held(self, text: str) -> dict[str, Any] | None:
         """The citation of an entry saying what `text` says (the same words, markup and filler aside), among the
@@ -163,22 +205,9 @@ class Editing:
         return {**found, "hash": lines_hash(found["text"])}
 
     def matches(self, query: str, limit: int = MAX_QUERY_MATCHES) -> list[dict[str, Any]]:
-        """What a search finds, each with the hash of its cited lines (what a confirmed forget checks)."""
-        found = []
-        for hit in self._search(query, limit):
-            lines = self._get(hit.path, hit.start_line, hit.end_line - hit.start_line + 1)
-            found.append(
-                {
-                    "citation": hit.citation,
-                    "path": hit.path,
-                    "start_line": hit.start_line,
-                    "end_line": hit.end_line,
-                    "snippet": hit.snippet,
-                    "score": hit.score,
-                    "hash": lines_hash(lines["text"]),
-                }
-            )
-        return found
+        """The entries a search's hits hold that are about the query, each with the hash of its lines (what a
+        confirmed forget checks); see curation.matches."""
+        return matching_entries(query, self._search(query, limit), self._get)
 
     def _forget_query(self, query: str, confirm: str | None, purge: bool) -> dict[str, Any]:
         matches = self.matches(query)
@@ -201,31 +230,44 @@ class Editing:
                 outcome = self.curator.update(target, text, expect)
             except Stale as exc:
                 return {"updated": None, "conflict": str(exc), "current": exc.current}
-            new = text.replace("\r\n", "\n").rstrip("\n").split("\n") if text else []
-            self._journal().record_edit(target.real, target.path, _old(outcome, self.changes), new)
+            self._watch(target, outcome)
         return self._finish(outcome)
 
     def supersede(self, citation: str, by: str) -> dict[str, Any]:
         target = parse_target(self.agent, citation)
         with self._lock:
             outcome = self.curator.supersede(target, by)
+            self._watch(target, outcome)
         return self._finish(outcome)
 
+    def _watch(self, target: Target, outcome: Outcome) -> None:
+        """Have the journal watch an edit of a note just made, so that an editor's save of a copy read before it
+        (which brings the old lines back) gets the edit made again."""
+        if outcome.replaced is not None and not target.transcript:
+            self._journal().record_edit(target.real, target.path, *outcome.replaced)
+
     def undo(self, count: int = 1) -> dict[str, Any]:
+        """Undo the newest `count` changes, or none of them when one cannot be (RequestError says which)."""
+        outcomes: list[Outcome] = []
+        failed: Exception | None = None
         with self._lock:
-            self._journal().drop_edits()
-            outcomes = self.curator.undo(count)
+            changes = undoable(self.agent, self.changes, count)
+            self._journal().drop_edits({where(self.agent, c) for c in changes})  # taken back on purpose
+            try:
+                for change in changes:
+                    outcomes.append(undo_change(self.agent, self.changes, self.record, change))
+            except (RequestError, OSError, NoteChanged) as exc:  # an editor saved meanwhile: the ones done stand
+                failed = exc
         answers = [self._finish(o) for o in outcomes]
+        if failed is not None and not answers:
+            raise failed
+        if failed is not None:
+            done = ", ".join(str(a["undone"]) for a in answers)
+            raise RequestError(f"{failed} (changes {done} were undone before it)") from None
         return {"undone": [a["undone"] for a in answers], "results": answers}
 
     def list_changes(self, limit: int = 20) -> list[dict[str, Any]]:
         return [c.summary() for c in self.changes.recent(limit)]
-
-
-def _old(outcome: Outcome, changes: ChangeLog) -> list[str]:
-    found = changes.recent(1)
-    change = found[0] if found and found[0].id == outcome.answer.get("change") else None
-    return list(change.before.lines) if change and change.before else []
 
 
 def _token(matches: list[dict[str, Any]]) -> str:

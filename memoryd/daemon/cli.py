@@ -358,7 +358,7 @@ def store_migrate(
         target = target_agent(agent, to, namespace, config.data_dir)
         source = open_source(agent)
         try:
-            done = migrate(source, target, bars)
+            done = migrate(source, target, bars, moving=agent)
         finally:
             source.close()
     except MigrationError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.config import AgentConfig
+from memoryd.curation.carry import carry
 from memoryd.memory import AgentMemory
 from memoryd.store.backend import holds_file, retarget
 from memoryd.store.backend import open_source as source_store
@@ -60,9 +61,15 @@ def open_source(agent: AgentConfig) -> MemoryStore:
         raise MigrationError(f"{exc} to migrate") from None
 
 
-def migrate(source: MemoryStore, target: AgentConfig, progress: Progress | None = None) -> Migration:
-    """Copy the embedding cache and access statistics into the target store, then build it from the Markdown."""
+def migrate(
+    source: MemoryStore, target: AgentConfig, progress: Progress | None = None, *, moving: AgentConfig | None = None
+) -> Migration:
+    """Copy the embedding cache and access statistics into the target store, then build it from the Markdown;
+    `moving` (the agent as configured now) brings its forget record and change log along, before the sync reads
+    the record."""
     started = time.monotonic()
+    if moving is not None:
+        carry(moving, target)
     total = source.counts().get("cached_embeddings", 0)
     with AgentMemory(target) as memory:
         if memory.role != "writer":

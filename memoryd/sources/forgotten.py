@@ -67,7 +67,7 @@ class ForgetRecord:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._seen: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int, int] | None = None
         self._record = Record()
         self._index: dict[str, list[int]] = {}  # run -> passages holding it
 
@@ -78,7 +78,8 @@ class ForgetRecord:
             if self._seen is not None:
                 self._seen, self._record, self._index = None, Record(), {}
             return self._record
-        key = (stat.st_mtime_ns, stat.st_size)
+        # the inode too: each save is a new file, and two saves within the clock's step may have one size and time
+        key = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
         if key != self._seen:
             try:
                 raw = json.loads(self.path.read_text("utf-8"))
@@ -121,9 +122,10 @@ class ForgetRecord:
         return kept
 
     def masked(self, path: str, first: int, lines: list[str]) -> list[str]:
-        """A transcript's lines as `get` shows them: forgotten ones replaced by a marker."""
+        """A transcript's lines as `get` shows them: forgotten ones, and those repeating a forgotten passage,
+        replaced by a marker."""
         gone = self.lines(path)
-        return [FORGOTTEN if first + i in gone else line for i, line in enumerate(lines)]
+        return [FORGOTTEN if first + i in gone or self.holds_forgotten(line) else line for i, line in enumerate(lines)]
 
     def holds_forgotten(self, text: str) -> bool:
         """Whether a transcript line repeats a forgotten passage."""
@@ -185,6 +187,23 @@ class ForgetRecord:
                     record.transcripts.pop(transcript, None)
             if source is not None:
                 record.passages = [p for p in record.passages if p.get("from") != source]
+            self._save(record)
+
+    def merge(self, other: Path) -> None:
+        """Take in what another record holds (the record of an index moved here from elsewhere)."""
+        raw = json.loads(other.read_text("utf-8"))
+        with self._lock:
+            record = self._fresh()
+            for path, numbers in dict(raw.get("transcripts", {})).items():
+                record.transcripts[str(path)] = sorted(set(record.transcripts.get(str(path), [])) | set(numbers))
+            known = {json.dumps(p, sort_keys=True) for p in record.passages}
+            for passage in raw.get("passages", []):
+                if (
+                    isinstance(passage, dict)
+                    and passage.get("runs")
+                    and json.dumps(passage, sort_keys=True) not in known
+                ):
+                    record.passages.append(passage)
             self._save(record)
 
     def _save(self, record: Record) -> None:

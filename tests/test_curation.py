@@ -1,0 +1,763 @@
+"""Forget, update, supersede, one copy and undo (issue 45), in the library, attacked as a hostile user would: every
+edit checked byte for byte, every bad input shown to change nothing, editors' saves raced in both orders."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import EmbeddingConfig, quickstart_agent
+from memoryd.curation import notefile
+from memoryd.entry_journal import EntryJournal
+from memoryd.memory import AgentMemory
+from memoryd.notes import RequestError
+from memoryd.recall.answer import Recaller
+from memoryd_client.protocol.validation import request
+
+from .conftest import write
+
+NOTE = (
+    "# Services\n"
+    "\n"
+    "- billing uses Redis as the cache for invoices\n"
+    "- the deploy queue is RabbitMQ with three workers\n"
+    "\n"
+    "- Alice drinks jasmine tea every morning at nine\n"
+)
+REDIS = "billing uses Redis as the cache for invoices"
+
+
+# -- helpers --------------------------------------------------------------------------------------------------
+
+
+def tree(*roots: Path) -> dict[str, bytes | str]:
+    """Every file under the roots (bytes; a symlink's target), by path: what 'nothing changed' compares."""
+    found: dict[str, bytes | str] = {}
+    for root in roots:
+        if not root.exists():
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.is_symlink():
+                found[str(path)] = "-> " + os.readlink(path)
+            elif path.is_file() and path.suffix not in (".sqlite", ".sqlite-wal", ".sqlite-shm", ".lock"):
+                found[str(path)] = path.read_bytes()
+    return found
+
+
+def state(memory: AgentMemory) -> dict[str, bytes | str]:
+    """The workspace's files, the change log and the forget record."""
+    data = memory.agent.store.parent
+    return {**tree(memory.agent.workspace), **tree(data / "changes"), **tree(data / "forgotten.json")}
+
+
+def hits(memory: AgentMemory, query: str, mode: str = "keyword") -> str:
+    """Every snippet a search finds, as one text."""
+    return "\n".join(hit.snippet for hit in memory.search(query, mode=mode, max_results=20).results)
+
+
+def recalled(memory: AgentMemory, prompt: str) -> str:
+    return str(Recaller.create().recall(memory, request("recall", prompt=prompt))["block"])
+
+
+def gone_everywhere(memory: AgentMemory, text: str, query: str, path: str) -> None:
+    for mode in ("keyword", "hybrid"):
+        assert text not in hits(memory, query, mode), mode
+    assert text not in recalled(memory, f"{query}?")
+    with contextlib.suppress(RequestError):  # else the note is gone
+        assert text not in memory.get(path)["text"]
+
+
+@pytest.fixture
+def memory(memory_factory: Callable[..., AgentMemory], workspace: Path) -> AgentMemory:
+    write(workspace / "memory" / "services.md", NOTE)
+    made = memory_factory()
+    made.sync()
+    return made
+
+
+@pytest.fixture
+def sessions(workspace: Path) -> Path:
+    folder = workspace / "sessions"
+    folder.mkdir()
+    return folder
+
+
+def turn(role: str, text: str, ts: str = "2026-11-20T10:00:00Z") -> str:
+    return json.dumps({"type": "message", "timestamp": ts, "message": {"role": role, "content": text}})
+
+
+@pytest.fixture
+def with_sessions(workspace: Path, data_dir: Path, sessions: Path) -> Iterator[Callable[[], AgentMemory]]:
+    opened: list[AgentMemory] = []
+
+    def make() -> AgentMemory:
+        agent = quickstart_agent(
+            workspace,
+            data_dir,
+            sources=("memory", "sessions"),
+            sessions_dirs=(sessions,),
+            embedding=EmbeddingConfig(provider="hash"),
+        )
+        opened.append(AgentMemory(agent))
+        return opened[-1]
+
+    yield make
+    for made in opened:
+        made.close()
+
+
+# -- forget ---------------------------------------------------------------------------------------------------
+
+
+def test_forget_by_citation_is_gone_from_search_get_and_recall_when_it_returns(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    assert REDIS in hits(memory, "billing cache Redis") and REDIS in recalled(memory, "Which cache does billing use?")
+    done = memory.edits.forget("memory/services.md#L3")
+    assert done["forgotten"] == "memory/services.md#L3-L3" and done["indexed"] and done["change"] == 1
+    assert (workspace / "memory" / "services.md").read_text() == NOTE.replace(REDIS + "\n", "").replace("- - ", "- ")
+    gone_everywhere(memory, "Redis", "which cache does billing use for invoices", "memory/services.md")
+    assert "RabbitMQ" in hits(memory, "deploy queue RabbitMQ")  # the line beside it stays
+    assert [c["kind"] for c in memory.edits.list_changes()] == ["forget"]
+
+
+def test_forget_a_whole_note_and_undo_it(memory: AgentMemory, workspace: Path) -> None:
+    note = workspace / "memory" / "services.md"
+    note.chmod(0o640)
+    done = memory.edits.forget("memory/services.md")
+    assert done["forgotten"] == "memory/services.md" and not note.exists()
+    gone_everywhere(memory, "Redis", "which cache does billing use", "memory/services.md")
+    assert memory.search("jasmine tea", mode="keyword").results == []
+    with pytest.raises(RequestError):
+        memory.get("memory/services.md")
+    memory.edits.undo()
+    assert note.read_bytes() == NOTE.encode() and REDIS in hits(memory, "billing cache Redis")
+
+
+def test_forget_by_query_shows_then_forgets_exactly_what_was_confirmed(memory: AgentMemory, workspace: Path) -> None:
+    write(workspace / "memory" / "other.md", "# Other\n\nThe garden shed is painted green.\n")
+    memory.sync()
+    before = state(memory)
+    shown = memory.edits.forget(query="jasmine tea morning")
+    assert shown["forgotten"] is None and shown["matches"] and shown["confirm"]
+    assert state(memory) == before  # showing changes nothing
+    assert all(m["citation"].startswith("memory/services.md") for m in shown["matches"])
+    wrong = memory.edits.forget(query="jasmine tea morning", confirm="0" * 16)
+    assert wrong["forgotten"] is None and "conflict" in wrong and state(memory) == before
+    done = memory.edits.forget(query="jasmine tea morning", confirm=shown["confirm"])
+    assert done["forgotten"] and all(r["forgotten"] for r in done["results"])
+    gone_everywhere(memory, "jasmine", "what does Alice drink in the morning jasmine tea", "memory/services.md")
+    assert "garden shed" in hits(memory, "garden shed green")
+
+
+def test_a_confirmation_of_matches_that_changed_is_refused(memory: AgentMemory, workspace: Path) -> None:
+    shown = memory.edits.forget(query="jasmine tea morning")
+    note = workspace / "memory" / "services.md"
+    note.write_text(NOTE.replace("jasmine tea every morning", "jasmine tea every single morning"))
+    memory.sync()
+    before = state(memory)
+    again = memory.edits.forget(query="jasmine tea morning", confirm=shown["confirm"])
+    assert (
+        again["forgotten"] is None and again["conflict"] and again["matches"] and again["confirm"] != shown["confirm"]
+    )
+    assert state(memory) == before
+
+
+def test_forget_transcript_lines_leaves_the_file_byte_identical(
+    with_sessions: Callable[[], AgentMemory], sessions: Path
+) -> None:
+    lines = [
+        json.dumps({"type": "session", "id": "s1"}),
+        turn("user", "Remember that my locker code is 4417 at the gym."),
+        turn("assistant", "Noted: your gym locker code is 4417."),
+        turn("user", "We should repaint the fence in the spring."),
+    ]
+    transcript = write(sessions / "chat.jsonl", "\n".join(lines) + "\n")
+    raw = transcript.read_bytes()
+    memory = with_sessions()
+    memory.sync()
+    assert "4417" in hits(memory, "gym locker code")
+    path = memory.search("gym locker code", mode="keyword").results[0].path
+    done = memory.edits.forget(f"{path}#L2-L3")
+    assert done["forgotten"] and done["indexed"]
+    assert transcript.read_bytes() == raw
+    assert "4417" not in hits(memory, "gym locker code") and "repaint the fence" in hits(memory, "repaint fence")
+    shown = memory.get(path)["text"].split("\n")
+    assert shown[1:3] == ["[forgotten]", "[forgotten]"] and "fence" in shown[3]
+    assert "4417" not in recalled(memory, "what is my gym locker code?")
+    memory.reindex()
+    assert "4417" not in hits(memory, "gym locker code")
+    memory.edits.undo()
+    assert transcript.read_bytes() == raw and "4417" in hits(memory, "gym locker code")
+
+
+def test_a_forgotten_sentence_a_transcript_repeats_is_kept_out_too(
+    with_sessions: Callable[[], AgentMemory], sessions: Path, workspace: Path
+) -> None:
+    secret = "the staging database password rotates every ninety days with the vault"
+    write(workspace / "memory" / "ops.md", f"# Ops\n\n- {secret}\n- backups run nightly at two\n")
+    lines = [turn("user", "How often does it rotate?"), turn("assistant", f"As noted, {secret}.")]
+    write(sessions / "chat.jsonl", "\n".join(lines) + "\n")
+    memory = with_sessions()
+    memory.sync()
+    assert hits(memory, "staging database password rotates").count("ninety days") == 2
+    memory.edits.forget("memory/ops.md#L3")
+    assert "ninety days" not in hits(memory, "staging database password rotates")
+    assert "ninety days" not in recalled(memory, "how often does the staging database password rotate?")
+    assert "ninety days" not in memory.get(memory.search("rotate", mode="keyword").results[0].path)["text"]
+    memory.reindex()
+    assert "ninety days" not in hits(memory, "staging database password rotates")
+
+
+def test_forgotten_stays_gone_through_a_restart_a_reindex_and_a_migration(
+    with_sessions: Callable[[], AgentMemory], sessions: Path, workspace: Path, tmp_path: Path
+) -> None:
+    from memoryd.daemon.migrate import migrate, open_source, target_agent
+
+    write(workspace / "memory" / "services.md", NOTE)
+    write(sessions / "chat.jsonl", turn("user", "My bank PIN is 9921, keep it safe please.") + "\n")
+    memory = with_sessions()
+    memory.sync()
+    memory.edits.forget("memory/services.md#L3")
+    path = memory.search("bank PIN", mode="keyword").results[0].path
+    memory.edits.forget(f"{path}#L1")
+    agent = memory.agent
+    memory.close()
+    again = with_sessions()  # a restart
+    again.sync(force=True)
+    for query in ("billing cache Redis", "bank PIN 9921"):
+        assert "Redis" not in hits(again, query) and "9921" not in hits(again, query)
+    again.reindex()
+    assert "9921" not in hits(again, "bank PIN 9921")
+    again.close()
+    source = open_source(agent)
+    moved = target_agent(agent, str(tmp_path / "elsewhere" / "index.sqlite"), None, tmp_path / "data")
+    try:
+        migrate(source, moved, moving=agent)
+    finally:
+        source.close()
+    with AgentMemory(moved) as there:
+        assert "9921" not in hits(there, "bank PIN 9921") and "Redis" not in hits(there, "billing cache Redis")
+        assert there.edits.list_changes()  # the change log went along: the forgets can still be undone
+
+
+# -- update ---------------------------------------------------------------------------------------------------
+
+
+def test_update_replaces_exactly_the_cited_lines(memory: AgentMemory, workspace: Path) -> None:
+    note = workspace / "memory" / "services.md"
+    seen = memory.get("memory/services.md", 3, 1)
+    done = memory.edits.update("memory/services.md#L3", "- billing uses Memcached as the cache", seen["hash"])
+    assert done["updated"] == "memory/services.md#L3-L3" and done["citation"] == "memory/services.md#L3-L3"
+    assert note.read_text() == NOTE.replace("Redis as the cache for invoices", "Memcached as the cache")
+    assert "Memcached" in hits(memory, "billing cache Memcached") and "Redis" not in hits(memory, "billing Redis")
+    two = memory.edits.update(
+        "memory/services.md#L3-L4",
+        "- one line now",
+        "- billing uses Memcached as the cache\n- the deploy queue is RabbitMQ with three workers",
+    )
+    assert two["citation"] == "memory/services.md#L3-L3"
+    assert note.read_text() == "# Services\n\n- one line now\n\n- Alice drinks jasmine tea every morning at nine\n"
+
+
+@pytest.mark.parametrize("stale", ["text", "hash"])
+def test_a_stale_expect_writes_nothing_and_answers_the_current_text(
+    memory: AgentMemory, workspace: Path, stale: str
+) -> None:
+    seen = memory.get("memory/services.md", 3, 1)
+    note = workspace / "memory" / "services.md"
+    note.write_text(NOTE.replace("Redis", "Valkey"))  # an editor changed it since
+    memory.sync()
+    before = state(memory)
+    expect = seen["text"] if stale == "text" else seen["hash"]
+    done = memory.edits.update("memory/services.md#L3", "- billing uses Memcached", expect)
+    assert done["updated"] is None and "changed since" in done["conflict"]
+    assert done["current"]["text"] == REDIS.replace("Redis", "Valkey").join(["- ", ""])
+    assert done["current"]["hash"] == memory.get("memory/services.md", 3, 1)["hash"]
+    assert state(memory) == before
+    forgot = memory.edits.forget("memory/services.md#L3", expect=expect)
+    assert forgot["forgotten"] is None and forgot["current"] and state(memory) == before
+
+
+def _save_as_editor(note: Path, text: bytes) -> None:
+    """An editor's atomic save: a temp file renamed over the note."""
+    temp = note.with_name(f".{note.name}.swp")
+    temp.write_bytes(text)
+    os.replace(temp, note)
+
+
+def test_an_editor_save_between_the_read_and_the_exchange_keeps_both(
+    memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note = workspace / "memory" / "services.md"
+    real = notefile._write_beside
+    saves = []
+
+    def racing(target: Path, data: bytes, mode: int) -> Path:
+        if not saves:  # memoryd has read the note and made its text: the editor saves now
+            saves.append(1)
+            _save_as_editor(note, note.read_bytes() + b"- editor: added while memoryd was writing\n")
+        return real(target, data, mode)
+
+    monkeypatch.setattr(notefile, "_write_beside", racing)
+    done = memory.edits.update("memory/services.md#L4", "- the deploy queue is NATS", "sha256:" + "0" * 64)
+    assert done["updated"] is None  # a wrong hash: refused before anything is written
+    saves.clear()
+    seen = memory.get("memory/services.md", 4, 1)["hash"]
+    done = memory.edits.update("memory/services.md#L4", "- the deploy queue is NATS", seen)
+    assert saves and done["updated"]
+    text = note.read_text()
+    assert "- the deploy queue is NATS\n" in text and "RabbitMQ" not in text
+    assert text.endswith("- editor: added while memoryd was writing\n")
+    assert not [p for p in note.parent.iterdir() if p.name.startswith(".")]  # no temp file left
+    assert "NATS" in hits(memory, "deploy queue NATS") and "while memoryd was writing" in hits(memory, "editor added")
+
+
+def test_an_editor_save_that_changed_the_cited_lines_mid_edit_wins(
+    memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editor rewrote the very lines during the exchange: the update is not made on text it did not see."""
+    note = workspace / "memory" / "services.md"
+    real = notefile._write_beside
+    edited = NOTE.replace("RabbitMQ", "Kafka").encode()
+
+    def racing(target: Path, data: bytes, mode: int) -> Path:
+        if note.read_bytes() != edited:
+            _save_as_editor(note, edited)
+        return real(target, data, mode)
+
+    monkeypatch.setattr(notefile, "_write_beside", racing)
+    seen = memory.get("memory/services.md", 4, 1)["hash"]
+    done = memory.edits.update("memory/services.md#L4", "- the deploy queue is NATS", seen)
+    assert done["updated"] is None and "Kafka" in done["current"]["text"]
+    assert note.read_bytes() == edited  # the editor's text stands, whole
+    assert not [p for p in note.parent.iterdir() if p.name.startswith(".")]
+    assert [c["kind"] for c in memory.edits.list_changes()] == []
+
+
+@pytest.mark.parametrize("kind", ["update", "forget", "supersede"])
+def test_a_stale_save_after_an_edit_gets_the_edit_made_again(memory: AgentMemory, workspace: Path, kind: str) -> None:
+    """The editor read the note before the edit and saves its copy, with its own change, just after it."""
+    note = workspace / "memory" / "services.md"
+    stale = note.read_bytes()
+    memory.journal = EntryJournal(memory.agent, memory._write_lock, memory._restored, window=0.5)
+    if kind == "update":
+        memory.edits.update("memory/services.md#L3", "- billing uses Memcached", REDIS.join(["- ", ""]))
+    elif kind == "forget":
+        memory.edits.forget("memory/services.md#L3")
+    else:
+        memory.write("billing uses Memcached as the cache for invoices now", supersedes="memory/services.md#L3")
+    _save_as_editor(note, stale + b"- editor: a line of my own\n")
+    memory.journal.settle_now()
+    text = note.read_text()
+    assert "- editor: a line of my own" in text
+    if kind == "update":
+        assert "- billing uses Memcached\n" in text and "Redis" not in text
+    elif kind == "forget":
+        assert "Redis" not in text
+    else:
+        assert f"~~{REDIS}~~" in text and f"- {REDIS}\n" not in text
+    assert "Redis" not in hits(memory, "billing cache Redis").replace("~~", "") or kind == "supersede"
+
+
+# -- supersede ------------------------------------------------------------------------------------------------
+
+
+def test_write_with_supersedes_strikes_the_old_lines_and_links_the_new(memory: AgentMemory, workspace: Path) -> None:
+    done = memory.write("billing uses Memcached as the cache for invoices", supersedes="memory/services.md#L3")
+    assert done["written"] and done["superseded"] == "memory/services.md#L3-L4"
+    new = done["citation"]
+    lines = (workspace / "memory" / "services.md").read_text().split("\n")
+    assert lines[2] == f"- ~~{REDIS}~~"
+    day, link = new.split("/")[1].split(".")[0], new.split("/", 1)[1]
+    assert lines[3] == f"  *(superseded {day} by [{new}]({link}))*"
+    assert lines[4] == "- the deploy queue is RabbitMQ with three workers"
+    assert "Memcached" in (workspace / new.split("#")[0]).read_text()
+    assert memory.edits.list_changes()[0]["kind"] == "supersede"
+
+
+@pytest.mark.parametrize(
+    "bad", ["memory/services.md#L40", "memory/nothing.md#L1", "../outside.md#L1", "memory/services.md#L0-L2"]
+)
+def test_a_bad_supersedes_writes_nothing_at_all(memory: AgentMemory, workspace: Path, bad: str) -> None:
+    write(workspace.parent / "outside.md", "- outside the workspace\n")
+    before = state(memory)
+    with pytest.raises(RequestError):
+        memory.write("billing uses Memcached as the cache", supersedes=bad)
+    assert state(memory) == before
+    assert "Memcached" not in hits(memory, "billing Memcached")
+
+
+# -- one copy -------------------------------------------------------------------------------------------------
+
+
+def test_the_same_fact_written_twenty_times_is_held_once(memory: AgentMemory, workspace: Path) -> None:
+    fact = "The billing service uses Redis for its session cache."
+    first = memory.write(fact)
+    forms = [
+        fact,
+        fact.lower(),
+        fact.upper(),
+        "the billing service uses redis for its session cache",
+        "Note: the billing service uses Redis for its session cache!!",
+        "We decided: billing service uses Redis for the session cache.",
+        "- The billing service uses **Redis** for its session cache.",
+        "  The   billing service, uses Redis, for its session cache...  ",
+    ]
+    answers = [memory.write(forms[i % len(forms)]) for i in range(17)]
+    answers += [memory.write(fact, kind="semantic"), memory.write(fact, importance=0.9)]
+    answers.append(memory.write(fact, kind="procedural", importance=0.2))
+    assert all(a["written"] is False and a["duplicate_of"] == first["citation"] for a in answers), answers
+    text = "".join(p.read_text() for p in (workspace / "memory").glob("*.md"))
+    assert text.lower().count("uses redis for its session cache") == 1
+    changed = memory.write("The billing service uses Memcached for its session cache.")
+    assert changed["written"] and not changed.get("duplicate_of")
+    forced = memory.write(fact, force=True)
+    assert forced["written"] and forced["citation"] != first["citation"]
+
+
+def test_a_stale_save_of_a_note_forgotten_whole_keeps_only_the_editors_change(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    note = workspace / "memory" / "services.md"
+    stale = note.read_bytes()
+    memory.journal = EntryJournal(memory.agent, memory._write_lock, memory._restored, window=0.5)
+    memory.edits.forget("memory/services.md")
+    _save_as_editor(note, stale + b"- editor: a line of my own\n")
+    memory.journal.settle_now()
+    assert note.read_text() == "- editor: a line of my own\n"
+    assert "Redis" not in hits(memory, "billing cache Redis") and "line of my own" in hits(memory, "editor line own")
+
+
+# -- undo -----------------------------------------------------------------------------------------------------
+
+VARIANTS = {
+    "lf": NOTE.encode(),
+    "crlf": NOTE.replace("\n", "\r\n").encode(),
+    "no final newline": NOTE.rstrip("\n").encode(),
+    "crlf, no final newline": NOTE.rstrip("\n").replace("\n", "\r\n").encode(),
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("kind", ["forget", "forget last line", "update", "supersede", "forget_note"])
+def test_undo_restores_the_exact_bytes(
+    memory_factory: Callable[..., AgentMemory], workspace: Path, variant: str, kind: str
+) -> None:
+    original = VARIANTS[variant]
+    note = workspace / "memory" / "services.md"
+    note.write_bytes(original)
+    note.chmod(0o640)
+    memory = memory_factory()
+    memory.sync()
+    if kind == "forget":
+        memory.edits.forget("memory/services.md#L3")
+    elif kind == "forget last line":
+        memory.edits.forget("memory/services.md#L6")
+    elif kind == "update":
+        memory.edits.update(
+            "memory/services.md#L3-L4", "- one\n- two\n- three", memory.get("memory/services.md", 3, 2)["hash"]
+        )
+    elif kind == "supersede":
+        memory.write(
+            "billing uses Memcached as the cache for invoices", path="memory/new.md", supersedes="memory/services.md#L3"
+        )
+    else:
+        memory.edits.forget("memory/services.md")
+    assert not note.exists() or note.read_bytes() != original
+    done = memory.edits.undo()
+    assert done["undone"] == [1] and done["results"][0]["indexed"]
+    assert note.read_bytes() == original
+    assert stat.S_IMODE(note.stat().st_mode) == 0o640
+    assert REDIS in hits(memory, "billing cache Redis for invoices")
+    assert memory.edits.list_changes()[0]["undone"]
+    assert memory.edits.undo()["undone"] == []  # nothing left to undo
+
+
+def test_undo_of_a_note_forgotten_line_by_line_and_of_several(memory: AgentMemory, workspace: Path) -> None:
+    note = workspace / "memory" / "services.md"
+    for line in (6, 4, 3, 1):
+        memory.edits.forget(f"memory/services.md#L{line}")
+    assert note.read_text().strip() == ""
+    assert memory.edits.undo(10)["undone"] == [4, 3, 2, 1]
+    assert note.read_bytes() == NOTE.encode()
+
+
+def test_undo_of_a_transcript_forget_keeps_the_lines_another_forget_holds(
+    with_sessions: Callable[[], AgentMemory], sessions: Path
+) -> None:
+    lines = [turn("user", f"fact number {n}: the {w} is kept in drawer {n}") for n, w in enumerate("abcdef")]
+    write(sessions / "chat.jsonl", "\n".join(lines) + "\n")
+    memory = with_sessions()
+    memory.sync()
+    path = memory.search("drawer", mode="keyword").results[0].path
+    memory.edits.forget(f"{path}#L3")
+    memory.edits.forget(f"{path}#L2-L4")
+    assert memory.edits.undo()["undone"] == [2]
+    shown = memory.get(path)["text"].split("\n")
+    assert shown[2] == "[forgotten]" and "drawer 1" in shown[1] and "drawer 3" in shown[3]
+    assert "drawer 2" not in hits(memory, "drawer kept fact")
+    assert "drawer 1" in hits(memory, "drawer kept fact")
+
+
+def test_undo_is_refused_when_the_lines_were_edited_since(memory: AgentMemory, workspace: Path) -> None:
+    note = workspace / "memory" / "services.md"
+    memory.edits.update("memory/services.md#L3", "- billing uses Memcached", REDIS.join(["- ", ""]))
+    note.write_text(note.read_text().replace("Memcached", "Valkey"))  # the user edited the new line by hand
+    memory.sync()
+    before = state(memory)
+    with pytest.raises(RequestError, match="changed since"):
+        memory.edits.undo()
+    assert state(memory) == before
+
+
+def test_undo_of_several_refuses_all_when_one_cannot_be_undone(memory: AgentMemory, workspace: Path) -> None:
+    note = workspace / "memory" / "services.md"
+    memory.edits.forget("memory/services.md#L6", purge=True)
+    memory.edits.forget("memory/services.md#L3")
+    before = state(memory)
+    with pytest.raises(RequestError, match="purge"):
+        memory.edits.undo(2)
+    assert state(memory) == before and "Redis" not in note.read_text()
+    assert "Redis" not in hits(memory, "billing cache Redis")
+    assert memory.edits.undo(1)["undone"] == [2]  # the newest alone can be
+    with pytest.raises(RequestError, match="purge"):
+        memory.edits.undo()
+    assert "jasmine" not in note.read_text()
+    purged = json.loads((memory.agent.store.parent / "changes" / "00000001.json").read_text())
+    assert "jasmine" not in json.dumps(purged)
+
+
+def test_changes_lists_each_kind(memory: AgentMemory, with_sessions: Callable[[], AgentMemory], sessions: Path) -> None:
+    memory.edits.update("memory/services.md#L4", "- queue: NATS", memory.get("memory/services.md", 4, 1)["hash"])
+    memory.write("billing uses Memcached as the cache for invoices", supersedes="memory/services.md#L3")
+    memory.edits.forget("memory/services.md#L1")
+    write(memory.agent.workspace / "memory" / "gone.md", "- a note to forget whole\n")
+    memory.edits.forget("memory/gone.md")
+    listed = memory.edits.list_changes()
+    assert [c["kind"] for c in listed] == ["forget_note", "forget", "supersede", "update"]
+    assert listed[-1]["new_citation"] == "memory/services.md#L4-L4" and listed[-1]["lines"] == 1
+    assert all("Redis" not in json.dumps(c) for c in listed)  # the list shows where, not what
+
+
+# -- bad input changes nothing --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hostile(memory: AgentMemory, workspace: Path, sessions: Path) -> AgentMemory:
+    """Symlinks into and out of the memory, a transcript, a note outside the workspace."""
+    outside = workspace.parent / "outside"
+    write(outside / "secret.md", "- the outside note\n- second line\n")
+    (workspace / "memory" / "link.md").symlink_to("services.md")
+    (workspace / "memory" / "away.md").symlink_to(outside / "secret.md")
+    write(workspace / "memory" / "sub" / "inner.md", "- an inner note\n- second line\n")
+    (workspace / "memory" / "alias").symlink_to("sub")
+    (workspace / "memory" / "outdir").symlink_to(outside)
+    write(sessions / "chat.jsonl", turn("user", "a line of a transcript") + "\n")
+    return memory
+
+
+BAD_TARGETS = {
+    "a note that does not exist": "memory/nothing.md#L1",
+    "lines past the end": "memory/services.md#L7",
+    "a range past the end": "memory/services.md#L5-L9",
+    "line zero": "memory/services.md#L0",
+    "a reversed range": "memory/services.md#L4-L3",
+    "a path outside the workspace": "../outside/secret.md#L1",
+    "an absolute path outside": "{outside}/secret.md#L1",
+    "a dot-dot path": "memory/../../outside/secret.md#L1",
+    "a note that is a symlink": "memory/link.md#L3",
+    "a note that is a symlink, whole": "memory/link.md",
+    "a symlink out of the workspace": "memory/away.md#L1",
+    "a folder that is a symlink": "memory/alias/inner.md#L1",
+    "a folder linked outside": "memory/outdir/secret.md#L1",
+    "not a note": "memory/sub",
+    "an empty citation": " ",
+    "a NUL byte": "memory/services.md\x00#L1",
+}
+
+
+@pytest.mark.parametrize("case", BAD_TARGETS)
+@pytest.mark.parametrize("operation", ["forget", "update", "supersede"])
+def test_a_bad_target_is_a_clear_error_and_changes_nothing(
+    hostile: AgentMemory, workspace: Path, case: str, operation: str
+) -> None:
+    citation = BAD_TARGETS[case].format(outside=workspace.parent / "outside")
+    before = {**state(hostile), **tree(workspace.parent / "outside")}
+    with pytest.raises(RequestError) as refused:
+        if operation == "forget":
+            hostile.edits.forget(citation)
+        elif operation == "update":
+            hostile.edits.update(citation, "- replaced", "- anything")
+        else:
+            hostile.write("billing uses Memcached as the cache", supersedes=citation)
+    message = str(refused.value)
+    assert message and "Traceback" not in message and len(message) < 400
+    assert {**state(hostile), **tree(workspace.parent / "outside")} == before
+    assert not hostile.edits.list_changes()
+
+
+def test_a_transcript_is_never_a_target_of_update_or_supersede(
+    with_sessions: Callable[[], AgentMemory], sessions: Path
+) -> None:
+    write(sessions / "chat.jsonl", turn("user", "a line of a transcript") + "\n")
+    memory = with_sessions()
+    memory.sync()
+    before = state(memory)
+    with pytest.raises(RequestError, match="transcript"):
+        memory.edits.update("sessions/chat.jsonl#L1", "something else", "anything")
+    with pytest.raises(RequestError, match="transcript"):
+        memory.write("billing uses Memcached", supersedes="sessions/chat.jsonl#L1")
+    assert state(memory) == before
+
+
+@pytest.mark.parametrize("operation", ["forget", "forget_note", "update", "supersede", "undo"])
+def test_a_read_only_note_is_refused(memory: AgentMemory, workspace: Path, operation: str) -> None:
+    note = workspace / "memory" / "services.md"
+    if operation == "undo":
+        memory.edits.forget("memory/services.md#L3")
+    note.chmod(0o444)
+    before = state(memory)
+    with pytest.raises(RequestError, match="read-only"):
+        if operation == "forget":
+            memory.edits.forget("memory/services.md#L3")
+        elif operation == "forget_note":
+            memory.edits.forget("memory/services.md")
+        elif operation == "update":
+            memory.edits.update("memory/services.md#L3", "- replaced", REDIS.join(["- ", ""]))
+        elif operation == "supersede":
+            memory.write("billing uses Memcached as the cache", supersedes="memory/services.md#L3")
+        else:
+            memory.edits.undo()
+    assert state(memory) == before and stat.S_IMODE(note.stat().st_mode) == 0o444
+
+
+class _FullDisk:
+    """The os module as notefile sees it, with a disk that fills up after `room` bytes."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def write(self, fd: int, data: bytes | memoryview) -> int:
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= len(data)
+        return os.write(fd, data)
+
+
+@pytest.mark.parametrize("operation", ["forget", "update", "supersede", "undo"])
+def test_a_full_disk_mid_edit_leaves_the_note_untouched(
+    memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch, operation: str
+) -> None:
+    note = workspace / "memory" / "services.md"
+    if operation == "undo":
+        memory.edits.forget("memory/services.md#L3")
+    before = state(memory)
+    monkeypatch.setattr(notefile, "os", _FullDisk(room=20))
+    with pytest.raises((OSError, RequestError)) as full:  # a supersede says the entry was written
+        if operation == "forget":
+            memory.edits.forget("memory/services.md#L3")
+        elif operation == "update":
+            memory.edits.update("memory/services.md#L3", "- replaced", REDIS.join(["- ", ""]))
+        elif operation == "supersede":
+            memory.write(
+                "billing uses Memcached as the cache", path="memory/new.md", supersedes="memory/services.md#L3"
+            )
+        else:
+            memory.edits.undo()
+    assert os.strerror(errno.ENOSPC) in str(full.value)
+    assert isinstance(full.value, OSError) != (operation == "supersede")
+    if operation == "supersede":
+        assert "memory/new.md#L1-L1 was written, but memory/services.md#L3-L3 was not marked" in str(full.value)
+    monkeypatch.undo()
+    after = state(memory)
+    if operation == "supersede":  # the new entry was written before the old lines were marked
+        after.pop(str(workspace / "memory" / "new.md"))
+    assert after == before
+    assert sorted(p.name for p in note.parent.iterdir()) == ["new.md", "services.md"][operation != "supersede" :]
+
+
+@pytest.mark.parametrize("operation", ["forget", "update", "supersede", "forget then undo"])
+def test_an_edit_keeps_the_notes_mode(memory: AgentMemory, workspace: Path, operation: str) -> None:
+    note = workspace / "memory" / "services.md"
+    note.chmod(0o640)
+    if operation.startswith("forget"):
+        memory.edits.forget("memory/services.md#L3")
+    elif operation == "update":
+        memory.edits.update("memory/services.md#L3", "- replaced", REDIS.join(["- ", ""]))
+    else:
+        memory.write("billing uses Memcached as the cache", supersedes="memory/services.md#L3")
+    if operation.endswith("undo"):
+        memory.edits.undo()
+    assert note.read_bytes() != NOTE.encode() or operation.endswith("undo")
+    assert stat.S_IMODE(note.stat().st_mode) == 0o640
+
+
+def test_the_data_dirs_records_are_private(
+    with_sessions: Callable[[], AgentMemory], sessions: Path, workspace: Path
+) -> None:
+    os.umask(0o022)
+    write(workspace / "memory" / "services.md", NOTE)
+    write(sessions / "chat.jsonl", turn("user", "my locker code is 4417 at the gym, remember it") + "\n")
+    memory = with_sessions()
+    memory.sync()
+    memory.edits.forget("memory/services.md#L3")
+    memory.edits.forget(memory.search("locker", mode="keyword").results[0].path + "#L1")
+    data = memory.agent.store.parent
+    for path in [data / "forgotten.json", *(data / "changes").iterdir()]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    for folder in (data, data / "changes"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert "4417" not in (data / "forgotten.json").read_text() and "Redis" not in (data / "forgotten.json").read_text()
+
+
+# -- more attacks ---------------------------------------------------------------------------------------------
+
+
+def test_forget_by_query_of_several_entries_of_one_note(
+    memory_factory: Callable[..., AgentMemory], workspace: Path
+) -> None:
+    note = write(
+        workspace / "memory" / "tea.md",
+        "# Tea\n\n- jasmine tea for Alice at nine\n\n- the kettle is in the garage\n\n- jasmine tea for Bob at ten\n",
+    )
+    memory = memory_factory()
+    memory.sync()
+    shown = memory.edits.forget(query="jasmine tea")
+    assert len({m["citation"] for m in shown["matches"]}) == len(shown["matches"])
+    done = memory.edits.forget(query="jasmine tea", confirm=shown["confirm"])
+    assert all(r["forgotten"] for r in done["results"]), done
+    assert "jasmine" not in note.read_text() and "kettle" in note.read_text()
+    assert memory.edits.undo(len(done["results"]))["undone"]
+    assert note.read_text().count("jasmine") == 2
+
+
+def test_a_supersede_of_lines_that_changed_since_they_were_indexed_writes_nothing(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    note = workspace / "memory" / "services.md"
+    note.write_text(NOTE.replace("# Services\n", "# Services\n- inserted by an editor above\n"))  # not synced yet
+    before = state(memory)
+    with pytest.raises(RequestError, match=r"changed since|no longer holds"):
+        memory.write("billing uses Memcached as the cache", supersedes="memory/services.md#L3")
+    assert state(memory) == before
+
+
+def test_a_duplicate_written_with_supersedes_still_marks_the_old_statement(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    first = memory.write("billing uses Memcached as the cache for invoices", path="memory/new.md")
+    again = memory.write("Billing uses Memcached as the cache for invoices.", supersedes="memory/services.md#L3")
+    assert again["written"] is False and again["duplicate_of"] == first["citation"]
+    assert again["superseded"] == "memory/services.md#L3-L4"
+    assert f"~~{REDIS}~~" in (workspace / "memory" / "services.md").read_text()
