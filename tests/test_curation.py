@@ -761,3 +761,46 @@ def test_a_duplicate_written_with_supersedes_still_marks_the_old_statement(
     assert again["written"] is False and again["duplicate_of"] == first["citation"]
     assert again["superseded"] == "memory/services.md#L3-L4"
     assert f"~~{REDIS}~~" in (workspace / "memory" / "services.md").read_text()
+
+
+def test_forgotten_transcript_lines_stay_out_of_a_rotated_or_copied_transcript(
+    with_sessions: Callable[[], AgentMemory], sessions: Path
+) -> None:
+    lines = [
+        turn("user", "Remember that my locker code is 4417 at the gym."),
+        turn("assistant", "Sure."),
+        turn("user", "We should repaint the fence in the spring."),
+    ]
+    transcript = write(sessions / "chat.jsonl", "\n".join(lines) + "\n")
+    memory = with_sessions()
+    memory.sync()
+    path = memory.search("locker code", mode="keyword").results[0].path
+    memory.edits.forget(f"{path}#L1")
+    transcript.rename(sessions / "chat.jsonl.reset.1")  # the platform rotates it at a session reset
+    write(sessions / "copy.jsonl", "\n".join([turn("user", "hello there, friend"), lines[0]]) + "\n")
+    memory.sync()
+    assert "4417" not in hits(memory, "gym locker code") and "repaint" in hits(memory, "repaint fence")
+    copied = next(h.path for h in memory.search("hello there friend", mode="keyword").results)
+    assert memory.get(copied)["text"].split("\n")[1] == "[forgotten]"
+    memory.edits.undo()
+    memory.sync(force=True)
+    assert "4417" in hits(memory, "gym locker code")
+
+
+def test_forget_a_whole_transcript_and_lines_past_its_end(
+    with_sessions: Callable[[], AgentMemory], sessions: Path
+) -> None:
+    lines = [turn("user", f"the spare key number {n} hangs by the door") for n in range(3)]
+    transcript = write(sessions / "chat.jsonl", "\n".join(lines) + "\n")
+    raw = transcript.read_bytes()
+    memory = with_sessions()
+    memory.sync()
+    path = memory.search("spare key", mode="keyword").results[0].path
+    before = state(memory)
+    with pytest.raises(RequestError, match="outside the transcript"):
+        memory.edits.forget(f"{path}#L4")
+    assert state(memory) == before
+    done = memory.edits.forget(path)
+    assert done["lines"] == 3 and transcript.read_bytes() == raw
+    assert memory.search("spare key door", mode="keyword").results == []
+    assert memory.get(path)["text"] == "\n".join(["[forgotten]"] * 3)

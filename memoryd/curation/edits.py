@@ -7,6 +7,7 @@ The caller (AgentMemory) holds the agent's write lock around each call and index
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import os
 import re
 import stat as stat_module
@@ -30,6 +31,7 @@ from memoryd.sources.discovery import (
     unescape_path,
 )
 from memoryd.sources.forgotten import ForgetRecord
+from memoryd.sources.transcripts import turns_of
 
 CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
@@ -229,7 +231,10 @@ class Curator:
         record = self.changes.add(
             Change(0, "forget_transcript", target.path, time.time(), citation=target.citation, transcript_lines=lines)
         )
-        self.record.add(transcript=target.path, lines=lines)
+        with open(target.real, "rb") as handle:  # its turns' words: kept out of a copy, or of the file renamed
+            cited = enumerate(itertools.islice(handle, start - 1, end), start)
+            said = [self.redact(turn.text) for turn in turns_of([(n, b.decode("utf-8", "replace")) for n, b in cited])]
+        self.record.add(transcript=target.path, lines=lines, turns=said, source=f"change:{record.id}")
         answer = {"forgotten": target.citation, "path": target.path, "lines": len(lines), "change": record.id}
         return Outcome(answer, [target])
 

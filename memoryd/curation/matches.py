@@ -38,10 +38,10 @@ def score(terms: list[Term], text: str) -> int:
 
 
 def matching_entries(query: str, hits: list[Any], get: Get) -> list[dict[str, Any]]:
-    """The entries of the hits' lines that hold the most of the query's terms (per hit), merged per file, in the
-    order found; each with its citation, text and hash (what a confirmed forget checks)."""
+    """The entries of the hits' lines that hold the most of the query's terms (as many as the best entry found
+    holds), merged per file; each with its citation, text and hash (what a confirmed forget checks)."""
     terms = query_terms(query)
-    ranges: dict[str, list[tuple[int, int, float]]] = {}
+    scored: list[tuple[int, str, int, int, float]] = []
     for hit in hits:
         first = max(1, hit.start_line - CONTEXT_LINES)
         try:
@@ -52,12 +52,15 @@ def matching_entries(query: str, hits: list[Any], get: Get) -> list[dict[str, An
             spans = [(i, i) for i in range(len(window))]  # each line a turn of its own
         else:
             spans = [(a, b) for a, b in entries(window) if not _HEADING.match(window[a])]
-        inside = [(a, b) for a, b in spans if first + b >= hit.start_line and first + a <= hit.end_line]
-        scored = [(score(terms, "\n".join(window[a : b + 1])), a, b) for a, b in inside]
-        best = max((s for s, _, _ in scored), default=0)
-        for held, a, b in scored:
-            if held and held == best:
-                ranges.setdefault(hit.path, []).append((first + a, first + b, hit.score))
+        for a, b in spans:
+            if first + b >= hit.start_line and first + a <= hit.end_line:
+                held = score(terms, "\n".join(window[a : b + 1]))
+                scored.append((held, hit.path, first + a, first + b, hit.score))
+    best = max((held for held, *_ in scored), default=0)
+    ranges: dict[str, list[tuple[int, int, float]]] = {}
+    for held, path, start, end, hit_score in scored:
+        if held and held == best:
+            ranges.setdefault(path, []).append((start, end, hit_score))
     found = []
     for path, found_spans in ranges.items():
         for start, end, hit_score in _merged(found_spans):

@@ -2,9 +2,10 @@
 so their forgotten turns are kept out of the index by this record, and so is a forgotten note's text wherever a
 transcript repeats it.
 
-`<agent dir>/forgotten.json` (0600), a file a person can read: for each transcript the lines left out, and for each
-forgotten passage the hashes of its word runs (never its text). Sync reads it for every transcript it indexes;
-`get` masks the same lines."""
+`<agent dir>/forgotten.json` (0600), a file a person can read: for each transcript the lines left out, for each
+forgotten turn the hash of its words (so that a copy of it, or the transcript renamed at a session reset, stays out
+too), and for each forgotten passage the hashes of its word runs (never any text). Sync reads it for every
+transcript it indexes; `get` masks the same lines."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from typing import Any
 
 from memoryd.durable import fsync_dir, private_folder
 from memoryd.settings import AgentConfig
-from memoryd.sources.transcripts import Turn
+from memoryd.sources.transcripts import BadLine, Turn, parse_line
 
 FORGOTTEN = "[forgotten]"
 SHINGLE = 5  # words per hashed run
@@ -32,6 +33,7 @@ MATCH_SHARE = 0.8  # a transcript line holding this share of a passage's runs ho
 _UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD = re.compile(r"\w+")
 MIN_PASSAGE_WORDS = 4  # shorter lines ("- yes", a heading) are too common to keep out of every transcript
+MIN_TURN_WORDS = 3  # a forgotten turn is kept out of other transcripts (a copy, a rotated file) from this length
 
 
 def words(text: str) -> list[str]:
@@ -59,6 +61,7 @@ def shingles(tokens: list[str]) -> set[str]:
 class Record:
     transcripts: dict[str, list[int]] = field(default_factory=dict)  # path -> forgotten lines
     passages: list[dict[str, Any]] = field(default_factory=list)  # {"runs": [...], "whole": bool, "from": citation}
+    turns: list[dict[str, Any]] = field(default_factory=list)  # {"hash": ..., "from": change}: forgotten turns' words
 
 
 class ForgetRecord:
@@ -70,13 +73,14 @@ class ForgetRecord:
         self._seen: tuple[int, int, int, int] | None = None
         self._record = Record()
         self._index: dict[str, list[int]] = {}  # run -> passages holding it
+        self._turns: set[str] = set()  # the forgotten turns' hashes
 
     def _fresh(self) -> Record:
         try:
             stat = os.stat(self.path)
         except FileNotFoundError:
             if self._seen is not None:
-                self._seen, self._record, self._index = None, Record(), {}
+                self._seen, self._record, self._index, self._turns = None, Record(), {}, set()
             return self._record
         # the inode too: each save is a new file, and two saves within the clock's step may have one size and time
         key = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
@@ -86,11 +90,13 @@ class ForgetRecord:
                 record = Record(
                     {str(k): sorted(int(n) for n in v) for k, v in dict(raw.get("transcripts", {})).items()},
                     [p for p in raw.get("passages", []) if isinstance(p, dict) and p.get("runs")],
+                    [t for t in raw.get("turns", []) if isinstance(t, dict) and isinstance(t.get("hash"), str)],
                 )
             except (OSError, ValueError, TypeError, AttributeError):
                 record = self._record  # a half-written or hand-broken file: keep what was known
             self._record, self._seen = record, key
             self._index = {}
+            self._turns = {t["hash"] for t in record.turns}
             for number, passage in enumerate(record.passages):
                 for run in passage["runs"]:
                     self._index.setdefault(run, []).append(number)
@@ -100,7 +106,7 @@ class ForgetRecord:
     def empty(self) -> bool:
         with self._lock:
             record = self._fresh()
-            return not record.transcripts and not record.passages
+            return not record.transcripts and not record.passages and not record.turns
 
     def lines(self, path: str) -> set[int]:
         with self._lock:
@@ -114,7 +120,7 @@ class ForgetRecord:
         lines = self.lines(path)
         kept = []
         for turn in turns:
-            if turn.line in lines:
+            if turn.line in lines or self.forgotten_turn(turn.text):
                 continue
             text = "\n".join(line for line in turn.text.split("\n") if not self.holds_forgotten(line))
             if text.strip():
@@ -125,7 +131,26 @@ class ForgetRecord:
         """A transcript's lines as `get` shows them: forgotten ones, and those repeating a forgotten passage,
         replaced by a marker."""
         gone = self.lines(path)
-        return [FORGOTTEN if first + i in gone or self.holds_forgotten(line) else line for i, line in enumerate(lines)]
+        return [
+            FORGOTTEN if first + i in gone or self._repeats(line, first + i) else line for i, line in enumerate(lines)
+        ]
+
+    def _repeats(self, raw: str, number: int) -> bool:
+        """Whether a transcript's line repeats a forgotten turn (its copy, or the transcript renamed) or passage."""
+        if self.holds_forgotten(raw):
+            return True
+        try:
+            turn = parse_line(raw, number)
+        except BadLine:
+            return False
+        return turn is not None and self.forgotten_turn(turn.text)
+
+    def forgotten_turn(self, text: str) -> bool:
+        """Whether a turn says what a forgotten turn said, word for word (wherever it is now)."""
+        key = turn_key(text)
+        with self._lock:
+            self._fresh()
+            return key is not None and key in self._turns
 
     def holds_forgotten(self, text: str) -> bool:
         """Whether a transcript line repeats a forgotten passage."""
@@ -157,12 +182,16 @@ class ForgetRecord:
         transcript: str | None = None,
         lines: Iterable[int] = (),
         passages: Iterable[str] = (),
+        turns: Iterable[str] = (),
         source: str | None = None,
     ) -> None:
         with self._lock:
             record = self._fresh()
             if transcript is not None:
                 record.transcripts[transcript] = sorted(set(record.transcripts.get(transcript, [])) | set(lines))
+            for text in turns:
+                if (key := turn_key(text)) is not None:
+                    record.turns.append({"hash": key, "from": source})
             for text in passages:
                 for line in text.split("\n"):
                     tokens = words(line)
@@ -187,6 +216,7 @@ class ForgetRecord:
                     record.transcripts.pop(transcript, None)
             if source is not None:
                 record.passages = [p for p in record.passages if p.get("from") != source]
+                record.turns = [t for t in record.turns if t.get("from") != source]
             self._save(record)
 
     def merge(self, other: Path) -> None:
@@ -204,15 +234,17 @@ class ForgetRecord:
                     and json.dumps(passage, sort_keys=True) not in known
                 ):
                     record.passages.append(passage)
+            record.turns += [t for t in raw.get("turns", []) if isinstance(t, dict) and t not in record.turns]
             self._save(record)
 
     def _save(self, record: Record) -> None:
         private_folder(self.path.parent)
         data = {
             "about": "what memoryd keeps out of its index that it may not delete (transcripts); "
-            "passages are hashes of a forgotten note's word runs, never its text",
+            "turns and passages are hashes of forgotten words, never their text",
             "transcripts": record.transcripts,
             "passages": record.passages,
+            "turns": record.turns,
         }
         temp = self.path.with_suffix(".tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -224,6 +256,12 @@ class ForgetRecord:
         os.replace(temp, self.path)
         fsync_dir(self.path.parent)
         self._seen = None  # re-read (and re-index) at the next use
+
+
+def turn_key(text: str) -> str | None:
+    """A forgotten turn's hash: of its words, case-folded (None for a turn too short to tell from others)."""
+    tokens = words(text)
+    return _hash(tokens) if len(tokens) >= MIN_TURN_WORDS else None
 
 
 def record_path(agent: AgentConfig) -> Path:
