@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from memoryd.search.federated import Skipped, merge
-from memoryd.search.hybrid import SearchResponse, SearchResult
+from memoryd.search.hybrid import SearchResponse
+from memoryd.search.results import SearchResult
 from memoryd_client.stub import RemoteError
 from tests.conftest import write
 from tests.daemon import cleanup, start

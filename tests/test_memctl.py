@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,8 +50,9 @@ def test_search_prints_score_citation_and_snippet(running: d.Daemon) -> None:
     out = memctl(running, "search", "JWT", "expiry")
     assert out.returncode == 0, out.stderr
     first = out.stdout.splitlines()[0]
-    score, citation = first.split()
+    score, citation, date = first.split()
     assert float(score) > 0 and citation == "MEMORY.md#L1-L2"
+    assert re.fullmatch(r"\(\d{4}-\d{2}-\d{2}\)", date)  # MEMORY.md has no date of its own: the file's
     assert "We decided to use JWT" in out.stdout and "1 result," in out.stdout.splitlines()[-1]
     raw = json.loads(memctl(running, "search", "--json", "-n", "1", "Stripe").stdout)
     assert raw["results"][0]["citation"] == "MEMORY.md#L4-L5" and len(raw["results"]) == 1
@@ -68,8 +70,8 @@ def test_get_write_status_sync_agents(running: d.Daemon) -> None:
     assert agent["files"] == 2
     assert "indexed" in memctl(running, "sync").stdout
     assert json.loads(memctl(running, "agents", "--json").stdout)[0]["id"] == "main"
-    re = memctl(running, "reindex")
-    assert re.returncode == 0 and re.stdout.startswith("reindexed main: 2 files")
+    rebuilt = memctl(running, "reindex")
+    assert rebuilt.returncode == 0 and rebuilt.stdout.startswith("reindexed main: 2 files")
 
 
 def test_errors_are_one_clear_line(running: d.Daemon) -> None:

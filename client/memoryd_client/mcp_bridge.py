@@ -16,7 +16,7 @@ from pydantic import Field
 
 from memoryd_client.protocol.schema import METHODS
 from memoryd_client.protocol.validation import annotation
-from memoryd_client.render import forget_text, hit_citation
+from memoryd_client.render import dated, forget_text, hit_citation
 from memoryd_client.stub import ClientError, DaemonNotRunning, MemoryClient, RemoteError
 
 DEFAULT_BUDGET = 4000
@@ -61,7 +61,9 @@ def compact_results(raw: dict[str, Any], budget: int) -> str:
     parts: list[str] = []
     used = 0
     for hit in results:
-        head = f"[{hit['score']:.2f}] {hit_citation(hit['citation'], hit)}"
+        head = (
+            f"[{hit['score']:.2f}] {hit_citation(hit['citation'], hit)}{dated(hit.get('date'), hit.get('superseded'))}"
+        )
         room = budget - used - len(head) - 2
         if room < 40:
             parts.append(f"... {len(results) - len(parts)} more results cut (budget {budget} characters)")

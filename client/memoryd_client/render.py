@@ -38,12 +38,21 @@ def hit_citation(citation: str, extra: dict[str, Any] | None) -> str:
     return f"{citation}  (agent {agent})" if agent else citation
 
 
+def dated(date: str | None, superseded: str | None) -> str:
+    """A hit's date after its citation, and that its note marks it superseded."""
+    if superseded:
+        return f"  ({date}; superseded {superseded})" if date else f"  (superseded {superseded})"
+    return f"  ({date})" if date else ""
+
+
 def search_text(found: SearchResults) -> str:
     """Score, citation and the first lines of the snippet per hit, then how the search ran."""
     lines = []
     for hit in found.results:
         snippet = "\n".join("    " + ln for ln in hit.snippet.strip().splitlines()[:6])
-        lines.append(f"{hit.score:.3f}  {hit_citation(hit.citation, hit.extra)}\n{snippet}")
+        lines.append(
+            f"{hit.score:.3f}  {hit_citation(hit.citation, hit.extra)}{dated(hit.date, hit.superseded)}\n{snippet}"
+        )
         explain = (hit.extra or {}).get("explain")
         if explain:
             lines[-1] += "\n    " + explain_line(explain)

@@ -84,7 +84,11 @@ class Recaller:
         redact = memory.syncer.redact
         candidates = [
             Memory(
-                redact(r.citation), redact(r.snippet), r.score, key=f"{r.path}#{r.chunk_start_line}-{r.chunk_end_line}"
+                redact(r.citation),
+                redact(r.snippet),
+                r.score,
+                when=_when(r.date, r.superseded),
+                key=f"{r.path}#{r.chunk_start_line}-{r.chunk_end_line}",
             )
             for r in found.results
             if not (own and _real(r.path, agent.workspace) == own)
@@ -116,3 +120,10 @@ def _real(path: str, base: Any = None) -> str:
     """A path as the file system resolves it (a display path is relative to the workspace)."""
     full = path if os.path.isabs(path) or base is None else os.path.join(str(base), path)
     return os.path.realpath(os.path.expanduser(full))
+
+
+def _when(date: str | None, superseded: str | None) -> str:
+    """A recalled line's date, and that it was superseded (and when) when its note says so."""
+    if superseded:
+        return f"{date}, superseded {superseded.split(' ', 1)[0]}" if date else f"superseded {superseded}"
+    return date or ""

@@ -46,7 +46,7 @@ class Memory:
     citation: str
     snippet: str
     score: float
-    when: str = ""  # the note's date, when it has one
+    when: str = ""  # when it happened (the note's date, the turn's time, else the file's), and if superseded
     key: str = ""  # the chunk it comes from, as a session's shown memories name it
 
     def line(self, snippet: str) -> str:

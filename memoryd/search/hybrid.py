@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from collections import OrderedDict
@@ -15,14 +16,17 @@ import numpy as np
 from memoryd.config import QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.search.accents import restorable, restore_accents
+from memoryd.search.asked_time import boost_asked_time
+from memoryd.search.currency import rerank
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse, vector_margin
 from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.regions import Region, group_regions
-from memoryd.search.snippets import best_snippet, word_weights
+from memoryd.search.results import SearchResult, materialise
+from memoryd.search.temporal import parse_time
 from memoryd.search.windows import blend_windows
-from memoryd.sources.analyzer import analyze, query_terms, snippet_words
+from memoryd.sources.analyzer import analyze, query_terms
 from memoryd.store.interface import MemoryStore
 from memoryd.store.rows import ChunkRow
 from memoryd.store.vectors import Vectors, VectorScan
@@ -43,23 +47,6 @@ VectorState = Callable[[], tuple[Embedder | None, str | None]]
 
 class SearchError(ValueError):
     """The search request itself is invalid."""
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    vector_score: float | None
-    text_score: float | None
-    snippet: str
-    source: str
-    citation: str
-    chunk_id: int
-    chunk_start_line: int  # the whole chunk that matched (overlapping matches joined); the citation is its best part
-    chunk_end_line: int
-    explain: dict[str, object] | None = None
 
 
 @dataclass
@@ -85,6 +72,8 @@ class SearchResponse:
             result.pop("chunk_id", None)
             if result.get("explain") is None:
                 result.pop("explain", None)
+            if result.get("superseded") is None:
+                result.pop("superseded", None)
         return out
 
 
@@ -191,13 +180,13 @@ class SearchEngine:
             scan=gathered.vector_scan,
             evidence=gathered.evidence,
         )
-        regions, explained = self._rank(pool_list, cfg, min_score, max_results)
+        regions, explained = self._rank(pool_list, cfg, min_score, max_results, query)
 
         actual = "hybrid" if has_vector and has_text else ("vector" if has_vector else "keyword")
         degraded = gathered.degraded
         if mode == "hybrid" and actual == "keyword" and degraded is None:
             degraded = "vector search unavailable"
-        results = self._materialise(regions, explained, req.explain, query)
+        results = materialise(self.store, self.settings, regions, explained, req.explain, query)
         if record_access and results and cfg.access_weight:
             self.store.record_access([row.hash for region in regions for row in region.rows])
         return SearchResponse(
@@ -267,10 +256,11 @@ class SearchEngine:
         return restore_accents(query, (row.text for row in rows.values()))
 
     def _rank(
-        self, pool: list[Candidate], cfg: QueryConfig, min_score: float, max_results: int
+        self, pool: list[Candidate], cfg: QueryConfig, min_score: float, max_results: int, query: str
     ) -> tuple[list[Region], dict[int, Explained]]:
-        """Fused score x time decay x importance x access, threshold, then MMR or plain order, grouped into
-        regions (overlapping chunks of one file become one result)."""
+        """Fused score x time decay x importance x access, the current statement of what is asked first
+        (search.currency), threshold, then MMR or plain order, grouped into regions (overlapping chunks of one
+        file become one result)."""
         rows = self.store.chunks_by_ids([c.chunk_id for c in pool])
         access = self.store.access_stats([r.hash for r in rows.values()]) if cfg.access_weight else {}
         moment = time.time()
@@ -293,6 +283,7 @@ class SearchEngine:
             )
             info.final = cand.score * info.decay * info.importance * info.access_factor
             explained[cand.chunk_id] = info
+        self._time_aware(explained, rows, query, moment)
         ranked = sorted(
             (cid for cid, e in explained.items() if e.final >= min_score), key=lambda cid: (-explained[cid].final, cid)
         )
@@ -308,6 +299,30 @@ class SearchEngine:
             info = explained[ranked[index]]
             info.mmr_step, info.mmr_penalty = step, round(penalty, 6)
         return group_regions([ranked[index] for index, _ in picked], rows, max_results), explained
+
+    def _time_aware(self, explained: dict[int, Explained], rows: dict[int, ChunkRow], query: str, now: float) -> None:
+        """What the query says about time: memories of the time it names raised (search.asked_time), and restated
+        or superseded statements below what replaced them, or before it for a question about before
+        (search.currency)."""
+        if len(explained) < 2:
+            return
+        asked = parse_time(query, dt.datetime.fromtimestamp(now, dt.timezone.utc))
+        finals = {cid: info.final for cid, info in explained.items()}
+        moved = boost_asked_time(finals, rows, asked, self._anchor_time) if asked.has_range or asked.anchor else {}
+        past = asked.past and not asked.current
+        frequencies, total = self.store.document_frequencies, self.store.chunk_count()
+        for cid, why in rerank(finals, rows, query, frequencies, total, past=past).items():
+            moved[cid] = f"{moved[cid]}; {why}" if cid in moved else why
+        for cid, why in moved.items():
+            explained[cid].final = finals[cid]
+            explained[cid].notes.append(why)
+
+    def _anchor_time(self, event: str) -> float | None:
+        """When an event a query names happened ("before the migration"): the date of the memory that matches it
+        best by keyword."""
+        hits = keyword_search(self.store, event, 1, Filters.parse(), query_terms(event)) if event.strip() else []
+        row = self.store.chunks_by_ids([hits[0].chunk_id]).get(hits[0].chunk_id) if hits else None
+        return None if row is None else (row.ts if row.ts is not None else row.mtime_ns / 1e9)
 
     def _similarities(self, ranked: list[int], rows: dict[int, ChunkRow]) -> np.ndarray:
         """Pairwise cosine of the candidates' vectors; word overlap (Jaccard) for any without a vector."""
@@ -333,62 +348,7 @@ class SearchEngine:
             return None
         return self.store.chunk_ids(filters)
 
-    def _materialise(
-        self, regions: list[Region], explained: dict[int, Explained], include: bool, query: str
-    ) -> list[SearchResult]:
-        words = word_weights(snippet_words(query), self.store.document_frequencies, self.store.chunk_count())
-        results = []
-        for region in regions:
-            lead, info = region.rows[0], explained[region.lead]
-            text, line_of = region.text()
-            # a joined result shows as much as its chunks would have shown as separate results
-            snip = best_snippet(text, line_of, words, self.settings.snippet_chars * len(region.rows))
-            details = None
-            if include:
-                details = _explain_dict(info, lead)
-                details["chunks"] = [f"L{row.start_line}-L{row.end_line}" for row in region.rows]
-            results.append(
-                SearchResult(
-                    path=lead.path,
-                    start_line=snip.start_line,
-                    end_line=snip.end_line,
-                    score=round(info.final, 6),
-                    vector_score=_rounded(info.vector_score),
-                    text_score=_rounded(info.text_score),
-                    snippet=snip.text,
-                    source=lead.source,
-                    citation=f"{lead.path}#L{snip.start_line}-L{snip.end_line}",
-                    chunk_id=region.lead,
-                    chunk_start_line=region.start_line,
-                    chunk_end_line=region.end_line,
-                    explain=details,
-                )
-            )
-        return results
-
 
 def _query_key(embedder: Embedder, query: str) -> tuple[str, ...]:
     """Query vectors are kept per provider, model and account."""
     return (embedder.provider, embedder.model, embedder.key_fingerprint, query)
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def _explain_dict(info: Explained, row: ChunkRow) -> dict[str, object]:
-    return {
-        "vector_score": _rounded(info.vector_score),
-        "text_score": _rounded(info.text_score),
-        "fused": round(info.fused, 6),
-        "decay": round(info.decay, 6),
-        "age_days": None if info.age_days is None else round(info.age_days, 2),
-        "importance": round(info.importance, 6),
-        "access_hits": info.access_hits,
-        "access_factor": round(info.access_factor, 6),
-        "mmr_step": info.mmr_step,
-        "mmr_penalty": info.mmr_penalty,
-        "final": round(info.final, 6),
-        "type": row.kind or None,
-        "ts": row.ts,
-    }

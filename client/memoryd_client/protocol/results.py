@@ -17,13 +17,14 @@ class SearchHit(
     namedtuple(
         "SearchHit",
         "path start_line end_line score vector_score text_score snippet source citation chunk_start_line "
-        "chunk_end_line extra",
-        defaults=(0, 0, None),
+        "chunk_end_line date superseded extra",
+        defaults=(0, 0, None, None, None),
     )
 ):
     """One result: `path`, `start_line`/`end_line` and `citation` (`path#Lstart-Lend`) of its `snippet`, `score`
     (with `vector_score` and `text_score`, None for a side that did not see it), `source` (memory or sessions),
-    `chunk_start_line`/`chunk_end_line` (the whole matching region; 0 from a daemon that does not say), and
+    `chunk_start_line`/`chunk_end_line` (the whole matching region; 0 from a daemon that does not say), `date`
+    (when it happened, ISO), `superseded` ("2026-11-27 by path#L5-L5" when its note marks the lines so), and
     `extra`: what else the daemon said of it (`explain`, fields added later)."""
 
     __slots__ = ()

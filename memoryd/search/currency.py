@@ -1,0 +1,171 @@
+"""Which statement is current. Facts change ("billing's cache moved from Redis to Memcached"), and the first
+statement of a fact often reads more like the question than the change does. Among a search's best candidates, a
+statement that a later one restates ranks just below it, and a statement a note marks superseded ranks below the
+rest, for a question about now; a question about before ("what did we use before?") gets the statement before the
+current one first.
+
+A candidate's statement is its focus entry: the entry of the chunk (a list item, a paragraph, a turn) that holds
+most of the query's weight. A later candidate *restates* an earlier one when it is dated at least a day later, its
+focus holds nearly all the query weight the earlier one's holds, that is at least half of the query's, and it
+scores at least RESTATED_SCORE of the earlier one's: the same thing asked about, said again later."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from memoryd.sources.analyzer import analyze
+from memoryd.sources.entries import MARK, entries
+from memoryd.store.rows import ChunkRow
+
+CONSIDERED = 24  # best candidates looked at: a restatement ranked lower is not what the question is about
+WITHIN = 0.4  # ... of those scoring at least this share of the best one's
+ENTRY_CACHE = 8192  # chunks whose entries' tokens are kept
+MIN_GAP_SECONDS = 86_400.0  # a day: notes written the same day restate nothing
+MIN_COVERAGE = 0.6  # share of the best candidate's query weight a statement's focus must hold to be about it
+MAX_UNCOVERED = 0.2  # share of the earlier focus's query weight the later one may lack
+MAX_UNCOVERED_NAMED = 0.6  # ... when the later one names a rare word of the earlier one (its old value)
+RARE_SHARE = 0.02  # a word in at most this share of the chunks (and at least 2) is rare enough to be a value
+RESTATED_SCORE = 0.5  # the later statement scores at least this share of the earlier one's
+BELOW = 0.98  # a restated statement's score: just under the statement that restates it
+SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
+
+
+@dataclass(frozen=True)
+class Focus:
+    terms: frozenset[str]  # the query's tokens its focus entry holds
+    weight: float  # their share of the query's weight
+    marked: bool  # the focus entry is struck through as superseded
+    when: float
+    others: frozenset[str] = frozenset()  # its other tokens: a value a later statement may name ("off Redis")
+
+
+def _tokens(text: str) -> set[str]:
+    return set(analyze(text).body.split())
+
+
+@functools.lru_cache(maxsize=ENTRY_CACHE)
+def _entries(text: str, transcript: bool) -> tuple[tuple[frozenset[str], bool], ...]:
+    """Each entry of a chunk's text as its tokens, and whether it is marked superseded (kept for the chunks that
+    searches keep finding: analysing them is most of what this stage costs)."""
+    lines = text.split("\n")
+    spans = [(i, i) for i in range(len(lines))] if transcript else entries(lines)
+    found = []
+    for first, last in spans:
+        entry = "\n".join(lines[first : last + 1])
+        found.append((frozenset(_tokens(entry)), MARK.search(entry) is not None))
+    return tuple(found)
+
+
+def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
+    """The entry of a chunk that holds most of the query's weight."""
+    total = sum(query.values()) or 1.0
+    best: tuple[float, frozenset[str], bool, frozenset[str]] = (-1.0, frozenset(), False, frozenset())
+    for tokens, marked in _entries(row.text, row.source == "sessions"):
+        held = tokens & query.keys()
+        weight = sum(query[t] for t in held)
+        if weight > best[0]:
+            best = (weight, frozenset(held), marked, tokens - held)
+    return Focus(best[1], best[0] / total, best[2], when(row), best[3])
+
+
+def query_weights(query: str, frequencies: Callable[[list[str]], Mapping[str, int]], total: int) -> dict[str, float]:
+    """IDF of each of the query's tokens that some note holds, from the index's own counts: words most notes hold
+    weigh little, and words none holds (the question's own: "which", "does") tell no statement from another."""
+    tokens = list(_tokens(query))
+    counts = frequencies(tokens)
+    weights = {t: math.log((total - counts[t] + 0.5) / (counts[t] + 0.5)) for t in tokens if counts.get(t)}
+    return {t: w for t, w in weights.items() if w > 0}
+
+
+def when(row: ChunkRow) -> float:
+    return row.ts if row.ts is not None else row.mtime_ns / 1e9
+
+
+def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
+    return any("superseded" in rows[cid].text and MARK.search(rows[cid].text) for cid in ranked)
+
+
+def _restates(later: Focus, earlier: Focus, query: Mapping[str, float], best: float, rare: frozenset[str]) -> bool:
+    """Whether `later` says again, later, what `earlier` said of the thing asked about: it holds (nearly) all the
+    query words `earlier` holds, or it names a rare word of `earlier` beside the query words they share (the old
+    value: "moved billing's cache off Redis")."""
+    if later.when - earlier.when < MIN_GAP_SECONDS or earlier.weight < MIN_COVERAGE * best:
+        return False
+    held = sum(query[t] for t in earlier.terms) or 1.0
+    lacking = sum(query[t] for t in earlier.terms - later.terms)
+    if later.weight >= MIN_COVERAGE * best and lacking <= MAX_UNCOVERED * held:
+        return True
+    named = later.others & earlier.others & rare
+    return bool(named) and bool(later.terms & earlier.terms) and lacking <= MAX_UNCOVERED_NAMED * held
+
+
+def rerank(
+    scores: dict[int, float],
+    rows: Mapping[int, ChunkRow],
+    question: str,
+    frequencies: Callable[[list[str]], Mapping[str, int]],
+    total: int,
+    *,
+    past: bool,
+) -> dict[int, str]:
+    """Change `scores` in place so that the current statement of each thing asked about ranks first (or, `past`,
+    the one before it); returns a note per candidate moved, for `explain`."""
+    if not scores:
+        return {}
+    ranked = sorted(scores, key=lambda cid: -scores[cid])[:CONSIDERED]
+    ranked = [cid for cid in ranked if cid in rows and scores[cid] >= WITHIN * scores[ranked[0]]]
+    times = [when(rows[cid]) for cid in ranked]
+    if len(ranked) < 2 or (max(times) - min(times) < MIN_GAP_SECONDS and not _any_marked(ranked, rows)):
+        return {}  # nothing dated apart and nothing marked: no statement can have replaced another
+    query = query_weights(question, frequencies, total)
+    if not query:
+        return {}
+    foci = {cid: focus(rows[cid], query) for cid in ranked}
+    best = max((f.weight for f in foci.values()), default=0.0)
+    shared = Counter(t for f in foci.values() for t in f.others)
+    counts = frequencies([t for t, n in shared.items() if n >= 2])
+    rare = frozenset(t for t, n in counts.items() if 0 < n <= max(2, RARE_SHARE * total))
+    notes: dict[int, str] = {}
+    newer: dict[int, list[int]] = {cid: [] for cid in foci}
+    by_time = sorted(foci, key=lambda cid: foci[cid].when)
+    for i, earlier in enumerate(by_time):
+        if foci[earlier].weight < MIN_COVERAGE * best:
+            continue
+        for later in by_time[i + 1 :]:
+            near = scores[later] >= RESTATED_SCORE * scores[earlier]
+            if near and _restates(foci[later], foci[earlier], query, best, rare):
+                newer[earlier].append(later)
+    if past:
+        _before_first(scores, foci, newer, notes)
+        return notes
+    for cid, found in foci.items():
+        if found.marked:
+            scores[cid] *= SUPERSEDED
+            notes[cid] = "marked superseded"
+    # newest restatements first, so that a chain (Redis -> Memcached -> Valkey) settles in date order
+    for cid in sorted(newer, key=lambda c: -foci[c].when):
+        if newer[cid]:
+            lowest = min(scores[later] for later in newer[cid])
+            if scores[cid] >= lowest * BELOW:
+                scores[cid] = lowest * BELOW
+                notes[cid] = "restated later"
+    return notes
+
+
+def _before_first(
+    scores: dict[int, float], foci: Mapping[int, Focus], newer: Mapping[int, list[int]], notes: dict[int, str]
+) -> None:
+    """For a question about before: the statement just before each current one ranks first, the current one right
+    after it (asked "what did we use before?", both are the answer's context)."""
+    for current, found in foci.items():
+        if newer[current] or found.marked:
+            continue
+        older = [cid for cid, later in newer.items() if current in later]
+        previous = max(older, key=lambda cid: foci[cid].when, default=None)
+        if previous is not None and scores[previous] <= scores[current]:
+            scores[previous], scores[current] = scores[current], scores[current] * BELOW
+            notes[previous] = "the statement before the current one"
