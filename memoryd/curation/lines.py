@@ -9,10 +9,11 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from memoryd.sources.entries import MARK
+
 _BREAK = re.compile(r"(\r\n|\r|\n)")
 # "- ~~text~~" as memoryd strikes a superseded line, and the line it adds below the statement
 _LIST = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?)(.*)$")
-MARK = re.compile(r"\*\(superseded (\d{4}-\d{2}-\d{2}) by \[([^\]\n]+)\]\([^)\n]*\)\)\*")
 _STRUCK = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s+)?)~~(.*)~~\s*$")
 
 

@@ -12,6 +12,8 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _TAG = re.compile(r"<!--.*?-->", re.S)
 _WORD = re.compile(r"\w+")
+# the line memoryd writes under a superseded statement: "*(superseded 2026-11-27 by [path#L5-L6](link))*"
+MARK = re.compile(r"\*\(superseded (\d{4}-\d{2}-\d{2}) by \[([^\]\n]+)\]\([^)\n]*\)\)\*")
 _UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # words that change no fact: a statement saved again with or without them is the same statement
 _FILLER_WORDS = (
