@@ -67,3 +67,24 @@ def append_durably(target: Path, data: bytes) -> None:
     finally:
         os.close(fd)
     fsync_dir(target.parent)
+
+
+def replace_privately(target: Path, data: bytes) -> None:
+    """Replace `target` by a file holding `data` (0600), atomically and durably: written beside it under a name of
+    its own, fsynced, renamed over it. On any failure (a full disk) the old file stands and no temp file stays."""
+    temp = target.with_name(f".{target.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    fsync_dir(target.parent)

@@ -804,3 +804,95 @@ def test_forget_a_whole_transcript_and_lines_past_its_end(
     assert done["lines"] == 3 and transcript.read_bytes() == raw
     assert memory.search("spare key door", mode="keyword").results == []
     assert memory.get(path)["text"] == "\n".join(["[forgotten]"] * 3)
+
+
+ODD_NOTES = {
+    "mixed endings": b"# Services\r\n\n- billing uses Redis as the cache for invoices\r\n- the queue\n\n- tea\r\n",
+    "lone CR": b"# Services\r\r- billing uses Redis as the cache for invoices\r- the deploy queue\r",
+    "a byte that is not UTF-8": b"# Services \xff\n\n- billing uses Redis as the cache for invoices\n- caf\xe9 queue\n",
+    "a BOM": b"\xef\xbb\xbf# Services\n\n- billing uses Redis as the cache for invoices\n- the deploy queue\n",
+    "blank lines around": b"\n\n# Services\n\n\n- billing uses Redis as the cache for invoices\n\n\n",
+}
+
+
+@pytest.mark.parametrize("odd", ODD_NOTES)
+@pytest.mark.parametrize("kind", ["forget", "update", "supersede"])
+def test_undo_restores_the_exact_bytes_of_odd_notes(
+    memory_factory: Callable[..., AgentMemory], workspace: Path, odd: str, kind: str
+) -> None:
+    note = workspace / "memory" / "services.md"
+    note.write_bytes(ODD_NOTES[odd])
+    memory = memory_factory()
+    memory.sync()
+    line = 1 + next(i for i, text in enumerate(memory.get("memory/services.md")["text"].split("\n")) if "Redis" in text)
+    if kind == "forget":
+        memory.edits.forget(f"memory/services.md#L{line}")
+    elif kind == "update":
+        memory.edits.update(
+            f"memory/services.md#L{line}", "- Memcached", memory.get("memory/services.md", line, 1)["hash"]
+        )
+    else:
+        memory.write(
+            "billing uses Memcached as the cache", path="memory/new.md", supersedes=f"memory/services.md#L{line}"
+        )
+    assert b"Redis as" not in note.read_bytes().replace(b"~~billing uses Redis", b"")
+    memory.edits.undo()
+    assert note.read_bytes() == ODD_NOTES[odd]
+
+
+def test_a_transcript_forget_checks_what_the_caller_saw(
+    with_sessions: Callable[[], AgentMemory], sessions: Path
+) -> None:
+    write(sessions / "chat.jsonl", turn("user", "my locker code is 4417 at the gym") + "\n")
+    memory = with_sessions()
+    memory.sync()
+    path = memory.search("locker", mode="keyword").results[0].path
+    before = state(memory)
+    stale = memory.edits.forget(f"{path}#L1", expect="a line that is not there")
+    assert stale["forgotten"] is None and "4417" in stale["current"]["text"] and state(memory) == before
+    done = memory.edits.forget(f"{path}#L1", expect=memory.get(path, 1, 1)["hash"])
+    assert done["forgotten"] and "4417" not in hits(memory, "locker code")
+
+
+def test_lines_superseded_already_are_not_superseded_again(memory: AgentMemory, workspace: Path) -> None:
+    memory.write(
+        "billing uses Memcached as the cache for invoices", path="memory/new.md", supersedes="memory/services.md#L3"
+    )
+    before = state(memory)
+    for cited in ("memory/services.md#L3", "memory/services.md#L3-L4", "memory/services.md#L4"):
+        with pytest.raises(RequestError, match="superseded already"):
+            memory.write("billing uses Valkey as the cache", path="memory/new.md", supersedes=cited)
+    assert state(memory) == before
+
+
+def test_an_update_never_writes_the_mask_over_a_secret(
+    memory_factory: Callable[..., AgentMemory], workspace: Path
+) -> None:
+    secret = "sk-proj-Zq8hT3BlbkFJ9xkYw2Lm4Np6Qr8St0Uv"
+    note = write(workspace / "memory" / "keys.md", f"# Keys\n\n- the billing key is {secret} for staging\n")
+    memory = memory_factory()
+    memory.sync()
+    seen = memory.get("memory/keys.md", 3, 1)
+    assert secret not in seen["text"] and "[REDACTED]" in seen["text"]
+    before = state(memory)
+    with pytest.raises(RequestError, match="secret"):
+        memory.edits.update("memory/keys.md#L3", seen["text"].replace("staging", "production"), seen["hash"])
+    assert state(memory) == before and secret in note.read_text()
+    done = memory.edits.update("memory/keys.md#L3", "- the billing key moved to the vault", seen["hash"])
+    assert done["updated"] and secret not in note.read_text()
+
+
+def test_a_line_too_long_for_one_chunk_can_be_forgotten_by_its_citation(
+    memory_factory: Callable[..., AgentMemory], workspace: Path
+) -> None:
+    long = "- " + " ".join(f"word{i}" for i in range(3000))
+    note = write(workspace / "memory" / "long.md", f"# Long\n\n{long}\n\n- a short line about tea\n")
+    memory = memory_factory()
+    memory.sync()
+    note.write_text(note.read_text().replace("word1500 ", "changed "))  # since it was indexed
+    stale = memory.edits.forget("memory/long.md#L3")
+    assert stale["forgotten"] is None and "changed" in stale["current"]["text"]
+    memory.sync()
+    done = memory.edits.forget("memory/long.md#L3")
+    assert done["forgotten"] and note.read_text() == "# Long\n\n- a short line about tea\n"
+    assert memory.search("word2999", mode="keyword").results == []

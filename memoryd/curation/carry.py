@@ -4,10 +4,7 @@ file in another folder) carries them along, or a forgotten transcript line would
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from memoryd.durable import fsync_dir, private_folder
+from memoryd.durable import fsync_dir, private_folder, replace_privately
 from memoryd.settings import AgentConfig
 from memoryd.sources.forgotten import ForgetRecord, record_path
 
@@ -28,16 +25,5 @@ def carry(source: AgentConfig, target: AgentConfig) -> None:
         private_folder(into)
         for old in sorted(changes.glob("*.json")):
             if not (into / old.name).exists():
-                _write_private(into / old.name, old.read_bytes())
+                replace_privately(into / old.name, old.read_bytes())
         fsync_dir(into)
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    temp = path.with_suffix(".tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)

@@ -9,13 +9,12 @@ kept."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd.durable import fsync_dir, private_folder
+from memoryd.durable import private_folder, replace_privately
 
 MAX_KEPT = 500
 
@@ -106,17 +105,12 @@ class ChangeLog:
         return change
 
     def save(self, change: Change) -> None:
-        path = self.folder / f"{change.id:08d}.json"
-        temp = path.with_suffix(".tmp")
-        data = json.dumps(asdict(change), ensure_ascii=False, indent=1).encode("utf-8")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        text = json.dumps(asdict(change), ensure_ascii=False, indent=1)
         try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-        fsync_dir(self.folder)
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a note's bytes that are not UTF-8 (kept as surrogates): JSON's \u escapes
+            data = json.dumps(asdict(change), indent=1).encode("ascii")
+        replace_privately(self.folder / f"{change.id:08d}.json", data)
 
     def drop(self, change: Change) -> None:
         """Forget the record of a change that was not made after all (its edit failed)."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from memoryd.curation import notefile
 from memoryd.curation.changes import Change, ChangeLog, Region
-from memoryd.curation.lines import LinesOutside, NoteLines, lines_hash, relative_link, same_text, struck
+from memoryd.curation.lines import MARK, LinesOutside, NoteLines, lines_hash, relative_link, same_text, struck
 from memoryd.notes import RequestError
 from memoryd.sources.discovery import (
     PathOutsideSources,
@@ -31,8 +31,10 @@ from memoryd.sources.discovery import (
     unescape_path,
 )
 from memoryd.sources.forgotten import ForgetRecord
+from memoryd.sources.redact import MASK
 from memoryd.sources.transcripts import turns_of
 
+_STRUCK = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s+)?~~.*~~\s*$")  # a line struck through whole
 CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
 
@@ -121,7 +123,7 @@ class Curator:
         self,
         agent: Any,
         redact: Callable[[str], str],
-        indexed: Callable[[str], dict[int, str]],
+        indexed: Callable[[str], dict[int, list[str]]],  # a note's lines in the index: their pieces
         changes: ChangeLog,
         record: ForgetRecord,
     ) -> None:
@@ -155,7 +157,9 @@ class Curator:
             return
         held = self.indexed(target.path)
         for number in range(start, end + 1):
-            if number in held and held[number].rstrip() != self._shown(note.lines[number - 1]).rstrip():
+            line, pieces = self._shown(note.lines[number - 1]).strip(), {p.strip() for p in held.get(number, ())}
+            split = len(pieces) > 1  # a line too long for one chunk: each piece must still be in it
+            if pieces and (any(p not in line for p in pieces) if split else pieces != {line}):
                 raise Stale(
                     f"{target.path}#L{start}-L{end} no longer holds what the index shows (the note changed since "
                     "it was searched); search again, or name the text you saw",
@@ -260,6 +264,11 @@ class Curator:
             except LinesOutside as exc:
                 raise RequestError(f"{target.path}: {exc}") from None
             self._expect(target, note, start, end, expect)
+            if MASK in text and self._shown(note.text(start, end)) != note.text(start, end):
+                raise RequestError(
+                    f"{target.citation} holds a secret that memoryd shows only as {MASK}; the new text would write "
+                    "the mask over it: leave the masked part out, or edit the note by hand"
+                )
             kept["before"] = note.lines[start - 1 : end]
             note.replace(start, end, new_lines)
             kept["above"], kept["below"] = note.context(start, start + len(new_lines) - 1)
@@ -278,6 +287,7 @@ class Curator:
         try:
             note.check(target.start, target.end)
             self._expect(target, note, target.start, target.end, None)
+            _not_superseded(target, note.lines[target.start - 1 : target.end])
         except LinesOutside as exc:
             raise RequestError(f"{target.path}: {exc}") from None
         except Stale as exc:
@@ -302,6 +312,7 @@ class Curator:
                 raise RequestError(f"{target.path}: {exc}") from None
             self._expect(target, note, start, end, None)
             old = note.lines[start - 1 : end]
+            _not_superseded(target, old)
             new = struck(old, when, by, relative_link(target.path, by))
             kept["before"] = old
             note.replace(start, end, new)
@@ -342,6 +353,13 @@ class Curator:
         else:
             answer["updated"] = target.citation
         return Outcome(answer, [target], passages, (kept["before"], after))
+
+
+def _not_superseded(target: Target, lines: list[str]) -> None:
+    """Refuse lines memoryd marked superseded already (each struck through, or the line saying by what)."""
+    shown = [line for line in lines if line.strip()]
+    if shown and all(MARK.search(line) or _STRUCK.match(line) for line in shown):
+        raise RequestError(f"{target.citation} is superseded already; supersede the statement that replaced it")
 
 
 def note_lines_of(data: bytes, first: int, last: int) -> list[str]:

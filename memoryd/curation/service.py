@@ -13,7 +13,7 @@ from typing import Any
 
 from memoryd.curation.changes import ChangeLog
 from memoryd.curation.edits import Curator, Outcome, Stale, Target, parse_target
-from memoryd.curation.lines import lines_hash
+from memoryd.curation.lines import lines_hash, same_text
 from memoryd.curation.matches import matching_entries
 from memoryd.curation.notefile import NoteChanged
 from memoryd.curation.undo import undo_change, undoable, where
@@ -55,15 +55,16 @@ class Editing:
         self.changes = ChangeLog(agent.store.parent / "changes")
         self.curator = Curator(agent, redact, self._indexed, self.changes, self.record)
 
-    def _indexed(self, path: str) -> dict[int, str]:
-        """Each line of a note as the index holds it (what a search's citation was made from)."""
+    def _indexed(self, path: str) -> dict[int, list[str]]:
+        """Each line of a note as the index holds it (what a search's citation was made from): its pieces, as a
+        line too long for one chunk is split over several."""
         store = self._store()
         rows = store.chunks_by_ids(list(store.chunk_ids(Filters.parse(path=path))))
-        held: dict[int, str] = {}
+        held: dict[int, list[str]] = {}
         for row in rows.values():
             if row.path == path:
                 for offset, line in enumerate(row.text.split("\n")):
-                    held.setdefault(row.file_line(offset), line)
+                    held.setdefault(row.file_line(offset), []).append(line)
         return held
 
     def _finish(self, outcome: Outcome) -> dict[str, Any]:
@@ -110,6 +111,15 @@ class Editing:
             raise RequestError("name what to forget: a citation (path#L3-L5), a note's path, or a query")
         target = parse_target(self.agent, citation)
         with self._lock:
+            if target.transcript and target.start is not None and expect is not None:
+                seen = self._get(target.path, target.start, (target.end or target.start) - target.start + 1)
+                if not same_text(seen["text"], expect) and lines_hash(seen["text"]) != expect.strip():
+                    current = {"citation": target.citation, "text": seen["text"], "hash": lines_hash(seen["text"])}
+                    return {
+                        "forgotten": None,
+                        "conflict": f"{target.citation} changed since it was read",
+                        "current": current,
+                    }
             try:
                 outcome = self.curator.forget(target, expect=expect, purge=purge)
             except Stale as exc:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memoryd.durable import fsync_dir, private_folder
+from memoryd.durable import private_folder, replace_privately
 from memoryd.settings import AgentConfig
 from memoryd.sources.transcripts import BadLine, Turn, parse_line
 
@@ -246,15 +246,7 @@ class ForgetRecord:
             "passages": record.passages,
             "turns": record.turns,
         }
-        temp = self.path.with_suffix(".tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, self.path)
-        fsync_dir(self.path.parent)
+        replace_privately(self.path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
         self._seen = None  # re-read (and re-index) at the next use
 
 
