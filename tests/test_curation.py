@@ -896,3 +896,20 @@ def test_a_line_too_long_for_one_chunk_can_be_forgotten_by_its_citation(
     done = memory.edits.forget("memory/long.md#L3")
     assert done["forgotten"] and note.read_text() == "# Long\n\n- a short line about tea\n"
     assert memory.search("word2999", mode="keyword").results == []
+
+
+@pytest.mark.parametrize("change", ["deleted", "edited"])
+def test_a_copy_the_note_no_longer_holds_is_no_duplicate(
+    memory_factory: Callable[..., AgentMemory], workspace: Path, change: str
+) -> None:
+    memory = memory_factory()
+    fact = "The billing service uses Redis for its session cache."
+    first = memory.write(fact, path="memory/facts.md")
+    note = workspace / "memory" / "facts.md"
+    if change == "deleted":
+        note.unlink()  # by hand, not synced yet
+    else:
+        note.write_text(note.read_text().replace("Redis", "Valkey"))
+    again = memory.write(fact)
+    assert again["written"] and again["citation"] != first["citation"]
+    assert fact in (workspace / again["path"]).read_text()

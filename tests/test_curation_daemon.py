@@ -280,6 +280,18 @@ def test_memctl_forget_edit_undo_and_changes(running: d.Daemon, note: Path) -> N
     assert bad.returncode != 0 and "Traceback" not in bad.stderr and note.read_text() == mine
     stale = memctl(running, "edit", f"{name}#L3", "--text", "x", "--expect", "- not what is there")
     assert stale.returncode == 1 and "nothing written" in stale.stdout and note.read_text() == mine
+    short = memctl(running, "edit", f"{name}#L3-4", "--text", "- one line for two")  # the daemon's own grammar
+    assert short.returncode == 0, short.stderr
+    assert note.read_text() == mine.replace(
+        NOTE.split("\n", 4)[2] + "\n" + NOTE.split("\n", 4)[3], "- one line for two"
+    )
+    odd = write(note.with_name("odd#L7.md"), "- first\n- second\n")  # a name that holds "#L" itself
+    with MemoryClient(running.socket) as client:
+        assert client.sync(timeout=60)["done"]
+    out = memctl(running, "edit", f"{rel(odd, running)}#L2", "--text", "- 2nd")
+    assert out.returncode == 0, out.stderr
+    assert odd.read_text() == "- first\n- 2nd\n"
+    assert json.loads(memctl(running, "changes", "--json", "-n", "1").stdout)["changes"][0]["kind"] == "update"
 
 
 def test_mcp_memory_forget_and_memory_update(running: d.Daemon, note: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from typing import Any
 from memoryd_client.command_line import Parsed, UsageError
 from memoryd_client.commands import _ask, _emit
 from memoryd_client.render import forget_text
+
+_CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
 
 def forget(args: Parsed) -> int:
@@ -46,13 +49,13 @@ def forget(args: Parsed) -> int:
 def edit(args: Parsed) -> int:
     """Replace a citation's lines: with --text (or '-' for stdin), else in $EDITOR."""
     citation = args["citation"]
-    path, _, lines = citation.partition("#L")
-    if not lines:
-        raise UsageError("name the lines to edit: a citation such as memory/notes.md#L3-L5", args.path)
-    first, _, last = lines.partition("-L")
-    if not first.isdigit() or (last and not last.isdigit()):
+    cited = _CITATION.match(citation)  # as the daemon reads it: a path may hold "#L" itself
+    if cited is None:
         raise UsageError(f"{citation!r} is not a citation such as memory/notes.md#L3-L5", args.path)
+    path, first, last = cited["path"], cited["start"], cited["end"]
     count = int(last or first) - int(first) + 1
+    if count < 1:
+        raise UsageError(f"{citation!r} ends before it starts", args.path)
     seen = _ask(args, lambda client: client.get(path, int(first), max(count, 1), agent=args["agent"]))
     expect = str(args["expect"] or seen.get("hash") or seen["text"])
     text = args["text"]

@@ -198,6 +198,8 @@ class Editing:
             for first, last in entries(lines):
                 if content_words("\n".join(lines[first : last + 1])) == wanted:
                     start, end = row.file_line(first), row.file_line(last)
+                    if not self._still_holds(row.path, start, end, wanted):
+                        continue  # the note changed or went since it was indexed: that copy is no more
                     return {
                         "duplicate_of": f"{row.path}#L{start}-L{end}",
                         "path": row.path,
@@ -206,6 +208,12 @@ class Editing:
                         "citation": f"{row.path}#L{start}-L{end}",
                     }
         return None
+
+    def _still_holds(self, path: str, start: int, end: int, wanted: frozenset[str]) -> bool:
+        try:
+            return content_words(self._get(path, start, end - start + 1)["text"]) == wanted
+        except RequestError:
+            return False
 
     def masked(self, found: dict[str, Any]) -> dict[str, Any]:
         """A `get` answer with a transcript's forgotten lines masked, and the `hash` an update names them by."""
