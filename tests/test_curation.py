@@ -214,6 +214,8 @@ def test_a_forgotten_sentence_a_transcript_repeats_is_kept_out_too(
     assert "ninety days" not in memory.get(memory.search("rotate", mode="keyword").results[0].path)["text"]
     memory.reindex()
     assert "ninety days" not in hits(memory, "staging database password rotates")
+    memory.edits.undo()  # the note's line is back, and so is the transcript's
+    assert hits(memory, "staging database password rotates").count("ninety days") == 2
 
 
 def test_forgotten_stays_gone_through_a_restart_a_reindex_and_a_migration(
@@ -293,10 +295,13 @@ def _save_as_editor(note: Path, text: bytes) -> None:
     os.replace(temp, note)
 
 
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "checked rename"])
 def test_an_editor_save_between_the_read_and_the_exchange_keeps_both(
-    memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool
 ) -> None:
     note = workspace / "memory" / "services.md"
+    if not exchange:  # a system without renameat2/renamex_np
+        monkeypatch.setattr(notefile, "_exchange", None)
     real = notefile._write_beside
     saves = []
 
@@ -913,3 +918,28 @@ def test_a_copy_the_note_no_longer_holds_is_no_duplicate(
     again = memory.write(fact)
     assert again["written"] and again["citation"] != first["citation"]
     assert fact in (workspace / again["path"]).read_text()
+
+
+def test_forget_by_query_takes_a_transcript_turn_and_a_note_entry_alike(
+    with_sessions: Callable[[], AgentMemory], sessions: Path, workspace: Path
+) -> None:
+    write(workspace / "memory" / "ops.md", "# Ops\n\n- the boiler in the cellar is serviced every October\n")
+    transcript = write(sessions / "chat.jsonl", turn("user", "the cellar boiler gets serviced every October") + "\n")
+    raw = transcript.read_bytes()
+    memory = with_sessions()
+    memory.sync()
+    shown = memory.edits.forget(query="cellar boiler serviced October")
+    assert sorted(m["path"] for m in shown["matches"]) == ["memory/ops.md", "sessions/chat.jsonl"]
+    done = memory.edits.forget(query="cellar boiler serviced October", confirm=shown["confirm"])
+    assert len(done["results"]) == 2 and all(r["forgotten"] for r in done["results"])
+    assert transcript.read_bytes() == raw and "boiler" not in (workspace / "memory" / "ops.md").read_text()
+    assert memory.search("cellar boiler", mode="keyword").results == []
+
+
+def test_undo_of_a_forgotten_note_is_refused_when_a_note_is_there_again(memory: AgentMemory, workspace: Path) -> None:
+    memory.edits.forget("memory/services.md")
+    write(workspace / "memory" / "services.md", "- a new note at the same path\n")
+    before = state(memory)
+    with pytest.raises(RequestError, match="exists again"):
+        memory.edits.undo()
+    assert state(memory) == before
