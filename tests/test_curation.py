@@ -943,3 +943,17 @@ def test_undo_of_a_forgotten_note_is_refused_when_a_note_is_there_again(memory: 
     with pytest.raises(RequestError, match="exists again"):
         memory.edits.undo()
     assert state(memory) == before
+
+
+def test_a_forget_names_one_thing_and_its_answer_reads_whole(memory: AgentMemory) -> None:
+    from memoryd_client.render import forget_text
+
+    before = state(memory)
+    with pytest.raises(RequestError, match="not both"):
+        memory.edits.forget("memory/services.md#L3", query="jasmine tea")
+    assert state(memory) == before
+    partial = {
+        "forgotten": ["memory/a.md#L3-L3", None],
+        "results": [{"forgotten": "memory/a.md#L3-L3"}, {"forgotten": None, "conflict": "memory/b.md#L2-L2 changed"}],
+    }
+    assert forget_text(partial) == "Forgotten: memory/a.md#L3-L3\nNot forgotten (1): memory/b.md#L2-L2 changed"

@@ -43,7 +43,8 @@ def forget(args: Parsed) -> int:
             return 1
     done = _ask(args, lambda client: client.forget(query=query, confirm=shown["confirm"], **options))
     _emit(args, done, forget_text(done))
-    return 1 if done.get("matches") is not None else 0  # they changed between the two calls: nothing forgotten
+    # the matches changed between the two calls (nothing forgotten), or some lines did (not those)
+    return 1 if done.get("matches") is not None or any(r.get("conflict") for r in done.get("results", [])) else 0
 
 
 def edit(args: Parsed) -> int:

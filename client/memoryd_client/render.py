@@ -97,4 +97,8 @@ def forget_text(done: dict[str, Any]) -> str:
         again = done.get("conflict", "")
         return f"{again}\nThese would be forgotten:\n{shown}\nTo forget them, call again with confirm={done['confirm']}"
     gone = done["forgotten"]
-    return f"Forgotten: {', '.join(gone) if isinstance(gone, list) else gone}"
+    if not isinstance(gone, list):
+        return f"Forgotten: {gone}"
+    refused = [r["conflict"] for r in done.get("results", []) if r.get("conflict")]  # changed in between
+    text = f"Forgotten: {', '.join(g for g in gone if g) or 'nothing'}"
+    return text + (f"\nNot forgotten ({len(refused)}): " + "; ".join(refused) if refused else "")

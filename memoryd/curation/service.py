@@ -105,6 +105,8 @@ class Editing:
     ) -> dict[str, Any]:
         """Forget a citation's lines, a whole note, or (with `query`) what a search finds: first the matches and a
         `confirm` token, then, called again with that token, the forgetting."""
+        if query is not None and citation is not None:
+            raise RequestError("name one thing to forget: a citation (or a note's path), or a query, not both")
         if query is not None:
             return self._forget_query(query, confirm, purge)
         if citation is None:
