@@ -21,13 +21,13 @@ from memoryd.sources.analyzer import analyze
 from memoryd.sources.entries import MARK, entries
 from memoryd.store.rows import ChunkRow
 
-CONSIDERED = 24  # best candidates looked at: a restatement ranked lower is not what the question is about
-WITHIN = 0.4  # ... of those scoring at least this share of the best one's
+CONSIDERED = 24  # best candidates looked at: a change that names the old value may be found among them
+WITHIN = 0.4  # a statement restated only when it scores at least this share of the best one's
 ENTRY_CACHE = 8192  # chunks whose entries' tokens are kept
 MIN_GAP_SECONDS = 86_400.0  # a day: notes written the same day restate nothing
-MIN_COVERAGE = 0.6  # share of the best candidate's query weight a statement's focus must hold to be about it
-MAX_UNCOVERED = 0.2  # share of the earlier focus's query weight the later one may lack
-MAX_UNCOVERED_NAMED = 0.6  # ... when the later one names a rare word of the earlier one (its old value)
+MIN_COVERAGE = 0.5  # share of the best candidate's query weight a statement's focus must hold to be about it
+MAX_UNCOVERED = 0.35  # share of the earlier focus's query weight the later one may lack
+MAX_UNCOVERED_NAMED = 0.4  # ... when the later one names a rare word of the earlier one (its old value)
 RARE_SHARE = 0.02  # a word in at most this share of the chunks (and at least 2) is rare enough to be a value
 RESTATED_SCORE = 0.5  # the later statement scores at least this share of the earlier one's
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
@@ -89,18 +89,21 @@ def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
     return any("superseded" in rows[cid].text and MARK.search(rows[cid].text) for cid in ranked)
 
 
-def _restates(later: Focus, earlier: Focus, query: Mapping[str, float], best: float, rare: frozenset[str]) -> bool:
-    """Whether `later` says again, later, what `earlier` said of the thing asked about: it holds (nearly) all the
-    query words `earlier` holds, or it names a rare word of `earlier` beside the query words they share (the old
-    value: "moved billing's cache off Redis")."""
+def _restates(
+    later: Focus, earlier: Focus, query: Mapping[str, float], best: float, rare: frozenset[str]
+) -> str | None:
+    """How `later` says again, later, what `earlier` said of the thing asked about: "named" when it names a rare
+    word of `earlier` beside the query words they share (the old value: "moved billing's cache off Redis"),
+    "covered" when it holds (nearly) all the query words `earlier` holds; None when it does not."""
     if later.when - earlier.when < MIN_GAP_SECONDS or earlier.weight < MIN_COVERAGE * best:
-        return False
+        return None
     held = sum(query[t] for t in earlier.terms) or 1.0
     lacking = sum(query[t] for t in earlier.terms - later.terms)
+    if later.others & earlier.others & rare and later.terms & earlier.terms and lacking <= MAX_UNCOVERED_NAMED * held:
+        return "named"
     if later.weight >= MIN_COVERAGE * best and lacking <= MAX_UNCOVERED * held:
-        return True
-    named = later.others & earlier.others & rare
-    return bool(named) and bool(later.terms & earlier.terms) and lacking <= MAX_UNCOVERED_NAMED * held
+        return "covered"
+    return None
 
 
 def rerank(
@@ -116,8 +119,7 @@ def rerank(
     the one before it); returns a note per candidate moved, for `explain`."""
     if not scores:
         return {}
-    ranked = sorted(scores, key=lambda cid: -scores[cid])[:CONSIDERED]
-    ranked = [cid for cid in ranked if cid in rows and scores[cid] >= WITHIN * scores[ranked[0]]]
+    ranked = [cid for cid in sorted(scores, key=lambda cid: -scores[cid])[:CONSIDERED] if cid in rows]
     times = [when(rows[cid]) for cid in ranked]
     if len(ranked) < 2 or (max(times) - min(times) < MIN_GAP_SECONDS and not _any_marked(ranked, rows)):
         return {}  # nothing dated apart and nothing marked: no statement can have replaced another
@@ -131,13 +133,17 @@ def rerank(
     rare = frozenset(t for t, n in counts.items() if 0 < n <= max(2, RARE_SHARE * total))
     notes: dict[int, str] = {}
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
+    top = scores[ranked[0]]
     by_time = sorted(foci, key=lambda cid: foci[cid].when)
     for i, earlier in enumerate(by_time):
-        if foci[earlier].weight < MIN_COVERAGE * best:
+        if foci[earlier].weight < MIN_COVERAGE * best or scores[earlier] < WITHIN * top:
             continue
         for later in by_time[i + 1 :]:
-            near = scores[later] >= RESTATED_SCORE * scores[earlier]
-            if near and _restates(foci[later], foci[earlier], query, best, rare):
+            how = _restates(foci[later], foci[earlier], query, best, rare)
+            if how == "named" and scores[later] < scores[earlier]:
+                scores[later] = scores[earlier]  # the change that names the old value takes its place
+                notes[later] = "names the value it replaced"
+            if how and scores[later] >= RESTATED_SCORE * scores[earlier]:
                 newer[earlier].append(later)
     if past:
         _before_first(scores, foci, newer, notes)

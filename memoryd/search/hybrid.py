@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import threading
 import time
 from collections import OrderedDict
@@ -308,7 +309,8 @@ class SearchEngine:
             return
         asked = parse_time(query, dt.datetime.fromtimestamp(now, dt.timezone.utc))
         finals = {cid: info.final for cid, info in explained.items()}
-        moved = boost_asked_time(finals, rows, asked, self._anchor_time) if asked.has_range or asked.anchor else {}
+        anchor = functools.partial(self._anchor_time, ranked=sorted(finals, key=lambda cid: -finals[cid]), rows=rows)
+        moved = boost_asked_time(finals, rows, asked, anchor) if asked.has_range or asked.anchor else {}
         past = asked.past and not asked.current
         frequencies, total = self.store.document_frequencies, self.store.chunk_count()
         for cid, why in rerank(finals, rows, query, frequencies, total, past=past).items():
@@ -317,10 +319,18 @@ class SearchEngine:
             explained[cid].final = finals[cid]
             explained[cid].notes.append(why)
 
-    def _anchor_time(self, event: str) -> float | None:
-        """When an event a query names happened ("before the migration"): the date of the memory that matches it
-        best by keyword."""
-        hits = keyword_search(self.store, event, 1, Filters.parse(), query_terms(event)) if event.strip() else []
+    def _anchor_time(self, event: str, *, ranked: list[int], rows: dict[int, ChunkRow]) -> float | None:
+        """When an event a query names happened ("before the migration", "before Memcached"): the date of the best
+        candidate of the search that names it (the event as the rest of the question frames it), else of the memory
+        that matches it best by keyword."""
+        wanted = set(analyze(event).body.split())
+        if not wanted:
+            return None
+        for cid in ranked:
+            row = rows.get(cid)
+            if row is not None and wanted <= set(analyze(row.text).body.split()):
+                return row.ts if row.ts is not None else row.mtime_ns / 1e9
+        hits = keyword_search(self.store, event, 1, Filters.parse(), query_terms(event))
         row = self.store.chunks_by_ids([hits[0].chunk_id]).get(hits[0].chunk_id) if hits else None
         return None if row is None else (row.ts if row.ts is not None else row.mtime_ns / 1e9)
 
