@@ -957,3 +957,25 @@ def test_a_forget_names_one_thing_and_its_answer_reads_whole(memory: AgentMemory
         "results": [{"forgotten": "memory/a.md#L3-L3"}, {"forgotten": None, "conflict": "memory/b.md#L2-L2 changed"}],
     }
     assert forget_text(partial) == "Forgotten: memory/a.md#L3-L3\nNot forgotten (1): memory/b.md#L2-L2 changed"
+
+
+def test_the_same_fact_written_by_twenty_clients_at_once_is_held_once(memory: AgentMemory, workspace: Path) -> None:
+    import threading
+
+    fact = "The billing service uses Redis for its session cache."
+    start = threading.Barrier(20)
+    answers: list[dict] = []
+
+    def client() -> None:
+        start.wait()
+        answers.append(memory.write(fact))
+
+    threads = [threading.Thread(target=client) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    text = "".join(p.read_text() for p in (workspace / "memory").glob("*.md"))
+    assert text.count("uses Redis for its session cache") == 1
+    written = [a for a in answers if a["written"]]
+    assert len(written) == 1 and all(a["duplicate_of"] == written[0]["citation"] for a in answers if not a["written"])

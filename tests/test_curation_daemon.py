@@ -340,3 +340,26 @@ def test_the_records_in_the_data_dir_are_private(running: d.Daemon, note: Path) 
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     for folder in (agent_dir, agent_dir / "changes"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+def test_the_same_fact_from_twenty_clients_at_once_is_held_once(running: d.Daemon) -> None:
+    import threading
+
+    fact = f"The {os.urandom(3).hex()} service keeps its sessions in Redis for a day."
+    start = threading.Barrier(20)
+    answers: list[dict[str, Any]] = []
+
+    def one() -> None:
+        with MemoryClient(running.socket) as client:
+            start.wait()
+            answers.append(client.write(fact))
+
+    threads = [threading.Thread(target=one) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    written = [a for a in answers if a["written"]]
+    assert len(answers) == 20 and len(written) == 1
+    text = "".join(p.read_text() for p in (running.workspace / "memory").rglob("*.md"))
+    assert text.count(fact) == 1

@@ -54,6 +54,7 @@ class Editing:
         self.record = ForgetRecord(record_path(agent))
         self.changes = ChangeLog(agent.store.parent / "changes")
         self.curator = Curator(agent, redact, self._indexed, self.changes, self.record)
+        self._unindexed: dict[frozenset[str], dict[str, Any]] = {}  # entries written, their index not updated yet
 
     def _indexed(self, path: str) -> dict[int, list[str]]:
         """Each line of a note as the index holds it (what a search's citation was made from): its pieces, as a
@@ -146,26 +147,28 @@ class Editing:
         old = parse_target(self.agent, supersedes) if supersedes else None
         if old is not None:
             self.curator.check_supersedable(old)  # bad input changes nothing: checked before anything is written
+        said = content_words(text)
         with self._lock:
-            held = None if force else self._held(text)
+            # a copy written a moment ago may not be indexed yet: the entries still being indexed are looked at too
+            held = None if force else self._unindexed.get(said) or self._held(text)
             if held is None:
                 target, start_line, end_line = append_entry(self.agent, entry, path)
                 real = target.resolve()
                 rel = display_path(real, real_workspace(self.agent))
                 self._journal().record(target, rel, entry)
+                citation = f"{rel}#L{start_line}-L{end_line}"
+                where = {"path": rel, "start_line": start_line, "end_line": end_line, "citation": citation}
+                if said:
+                    self._unindexed[said] = {"duplicate_of": citation, **where}
         if held is not None:
             answer: dict[str, Any] = {**held, "written": False, "indexed": True, "index_error": None}
         else:
-            index_error = self._reindex(Target(rel, real, False), False)
-            answer = {
-                "path": rel,
-                "start_line": start_line,
-                "end_line": end_line,
-                "citation": f"{rel}#L{start_line}-L{end_line}",
-                "written": True,
-                "indexed": index_error is None,
-                "index_error": index_error,
-            }
+            try:
+                index_error = self._reindex(Target(rel, real, False), False)
+            finally:
+                with self._lock:
+                    self._unindexed.pop(said, None)
+            answer = {**where, "written": True, "indexed": index_error is None, "index_error": index_error}
         if old is not None:  # a duplicate too: the statement it repeats now replaces the old one
             answer["superseded"] = self._mark(old, answer)
         return answer
