@@ -121,8 +121,13 @@ class EntryJournal:
 
     def record_edit(self, target: Path, relative: str, old: list[str], new: list[str]) -> None:
         """Watch an edit just made (the caller holds the write lock): a save from an older copy that brings the
-        old lines back gets the edit made again."""
+        old lines back gets the edit made again. An entry written lately that the edit took out or changed was not
+        dropped by a save: it is no longer watched (else it would be appended again)."""
         old_key, new_key = [normalized(x) for x in old], [normalized(x) for x in new]
+        taken = {line for line in old_key if line.strip()}
+        with self._guard:
+            if (watched := self._notes.get(target)) is not None:
+                watched.entries = [e for e in watched.entries if not taken.intersection(e.key.split("\n"))]
         if not any(old_key):
             return
         try:

@@ -979,3 +979,29 @@ def test_the_same_fact_written_by_twenty_clients_at_once_is_held_once(memory: Ag
     assert text.count("uses Redis for its session cache") == 1
     written = [a for a in answers if a["written"]]
     assert len(written) == 1 and all(a["duplicate_of"] == written[0]["citation"] for a in answers if not a["written"])
+
+
+@pytest.mark.parametrize("kind", ["forget", "update", "supersede", "forget_note"])
+def test_an_entry_written_a_moment_ago_stays_edited(memory: AgentMemory, workspace: Path, kind: str) -> None:
+    """The journal watches a fresh write for an editor's save that drops it: memoryd's own edit of it is no such
+    save, and must not bring it back."""
+    note = workspace / "memory" / "log.md"
+    wrong = memory.write("The deploy key lives in vault path secret/old", path="memory/log.md")
+    memory.write("the deploy runs every Tuesday at noon", path="memory/log.md")
+    if kind == "forget":
+        memory.edits.forget(wrong["citation"])
+    elif kind == "update":
+        memory.edits.update(
+            wrong["citation"], "Bob deploys on Fridays only", "The deploy key lives in vault path secret/old"
+        )
+    elif kind == "supersede":
+        memory.write(
+            "The deploy key lives in vault path secret/new", path="memory/new.md", supersedes=wrong["citation"]
+        )
+    else:
+        memory.edits.forget("memory/log.md")
+    for _ in range(3):
+        memory.journal.settle_now()
+    text = note.read_text() if note.exists() else ""
+    assert "secret/old" not in text.replace("~~The deploy key lives in vault path secret/old~~", "")
+    assert text.count("secret/old") <= 1 and ("Tuesday" in text) == (kind != "forget_note")
