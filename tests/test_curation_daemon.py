@@ -363,3 +363,17 @@ def test_the_same_fact_from_twenty_clients_at_once_is_held_once(running: d.Daemo
     assert len(answers) == 20 and len(written) == 1
     text = "".join(p.read_text() for p in (running.workspace / "memory").rglob("*.md"))
     assert text.count(fact) == 1
+
+
+def test_a_fact_forgotten_right_after_it_was_written_stays_forgotten(running: d.Daemon) -> None:
+    import time
+
+    client = running.client()
+    wrong = f"The deploy key {os.urandom(3).hex()} lives in vault path secret/old."
+    wrote = client.write(wrong, path="journal.md")
+    client.write("the deploy runs every Tuesday at noon", path="journal.md")
+    assert client.forget(wrote["citation"])["forgotten"]
+    time.sleep(1.0)  # the journal watches a fresh write for an editor's save that drops it: this is no such save
+    running.wait_idle(60)
+    assert wrong not in (running.workspace / "memory" / "journal.md").read_text()
+    assert wrong.split()[2] not in "\n".join(h.snippet for h in client.search(wrong, mode="keyword"))
