@@ -1005,3 +1005,37 @@ def test_an_entry_written_a_moment_ago_stays_edited(memory: AgentMemory, workspa
     text = note.read_text() if note.exists() else ""
     assert "secret/old" not in text.replace("~~The deploy key lives in vault path secret/old~~", "")
     assert text.count("secret/old") <= 1 and ("Tuesday" in text) == (kind != "forget_note")
+
+
+def test_undo_writes_nowhere_a_symlink_now_leads(memory: AgentMemory, workspace: Path) -> None:
+    inner = write(workspace / "memory" / "sub" / "inner.md", "- an inner note to forget\n")
+    memory.sync()
+    memory.edits.forget("memory/sub/inner.md")
+    outside = workspace.parent / "outside"
+    outside.mkdir()
+    inner.parent.rmdir()
+    (workspace / "memory" / "sub").symlink_to(outside)  # the folder is now a link out of the workspace
+    before = {**state(memory), **tree(outside)}
+    with pytest.raises(RequestError, match="symlink"):
+        memory.edits.undo()
+    assert {**state(memory), **tree(outside)} == before and not list(outside.iterdir())
+
+
+def test_undo_works_in_a_workspace_named_through_a_symlink(
+    memory_factory: Callable[..., AgentMemory], workspace: Path, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    write(workspace / "memory" / "services.md", NOTE)
+    (tmp_path / "link").symlink_to(workspace)
+    memory = memory_factory()
+    memory.close()
+    linked = AgentMemory(replace(memory.agent, workspace=tmp_path / "link"))
+    try:
+        linked.sync()
+        linked.edits.forget("memory/services.md#L3")
+        linked.edits.forget("memory/services.md")
+        assert linked.edits.undo(2)["undone"] == [2, 1]
+        assert (workspace / "memory" / "services.md").read_bytes() == NOTE.encode()
+    finally:
+        linked.close()

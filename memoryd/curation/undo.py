@@ -16,13 +16,28 @@ from memoryd.curation.changes import MAX_KEPT, Change, ChangeLog
 from memoryd.curation.edits import Outcome, Target, parse_target, writable
 from memoryd.curation.lines import NoteLines
 from memoryd.notes import RequestError
-from memoryd.sources.discovery import real_workspace, unescape_path
+from memoryd.sources.discovery import memory_roots, real_workspace, unescape_path
 from memoryd.sources.forgotten import ForgetRecord
 
 
 def where(agent: Any, change: Change) -> Path:
-    """The file a change was made to (a path shown relative to the workspace, or absolute outside it)."""
-    return real_workspace(agent) / unescape_path(change.path)
+    """The file a change was made to (a path shown relative to the workspace, or absolute outside it). A note's
+    must still lie inside the agent's memory, reached through no symlink (for a forgotten note: the folder it goes
+    back into): the change log is a file on disk, and undo writes where it says."""
+    real = real_workspace(agent) / unescape_path(change.path)
+    if change.kind == "forget_transcript":
+        return real  # only the record changes
+    lexical = Path(os.path.normpath(real))
+    # each root by its own name in its real folder: a root that is a symlink is not followed (and so refused)
+    roots = [Path(os.path.realpath(root.absolute().parent)) / root.name for root in memory_roots(agent)]
+    probe = lexical if os.path.lexists(lexical) else lexical.parent
+    inside = any(lexical == r or r in lexical.parents for r in roots)
+    if not inside or probe.resolve() != probe:
+        raise RequestError(
+            f"{change.path} is no longer inside the agent's memory, or is reached through a symlink; change "
+            f"{change.id} cannot be undone"
+        )
+    return lexical
 
 
 def undoable(agent: Any, changes: ChangeLog, count: int) -> list[Change]:
