@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from memoryd_client.stub import MemoryClient
+
 from . import daemon as d
 from .agent_loop import NODE_BIN, ROOT
 from .conftest import write
@@ -20,6 +22,11 @@ from .test_autorecall import NOTES
 pytestmark = pytest.mark.slow
 NODE24 = ROOT / "tools" / "node" / "node_modules" / ".bin"
 PLUGIN = ROOT / "client" / "memoryd_client" / "assets" / "openclaw"
+# a note of its own for the plugin's forget, update and undo tests, so the other notes stay as they are
+CURATED = {
+    "memory/2026-11-26.md": "# 2026-11-26\n\n- The staging deploy window is Thursday 14:00 UTC.\n"
+    "- The office plant is named Fernando.\n"
+}
 
 
 def environment(home: Path, daemon: d.Daemon) -> dict[str, str]:
@@ -39,9 +46,12 @@ def running(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
         "make node-deps installs Node 24 and openclaw"
     )
     tmp = tmp_path_factory.mktemp("openclaw")
-    for path, text in NOTES.items():
+    for path, text in {**NOTES, **CURATED}.items():
         write(tmp / "ws" / path, text)
     daemon = d.start(tmp, tmp / "ws")
+    with MemoryClient(daemon.socket) as client:  # a statement that a later one replaced: search marks it superseded
+        newer = "We switched the CLI's auth from OAuth device flow to SSO."
+        client.write(newer, supersedes="memory/2026-11-20.md#L3-L3")
     yield tmp, daemon
     d.cleanup(daemon)
 
@@ -51,12 +61,20 @@ def test_the_plugin_with_nodes_test_runner(running) -> None:  # type: ignore[no-
     home = tmp / "node-home"
     home.mkdir()
     env = environment(home, daemon)
-    env.update(EXPECT_PATH="memory/2026-11-24.md", EXPECT_TEXT="Postgres over MySQL")
+    env.update(
+        EXPECT_PATH="memory/2026-11-24.md",
+        EXPECT_TEXT="Postgres over MySQL",
+        FORGET_CITATION="memory/2026-11-26.md#L3-L3",
+        FORGET_TEXT="The staging deploy window is Thursday 14:00 UTC",
+        TOOL_CITATION="memory/2026-11-26.md#L4-L4",
+        TOOL_TEXT="The office plant is named Fernando",
+        SUPERSEDED_QUERY="OAuth device flow for the CLI's auth",
+    )
     done = subprocess.run(
-        ["node", "--test", "test/*.test.mjs"], cwd=PLUGIN, env=env, capture_output=True, text=True, timeout=900
+        ["node", "--test", "test/*.test.mjs"], cwd=PLUGIN, env=env, capture_output=True, text=True, timeout=1800
     )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    assert "ℹ fail 0" in done.stdout and "ℹ pass 9" in done.stdout
+    assert "ℹ fail 0" in done.stdout and "ℹ pass 14" in done.stdout
 
 
 def test_memctl_installs_and_removes_the_openclaw_plugin(running) -> None:  # type: ignore[no-untyped-def]

@@ -1737,6 +1737,9 @@ var require_dist = __commonJS({
   }
 });
 
+// src/index.ts
+import { createInterface } from "node:readline/promises";
+
 // src/rpc.ts
 var import_msgpack = __toESM(require_dist(), 1);
 import { createConnection } from "node:net";
@@ -1822,8 +1825,40 @@ function toResult(hit) {
     ...hit.text_score == null ? {} : { textScore: hit.text_score },
     snippet: hit.snippet,
     source: hit.source === "sessions" ? "sessions" : "memory",
-    citation: hit.citation
+    citation: hit.citation,
+    ...hit.date ? { date: hit.date } : {},
+    ...hit.superseded ? { superseded: hit.superseded } : {}
   };
+}
+function dated(hit) {
+  if (hit.superseded) return hit.date ? `  (${hit.date}; superseded ${hit.superseded})` : `  (superseded ${hit.superseded})`;
+  return hit.date ? `  (${hit.date})` : "";
+}
+function forgetText(done, again) {
+  if (done.conflict && done.current) {
+    return `Nothing forgotten: ${done.conflict}. Current text of ${done.current.citation}:
+${done.current.text}`;
+  }
+  if (done.matches) {
+    if (!done.matches.length) return "Nothing matched; nothing forgotten.";
+    const shown = done.matches.map((m) => `- ${m.citation}: ${m.snippet.trim().replace(/\s+/g, " ").slice(0, 200)}`);
+    const changed = done.conflict ? `${done.conflict}.
+` : "";
+    return `${changed}These would be forgotten:
+${shown.join("\n")}
+${again.replace("{confirm}", done.confirm ?? "")}`;
+  }
+  const gone = Array.isArray(done.forgotten) ? done.forgotten.filter((c) => c) : [done.forgotten];
+  const failed = (done.results ?? []).filter((r) => r.conflict).map((r) => r.conflict);
+  const errors = [done, ...done.results ?? []].map((r) => r.index_error).filter((e) => e);
+  return [
+    gone.length ? `Forgotten: ${gone.join(", ")}` : "Nothing forgotten.",
+    ...failed.map((why) => `Not forgotten: ${why}`),
+    ...errors.map((why) => `(the index is not up to date yet: ${why})`)
+  ].join("\n");
+}
+function changesOf(done) {
+  return done.results ? done.results.filter((r) => r.change != null).length : done.change != null ? 1 : 0;
 }
 function manager(settings) {
   const options = { socket: settings.socket };
@@ -1876,6 +1911,15 @@ function manager(settings) {
       return last;
     },
     refresh,
+    forget(params) {
+      return call("forget", { ...params, agent: settings.agent }, options);
+    },
+    update(params) {
+      return call("update", { ...params, agent: settings.agent }, options);
+    },
+    undo(count = 1) {
+      return call("undo", { count, agent: settings.agent }, options);
+    },
     async sync() {
       await call("sync", { agent: settings.agent, vectors: false, client: "openclaw" }, options);
     },
@@ -1906,7 +1950,7 @@ function tools(settings) {
     },
     async execute(_id, params) {
       const results = await memory.search(params.query, params);
-      const lines = results.map((r) => `[${r.score.toFixed(3)}] ${r.citation}
+      const lines = results.map((r) => `[${r.score.toFixed(3)}] ${r.citation}${dated(r)}
 ${r.snippet}`);
       return { content: text(lines.join("\n\n") || "No memories matched."), details: { results } };
     }
@@ -1929,7 +1973,47 @@ ${r.snippet}`);
       return { content: text(got.text), details: got };
     }
   };
-  return [search, get];
+  const forget = {
+    name: "memory_forget",
+    label: "Memory forget",
+    description: "Forget a memory the user asks you to forget, or one that is wrong: pass the citation memory_search gave (path#Lstart-Lend) or a note's path. Or pass `query` alone: you get the matches and a `confirm` token; show them to the user, and call again with the same query and that token to forget exactly those. A conversation transcript is never edited: its lines are kept out of search. The user can undo it (openclaw memory undo); `purge` keeps no copy and cannot be undone: only when the user asks for that.",
+    parameters: {
+      type: "object",
+      properties: {
+        citation: { type: "string", description: "path#Lstart-Lend as memory_search cites it, or a note's path." },
+        query: { type: "string", description: "Forget what this finds: the first call shows the matches." },
+        confirm: { type: "string", description: "The token the query's first call gave: forget exactly those." },
+        expect: { type: "string", description: "The text you saw at the citation (or its sha256: hash)." },
+        purge: { type: "boolean", description: "Keep nothing of the text (cannot be undone)." }
+      }
+    },
+    async execute(_id, params) {
+      const done = await memory.forget(params);
+      const again = "To forget them, call memory_forget again with the same query and confirm={confirm}.";
+      return { content: text(forgetText(done, again)), details: done };
+    }
+  };
+  const update = {
+    name: "memory_update",
+    label: "Memory update",
+    description: "Correct a memory that is wrong or out of date, in place: replace exactly the cited lines (path#Lstart-Lend) with new text (empty text removes them). `expect` is the text you read there (from memory_get, or the snippet if it showed the whole lines) or its hash; if the lines changed since, nothing is written and you get their current text. The user can undo it (openclaw memory undo).",
+    parameters: {
+      type: "object",
+      properties: {
+        citation: { type: "string", description: "The lines to replace: path#L3-L5." },
+        text: { type: "string", description: "Their new text (empty: remove them)." },
+        expect: { type: "string", description: "What you saw there: the lines' text, or their sha256: hash." }
+      },
+      required: ["citation", "text", "expect"]
+    },
+    async execute(_id, params) {
+      const done = await memory.update(params);
+      const said = done.conflict ? `Not changed: ${done.conflict}. Current text of ${done.current?.citation}:
+${done.current?.text}` : `Updated; now ${done.citation || "removed"}`;
+      return { content: text(said), details: done };
+    }
+  };
+  return [search, get, forget, update];
 }
 function registerCli(api, settings) {
   api.registerCli(
@@ -1938,7 +2022,7 @@ function registerCli(api, settings) {
       memory.command("search").description("Search memory").argument("<query...>", "what to recall").option("--max-results <n>", "how many results", (v) => Number.parseInt(v, 10)).option("--min-score <s>", "drop results below this score", (v) => Number.parseFloat(v)).option("--json", "print JSON").action(async (words, opts) => {
         const results = await manager(settings).search(words.join(" "), opts).catch(fail);
         if (opts.json) print(JSON.stringify({ results }, null, 2));
-        else for (const r of results) print(`${r.score.toFixed(3)}  ${r.citation}
+        else for (const r of results) print(`${r.score.toFixed(3)}  ${r.citation}${dated(r)}
     ${r.snippet.replace(/\s+/g, " ").slice(0, 240)}
 `);
       });
@@ -1955,9 +2039,80 @@ function registerCli(api, settings) {
         ).catch(fail);
         print(done.done ? `memoryd: indexed (${JSON.stringify(done.report ?? {})})` : "memoryd: still indexing");
       });
+      memory.command("forget").description("Forget lines of a note (path#Lx-Ly), a whole note, or what --query finds (shown, then confirmed)").argument("[target...]", "a citation as search shows it (path#Lx-Ly), or a note's path").option("--query <text>", "forget what this finds: the matches are shown and confirmed first").option("--yes", "with --query: forget the matches without asking").option("--expect <text>", "the text you saw there (or its sha256: hash): nothing changes if it differs").option("--purge", "keep nothing of the forgotten text in memoryd's data dir (cannot be undone)").option("--json", "print JSON").action(async (words, opts) => {
+        const target = words.join(" ").trim() || void 0;
+        if (!target === (opts.query === void 0)) {
+          process.stderr.write("memoryd: name one thing to forget: a citation (or a note's path), or --query\n");
+          process.exit(2);
+        }
+        const memory2 = manager(settings);
+        const options = { expect: opts.expect, purge: Boolean(opts.purge) };
+        const show = (done2) => {
+          if (opts.json) print(JSON.stringify(done2, null, 2));
+          else if (done2.matches) for (const m of done2.matches) print(`${m.citation}
+    ${m.snippet.trim().replace(/\s+/g, " ").slice(0, 300)}`);
+          else print(forgotLine(done2));
+        };
+        if (target) {
+          const done2 = await memory2.forget({ citation: target, ...options }).catch(fail);
+          show(done2);
+          if (!done2.forgotten) process.exit(1);
+          return;
+        }
+        const shown = await memory2.forget({ query: opts.query, ...options }).catch(fail);
+        if (!shown.matches?.length) {
+          if (opts.json) print(JSON.stringify(shown, null, 2));
+          else print("memoryd: nothing matched; nothing forgotten");
+          return;
+        }
+        if (!opts.yes) {
+          show(shown);
+          if (opts.json || !process.stdin.isTTY) {
+            process.stderr.write("memoryd: nothing forgotten: run again with --yes, or at a terminal to be asked\n");
+            process.exit(1);
+          }
+          const ask = createInterface({ input: process.stdin, output: process.stdout });
+          const answer = (await ask.question(`Forget these ${shown.matches.length}? [y/N] `)).trim().toLowerCase();
+          ask.close();
+          if (answer !== "y" && answer !== "yes") {
+            print("memoryd: nothing forgotten");
+            process.exit(1);
+          }
+        }
+        const done = await memory2.forget({ query: opts.query, confirm: shown.confirm, ...options }).catch(fail);
+        if (done.matches) {
+          show(done);
+          process.stderr.write(`memoryd: nothing forgotten: ${done.conflict ?? "the matches changed"}
+`);
+          process.exit(1);
+        }
+        show(done);
+        if (done.results?.some((r) => r.conflict)) process.exit(1);
+      });
+      memory.command("undo").description("Undo the last forget or update (or the last N), newest first").option("-n, --count <n>", "how many changes to undo", (v) => Number.parseInt(v, 10)).option("--json", "print JSON").action(async (opts) => {
+        const done = await manager(settings).undo(opts.count ?? 1).catch(fail);
+        if (opts.json) print(JSON.stringify(done, null, 2));
+        else if (!done.results.length) print("memoryd: nothing to undo");
+        else for (const r of done.results) print(`memoryd: undid change ${r.undone} (${r.kind} of ${r.path})${r.index_error ? `; not reindexed yet: ${r.index_error}` : ""}`);
+      });
     },
     { commands: ["memory"] }
   );
+}
+function forgotLine(done) {
+  if (done.conflict && done.current) {
+    return `memoryd: nothing forgotten: ${done.conflict}
+current text of ${done.current.citation}:
+${done.current.text}`;
+  }
+  const gone = Array.isArray(done.forgotten) ? done.forgotten.filter((c) => c) : [done.forgotten];
+  const count = changesOf(done);
+  const undo = count ? ` (undo: openclaw memory undo${count > 1 ? ` -n ${count}` : ""})` : "";
+  return [
+    gone.length ? `memoryd: forgot ${gone.join(", ")}${undo}` : "memoryd: nothing forgotten",
+    ...(done.results ?? []).filter((r) => r.conflict).map((r) => `memoryd: not forgotten: ${r.conflict}`),
+    ...[done, ...done.results ?? []].filter((r) => r.index_error).map((r) => `memoryd: not reindexed yet: ${r.index_error}`)
+  ].join("\n");
 }
 function print(line) {
   process.stdout.write(`${line}
@@ -2029,6 +2184,8 @@ var plugin = {
 };
 var index_default = plugin;
 export {
+  dated,
   index_default as default,
+  forgetText,
   toResult
 };

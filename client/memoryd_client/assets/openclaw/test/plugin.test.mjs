@@ -1,6 +1,8 @@
 // memoryd's OpenClaw plugin with Node's test runner, against the real `openclaw` CLI and a real memoryd daemon.
 // Run by tests/test_openclaw.py, which starts the daemon (MEMORYD_SOCKET) over a workspace whose notes it names
-// (EXPECT_PATH, EXPECT_TEXT) and gives OpenClaw a home of its own (HOME); `npm test` alone needs the same.
+// (EXPECT_PATH, EXPECT_TEXT; FORGET_CITATION and TOOL_CITATION, one line each holding FORGET_TEXT and TOOL_TEXT, for
+// the tests that forget, update and undo; SUPERSEDED_QUERY finds lines a later write marked superseded) and gives
+// OpenClaw a home of its own (HOME); `npm test` alone needs the same.
 import assert from "node:assert/strict"
 import { spawn, spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
@@ -14,7 +16,7 @@ import { encode } from "@msgpack/msgpack"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const plugin = join(here, "..")
-const { MEMORYD_SOCKET, EXPECT_PATH, EXPECT_TEXT } = process.env
+const { EXPECT_PATH, EXPECT_TEXT, FORGET_CITATION, FORGET_TEXT, TOOL_CITATION, TOOL_TEXT, SUPERSEDED_QUERY } = process.env
 
 function openclaw(args, env = {}) {
   const done = spawnSync("openclaw", args, { encoding: "utf8", env: { ...process.env, ...env }, timeout: 120_000 })
@@ -40,6 +42,18 @@ test("openclaw memory search is answered by memoryd", () => {
   assert.match(results[0].snippet, new RegExp(EXPECT_TEXT))
   assert.match(results[0].citation, /#L\d+-L\d+$/)
   assert.ok(results[0].startLine >= 1 && results[0].endLine >= results[0].startLine)
+})
+
+test("openclaw memory search shows each result's date, and that a later note superseded it", () => {
+  const day = EXPECT_PATH.match(/\d{4}-\d{2}-\d{2}/)[0] // a daily note's date is its name's
+  const found = openclaw(["memory", "search", "which", "database", "does", "Alice", "prefer"])
+  assert.equal(found.code, 0, found.err)
+  assert.match(found.out, new RegExp(`${EXPECT_PATH}#L\\d+-L\\d+  \\(${day}\\)`))
+  const json = JSON.parse(openclaw(["memory", "search", "--json", "which", "database", "does", "Alice", "prefer"]).out)
+  assert.equal(json.results[0].date, day)
+  const old = openclaw(["memory", "search", SUPERSEDED_QUERY])
+  assert.equal(old.code, 0, old.err)
+  assert.match(old.out, /\(\d{4}-\d{2}-\d{2}; superseded \d{4}-\d{2}-\d{2} by memory\/\S+#L\d+-L\d+\)/)
 })
 
 test("openclaw memory status and index speak for memoryd", () => {
@@ -155,26 +169,104 @@ test("a reply gets memoryd's recall before it, and small talk none", async () =>
   }
 })
 
+let turns = 0
+
+/** A real agent turn whose model calls `tool` with `input`: the tool result the model was sent back (JSON). */
+async function callTool(tool, input) {
+  const { server, bodies } = fakeAnthropic({ name: tool, input })
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+  try {
+    const url = `http://127.0.0.1:${server.address().port}`
+    assert.equal(openclaw(["config", "set", "models.providers.anthropic.baseUrl", url]).code, 0)
+    const session = `memoryd-${tool}-${process.pid}-${turns++}`
+    const done = await turn(`use ${tool} please`, { ANTHROPIC_API_KEY: "sk-ant-test" }, session)
+    assert.equal(done.code, 0, done.err.slice(-2000))
+    const answered = bodies.find((body) => body.includes("tool_result"))
+    assert.ok(answered, `no tool result came back for ${tool}`)
+    const messages = JSON.parse(answered).messages
+    return JSON.stringify(messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((c) => c.type === "tool_result"))
+  } finally {
+    server.close()
+  }
+}
+
 test("the agent's memory_search and memory_get tools are answered by memoryd", async () => {
   for (const [tool, input, expected] of [
     ["memory_search", { query: "payment_processor retries" }, "jittered backoff"],
     ["memory_get", { path: EXPECT_PATH, from: 1, lines: 5 }, EXPECT_TEXT],
   ]) {
-    const { server, bodies } = fakeAnthropic({ name: tool, input })
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
-    try {
-      const url = `http://127.0.0.1:${server.address().port}`
-      assert.equal(openclaw(["config", "set", "models.providers.anthropic.baseUrl", url]).code, 0)
-      const done = await turn(`use ${tool} please`, { ANTHROPIC_API_KEY: "sk-ant-test" }, `memoryd-${tool}-${process.pid}`)
-      assert.equal(done.code, 0, done.err.slice(-2000))
-      const answered = bodies.find((body) => body.includes("tool_result"))
-      assert.ok(answered, `no tool result came back for ${tool}`)
-      const result = JSON.stringify(JSON.parse(answered).messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((c) => c.type === "tool_result"))
-      assert.ok(result.includes(expected), result.slice(0, 3000))
-    } finally {
-      server.close()
-    }
+    const result = await callTool(tool, input)
+    assert.ok(result.includes(expected), result.slice(0, 3000))
   }
+})
+
+/** The snippets `openclaw memory search` finds for `query`. */
+function snippets(query) {
+  const found = openclaw(["memory", "search", "--json", query])
+  assert.equal(found.code, 0, found.err)
+  return JSON.parse(found.out).results.map((r) => r.snippet).join("\n")
+}
+
+function undo(count = 1) {
+  const undone = openclaw(["memory", "undo", "-n", String(count)])
+  assert.equal(undone.code, 0, undone.err)
+  return undone.out
+}
+
+test("openclaw memory forget --query without --yes shows the matches and changes nothing", () => {
+  const asked = openclaw(["memory", "forget", "--query", FORGET_TEXT]) // stdin is a pipe here, not a terminal
+  assert.equal(asked.code, 1, asked.err)
+  assert.ok(asked.out.includes(FORGET_CITATION.split("#")[0]), asked.out)
+  assert.match(asked.err, /nothing forgotten: run again with --yes/)
+  assert.ok(snippets(FORGET_TEXT).includes(FORGET_TEXT))
+})
+
+test("a line forgotten with openclaw memory forget is gone from search, and openclaw memory undo brings it back", () => {
+  const forgot = openclaw(["memory", "forget", FORGET_CITATION])
+  assert.equal(forgot.code, 0, forgot.err)
+  assert.equal(forgot.out, `memoryd: forgot ${FORGET_CITATION} (undo: openclaw memory undo)\n`)
+  assert.ok(!snippets(FORGET_TEXT).includes(FORGET_TEXT))
+  const again = openclaw(["memory", "forget", FORGET_CITATION, "--expect", FORGET_TEXT]) // those lines hold other text now
+  assert.equal(again.code, 1, again.err)
+  assert.match(again.out, /nothing forgotten: .*changed since it was read\ncurrent text of /)
+  assert.match(undo(), new RegExp(`^memoryd: undid change \\d+ \\(forget of ${FORGET_CITATION.split("#")[0]}\\)\n$`))
+  assert.ok(snippets(FORGET_TEXT).includes(FORGET_TEXT))
+})
+
+test("openclaw memory forget --query --yes forgets what it shows", () => {
+  const forgot = openclaw(["memory", "forget", "--query", FORGET_TEXT, "--yes"])
+  assert.equal(forgot.code, 0, forgot.err)
+  const count = Number(forgot.out.match(/undo -n (\d+)/)?.[1] ?? 1)
+  assert.match(forgot.out, new RegExp(`^memoryd: forgot .*${FORGET_CITATION.split("#")[0]}`))
+  assert.ok(!snippets(FORGET_TEXT).includes(FORGET_TEXT))
+  assert.equal(undo(count).trim().split("\n").length, count)
+  assert.ok(snippets(FORGET_TEXT).includes(FORGET_TEXT))
+})
+
+test("the agent's memory_forget and memory_update tools change memory, and undo puts it back", async () => {
+  const forgot = await callTool("memory_forget", { citation: TOOL_CITATION })
+  assert.ok(forgot.includes(`Forgotten: ${TOOL_CITATION}`), forgot.slice(0, 3000))
+  assert.ok(!snippets(TOOL_TEXT).includes(TOOL_TEXT))
+  assert.match(undo(), /undid change \d+ \(forget of /)
+  assert.ok(snippets(TOOL_TEXT).includes(TOOL_TEXT))
+
+  const shown = await callTool("memory_forget", { query: FORGET_TEXT })
+  const confirm = shown.match(/confirm=([0-9a-f]+)/)?.[1]
+  assert.ok(confirm && shown.includes("These would be forgotten"), shown.slice(0, 3000))
+  assert.ok(snippets(FORGET_TEXT).includes(FORGET_TEXT)) // shown, not forgotten yet
+  const confirmed = await callTool("memory_forget", { query: FORGET_TEXT, confirm })
+  assert.ok(confirmed.includes("Forgotten: "), confirmed.slice(0, 3000))
+  assert.ok(!snippets(FORGET_TEXT).includes(FORGET_TEXT))
+  const count = (confirmed.match(/Forgotten: ([^"\\]*)/)[1].match(/#L/g) ?? [1]).length
+  undo(count)
+  assert.ok(snippets(FORGET_TEXT).includes(FORGET_TEXT))
+
+  const replacement = "- The office plant is named Gustavo now."
+  const updated = await callTool("memory_update", { citation: TOOL_CITATION, text: replacement, expect: `- ${TOOL_TEXT}.` })
+  assert.ok(updated.includes("Updated; now "), updated.slice(0, 3000))
+  assert.ok(snippets("office plant Gustavo").includes("Gustavo now"))
+  assert.match(undo(), /undid change \d+ \(update of /)
+  assert.ok(snippets(TOOL_TEXT).includes(TOOL_TEXT) && !snippets("office plant Gustavo").includes("Gustavo now"))
 })
 
 test("removing hands the memory slot back", () => {
