@@ -52,9 +52,8 @@ def tree(*roots: Path) -> dict[str, bytes | str]:
 
 
 def state(memory: AgentMemory) -> dict[str, bytes | str]:
-    """The workspace's files, the change log and the forget record."""
-    data = memory.agent.store.parent
-    return {**tree(memory.agent.workspace), **tree(data / "changes"), **tree(data / "forgotten.json")}
+    """The workspace's files, the change log, the forget record and any temp file beside them."""
+    return {**tree(memory.agent.workspace), **tree(memory.agent.store.parent)}  # the index aside
 
 
 def hits(memory: AgentMemory, query: str, mode: str = "keyword") -> str:
@@ -1039,3 +1038,32 @@ def test_undo_works_in_a_workspace_named_through_a_symlink(
         assert (workspace / "memory" / "services.md").read_bytes() == NOTE.encode()
     finally:
         linked.close()
+
+
+@pytest.mark.parametrize("operation", ["forget", "update", "forget transcript"])
+def test_a_full_disk_when_the_change_is_recorded_changes_nothing(
+    with_sessions: Callable[[], AgentMemory],
+    sessions: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    operation: str,
+) -> None:
+    from memoryd import durable
+
+    write(workspace / "memory" / "services.md", NOTE)
+    write(sessions / "chat.jsonl", turn("user", "my locker code is 4417 at the gym") + "\n")
+    memory = with_sessions()
+    memory.sync()
+    memory.edits.forget("memory/services.md#L6")  # the record and the log exist already
+    before = state(memory)
+    monkeypatch.setattr(durable, "os", _FullDisk(room=0))
+    with pytest.raises(OSError):
+        if operation == "forget":
+            memory.edits.forget("memory/services.md#L3")
+        elif operation == "update":
+            memory.edits.update("memory/services.md#L3", "- replaced", REDIS.join(["- ", ""]))
+        else:
+            memory.edits.forget("sessions/chat.jsonl#L1")
+    monkeypatch.undo()
+    assert state(memory) == before
+    assert "4417" in hits(memory, "locker code") and REDIS in hits(memory, "billing Redis cache")
