@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -45,6 +45,21 @@ URGENT_CHUNKS = 16  # a write waits for at most this many new chunks to be embed
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a Markdown note bigger than this is skipped, not embedded for hours
 
 
+class SharedRecord:
+    """The forget record's copy in the store's meta: in a shared store, what every daemon of the namespace reads."""
+
+    KEY = "forgotten"
+
+    def __init__(self, store: Callable[[], MemoryStore]) -> None:
+        self._store = store
+
+    def read(self) -> str | None:
+        return self._store().get_meta(self.KEY)
+
+    def write(self, text: str) -> None:
+        self._store().set_meta(self.KEY, text)
+
+
 class Syncer:
     """Runs syncs for one agent. Not thread-safe: callers run one sync at a time per agent.
 
@@ -62,7 +77,7 @@ class Syncer:
         self.embed_inline = embed_inline
         self.redact = Redactor.create(agent.redact)
         self.skipped_lines: dict[str, LineErrors] = {}  # transcripts: malformed lines passed over, by path
-        self.forgotten = ForgetRecord(record_path(agent))
+        self.forgotten = ForgetRecord(record_path(agent), shared=SharedRecord(lambda: self.store))
 
     # -- state of the vector space ------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ transcript it indexes; `get` masks the same lines."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -19,13 +20,14 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memoryd.durable import private_folder, replace_privately
 from memoryd.settings import AgentConfig
 from memoryd.sources.transcripts import BadLine, Turn, parse_line
 
 FORGOTTEN = "[forgotten]"
+SHARED_SECONDS = 1.0  # how often the shared store's copy is read again
 SHINGLE = 5  # words per hashed run
 MIN_SHINGLES = 2  # a passage shorter than this many runs is matched whole
 MATCH_SHARE = 0.8  # a transcript line holding this share of a passage's runs holds the passage
@@ -67,33 +69,46 @@ class Record:
 class ForgetRecord:
     """The record, re-read when the file changes (another daemon of the namespace, a person's edit)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, shared: Shared | None = None) -> None:
         self.path = path
+        self.shared = shared  # the namespace's copy in a shared store, which every daemon of it reads and writes
+        self._shared_seen: tuple[float, str | None] = (0.0, None)
         self._lock = threading.Lock()
         self._seen: tuple[int, int, int, int] | None = None
         self._record = Record()
         self._index: dict[str, list[int]] = {}  # run -> passages holding it
         self._turns: set[str] = set()  # the forgotten turns' hashes
 
+    def _shared_text(self) -> str | None:
+        """The shared store's copy, read at most once a SHARED_SECONDS (a sync asks for it line by line)."""
+        if self.shared is None:
+            return None
+        read_at, text = self._shared_seen
+        if time.monotonic() - read_at >= SHARED_SECONDS:
+            with contextlib.suppress(Exception):  # a store that cannot be read now: what was read last stands
+                text = self.shared.read()
+            self._shared_seen = (time.monotonic(), text)
+        return text
+
     def _fresh(self) -> Record:
         try:
             stat = os.stat(self.path)
+            # the inode too: each save is a new file, and two saves within the clock's step may have one size, time
+            key: tuple[Any, ...] = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
         except FileNotFoundError:
-            if self._seen is not None:
-                self._seen, self._record, self._index, self._turns = None, Record(), {}, set()
-            return self._record
-        # the inode too: each save is a new file, and two saves within the clock's step may have one size and time
-        key = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
+            key = ()
+        shared = self._shared_text()
+        key = (*key, shared)
         if key != self._seen:
             try:
-                raw = json.loads(self.path.read_text("utf-8"))
-                record = Record(
-                    {str(k): sorted(int(n) for n in v) for k, v in dict(raw.get("transcripts", {})).items()},
-                    [p for p in raw.get("passages", []) if isinstance(p, dict) and p.get("runs")],
-                    [t for t in raw.get("turns", []) if isinstance(t, dict) and isinstance(t.get("hash"), str)],
-                )
+                record = _parsed(json.loads(self.path.read_text("utf-8"))) if len(key) > 1 else Record()
+            except FileNotFoundError:
+                record = Record()
             except (OSError, ValueError, TypeError, AttributeError):
                 record = self._record  # a half-written or hand-broken file: keep what was known
+            if shared:
+                with contextlib.suppress(ValueError, TypeError, AttributeError):  # a copy another daemon broke
+                    _merge(record, json.loads(shared))
             self._record, self._seen = record, key
             self._index = {}
             self._turns = {t["hash"] for t in record.turns}
@@ -224,17 +239,7 @@ class ForgetRecord:
         raw = json.loads(other.read_text("utf-8"))
         with self._lock:
             record = self._fresh()
-            for path, numbers in dict(raw.get("transcripts", {})).items():
-                record.transcripts[str(path)] = sorted(set(record.transcripts.get(str(path), [])) | set(numbers))
-            known = {json.dumps(p, sort_keys=True) for p in record.passages}
-            for passage in raw.get("passages", []):
-                if (
-                    isinstance(passage, dict)
-                    and passage.get("runs")
-                    and json.dumps(passage, sort_keys=True) not in known
-                ):
-                    record.passages.append(passage)
-            record.turns += [t for t in raw.get("turns", []) if isinstance(t, dict) and t not in record.turns]
+            _merge(record, raw)
             self._save(record)
 
     def _save(self, record: Record) -> None:
@@ -246,8 +251,41 @@ class ForgetRecord:
             "passages": record.passages,
             "turns": record.turns,
         }
-        replace_privately(self.path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
+        encoded = json.dumps(data, ensure_ascii=False, indent=1)
+        replace_privately(self.path, encoded.encode("utf-8"))
+        if self.shared is not None:  # the record as this daemon now holds it, the namespace's copy merged in
+            try:
+                self.shared.write(encoded)
+                self._shared_seen = (time.monotonic(), encoded)
+            except Exception:  # a standby or a reader cannot write the store: its own record still holds
+                pass
         self._seen = None  # re-read (and re-index) at the next use
+
+
+class Shared(Protocol):
+    """Where a shared store keeps the namespace's record (PostgreSQL's meta table), so that every daemon of the
+    namespace leaves out what any of them forgot, and a standby that takes over does too."""
+
+    def read(self) -> str | None: ...
+    def write(self, text: str) -> None: ...
+
+
+def _parsed(raw: dict[str, Any]) -> Record:
+    return Record(
+        {str(k): sorted(int(n) for n in v) for k, v in dict(raw.get("transcripts", {})).items()},
+        [p for p in raw.get("passages", []) if isinstance(p, dict) and p.get("runs")],
+        [t for t in raw.get("turns", []) if isinstance(t, dict) and isinstance(t.get("hash"), str)],
+    )
+
+
+def _merge(record: Record, raw: dict[str, Any]) -> None:
+    """Add what another record holds to `record` (nothing twice)."""
+    other = _parsed(raw)
+    for path, numbers in other.transcripts.items():
+        record.transcripts[path] = sorted(set(record.transcripts.get(path, [])) | set(numbers))
+    known = {json.dumps(p, sort_keys=True) for p in record.passages}
+    record.passages += [p for p in other.passages if json.dumps(p, sort_keys=True) not in known]
+    record.turns += [t for t in other.turns if t not in record.turns]
 
 
 def turn_key(text: str) -> str | None:
