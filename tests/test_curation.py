@@ -53,7 +53,11 @@ def tree(*roots: Path) -> dict[str, bytes | str]:
 
 def state(memory: AgentMemory) -> dict[str, bytes | str]:
     """The workspace's files, the change log, the forget record and any temp file beside them."""
-    return {**tree(memory.agent.workspace), **tree(memory.agent.store.parent)}  # the index aside
+    found = {**tree(memory.agent.workspace), **tree(memory.agent.store.parent)}  # the index aside
+    record = str(memory.agent.store.parent / "forgotten.json")
+    if record in found and not any(v for k, v in json.loads(found[record]).items() if k != "about"):
+        del found[record]  # a record that holds nothing is no record
+    return found
 
 
 def hits(memory: AgentMemory, query: str, mode: str = "keyword") -> str:

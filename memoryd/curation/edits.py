@@ -6,6 +6,7 @@ The caller (AgentMemory) holds the agent's write lock around each call and index
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import itertools
 import os
@@ -20,22 +21,14 @@ from typing import Any
 from memoryd.curation import notefile
 from memoryd.curation.changes import Change, ChangeLog, Region
 from memoryd.curation.lines import MARK, LinesOutside, NoteLines, lines_hash, relative_link, same_text, struck
+from memoryd.curation.target import Target, writable
+from memoryd.curation.target import parse_target as parse_target  # re-exported: callers name it here
 from memoryd.notes import RequestError
-from memoryd.sources.discovery import (
-    PathOutsideSources,
-    SourceFileMissing,
-    display_path,
-    is_transcript,
-    real_workspace,
-    resolve_source_path,
-    unescape_path,
-)
 from memoryd.sources.forgotten import ForgetRecord
 from memoryd.sources.redact import MASK
 from memoryd.sources.transcripts import turns_of
 
 _STRUCK = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s+)?~~.*~~\s*$")  # a line struck through whole
-CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
 
 class Stale(Exception):
@@ -46,19 +39,6 @@ class Stale(Exception):
         self.current = current
 
 
-@dataclass(frozen=True)
-class Target:
-    path: str  # as citations name it
-    real: Path
-    transcript: bool
-    start: int | None = None  # None: the whole note
-    end: int | None = None
-
-    @property
-    def citation(self) -> str:
-        return self.path if self.start is None else f"{self.path}#L{self.start}-L{self.end}"
-
-
 @dataclass
 class Outcome:
     """What an edit did: the answer for the caller, and the files to index again."""
@@ -67,53 +47,6 @@ class Outcome:
     reindex: list[Target] = field(default_factory=list)
     passages: list[str] = field(default_factory=list)  # text the forget record now keeps out of transcripts
     replaced: tuple[list[str], list[str]] | None = None  # a note's lines before and after: watched for a stale save
-
-
-def parse_target(agent: Any, citation: str) -> Target:
-    """A citation (`path#L3-L5`, `path#L3`) or a note's path, resolved inside the agent's sources."""
-    if not isinstance(citation, str) or not citation.strip():
-        raise RequestError("name what to change: a citation (path#L3-L5) or a note's path")
-    match = CITATION.match(citation.strip())
-    path, start, end = (
-        (match["path"], int(match["start"]), int(match["end"] or match["start"]))
-        if match
-        else (
-            citation.strip(),
-            None,
-            None,
-        )
-    )
-    try:
-        real = resolve_source_path(agent, path)
-    except SourceFileMissing as exc:
-        raise RequestError(str(exc)) from None
-    except PathOutsideSources as exc:
-        raise RequestError(str(exc)) from None
-    _no_symlink(agent, path, real)
-    shown = display_path(real, real_workspace(agent))
-    return Target(shown, real, is_transcript(real), start, end)
-
-
-def _no_symlink(agent: Any, path: str, real: Path) -> None:
-    """Refuse a path that reaches its file through a symlink (the note itself, or a folder on the way): memoryd
-    indexes no symlink, so it edits, deletes or marks a file only by the path it is indexed under."""
-    for spelling in dict.fromkeys((path, unescape_path(path))):
-        raw = Path(os.path.expanduser(spelling))
-        if Path(os.path.normpath(raw if raw.is_absolute() else real_workspace(agent) / raw)) == real:
-            return
-    raise RequestError(f"{path!r} goes through a symlink; name the file itself, as a citation does")
-
-
-def writable(target: Target) -> None:
-    """A note memoryd may rewrite: a regular file, not a symlink, that its owner may write."""
-    try:
-        found = os.stat(target.real, follow_symlinks=False)
-    except OSError as exc:
-        raise RequestError(f"{target.path} cannot be read: {exc.strerror or exc}") from None
-    if not stat_module.S_ISREG(found.st_mode):
-        raise RequestError(f"{target.path} is not a regular file; memoryd edits only regular files")
-    if not found.st_mode & stat_module.S_IWUSR or not os.access(target.real, os.W_OK):
-        raise RequestError(f"{target.path} is read-only; nothing changed")
 
 
 class Curator:
@@ -191,19 +124,15 @@ class Curator:
             kept["above"], kept["below"] = note.context(first, first - 1)
             return note.dump()
 
-        record = self.changes.add(Change(0, "forget", target.path, time.time(), citation=target.citation))
-        try:
-            notefile.rewrite(target.real, change)
-        except BaseException:
-            self.changes.drop(record)
-            raise
-        if purge:
-            record.purged = True
-        else:
-            record.before = Region(kept["first"], kept["before"])
-            record.after = Region(kept["first"], [], kept["above"], kept["below"])
-        self.changes.save(record)
-        self.record.add(passages=[kept["removed"]], source=f"change:{record.id}")
+        def fill(record: Change) -> list[str]:
+            if purge:
+                record.purged = True
+            else:
+                record.before = Region(kept["first"], kept["before"])
+                record.after = Region(kept["first"], [], kept["above"], kept["below"])
+            return [kept["removed"]]
+
+        record = self._apply(target, "forget", change, kept, fill)
         answer = {"forgotten": target.citation, "path": target.path, "lines": kept["last"] - kept["first"] + 1}
         replaced: tuple[list[str], list[str]] = (kept["before"], [])
         return Outcome({**answer, "change": record.id}, [target], [kept["removed"]], replaced)
@@ -322,6 +251,39 @@ class Curator:
 
         return self._edit(target, "supersede", change, kept, None, by)
 
+    def _apply(
+        self,
+        target: Target,
+        kind: str,
+        change: Callable[[bytes], bytes],
+        kept: dict[str, Any],
+        fill: Callable[[Change], list[str]],
+    ) -> Change:
+        """Make a change of a note with its record kept first: previewed on the note as it is (refusing before
+        anything is written), its record (what it replaces) and the text it keeps out of transcripts saved durably,
+        and only then the note rewritten; a failed rewrite takes both back, so a full disk at any step changes
+        nothing. When an editor's save made the change land elsewhere, the record follows it."""
+        change(target.real.read_bytes())
+        record = Change(0, kind, target.path, time.time(), citation=target.citation)
+        passages = fill(record)
+        self.changes.add(record)
+        source, seen = f"change:{record.id}", dict(kept)
+        try:
+            if passages:
+                self.record.add(passages=passages, source=source)
+            notefile.rewrite(target.real, change)
+        except BaseException:
+            self.changes.drop(record)
+            with contextlib.suppress(OSError):
+                self.record.remove(source=source)
+            raise
+        if kept != seen:  # the note is right already: keeping its record up to date is all that is left
+            with contextlib.suppress(OSError):
+                self.record.remove(source=source)
+                self.record.add(passages=fill(record), source=source)
+                self.changes.save(record)
+        return record
+
     def _edit(
         self,
         target: Target,
@@ -332,21 +294,18 @@ class Curator:
         by: str | None = None,
     ) -> Outcome:
         assert target.start is not None
-        record = self.changes.add(Change(0, kind, target.path, time.time(), citation=target.citation))
-        try:
-            notefile.rewrite(target.real, change)
-        except BaseException:
-            self.changes.drop(record)
-            raise
+        start = target.start
+
+        def fill(record: Change) -> list[str]:
+            after = kept.get("new", new_lines) or []
+            record.before = Region(start, kept["before"])
+            record.after = Region(start, after, kept["above"], kept["below"])
+            record.new_citation = f"{target.path}#L{start}-L{start + len(after) - 1}" if after else None
+            return ["\n".join(kept["before"])] if kind == "update" else []
+
+        record = self._apply(target, kind, change, kept, fill)
         after = kept.get("new", new_lines) or []
-        record.before = Region(target.start, kept["before"])
-        record.after = Region(target.start, after, kept["above"], kept["below"])
-        end = target.start + len(after) - 1
-        record.new_citation = f"{target.path}#L{target.start}-L{end}" if after else None
-        self.changes.save(record)
         passages = ["\n".join(kept["before"])] if kind == "update" else []
-        if passages:
-            self.record.add(passages=passages, source=f"change:{record.id}")
         answer: dict[str, Any] = {"path": target.path, "change": record.id, "citation": record.new_citation}
         if by is not None:
             answer["superseded"], answer["by"] = target.citation, by

@@ -13,8 +13,9 @@ from typing import Any
 
 from memoryd.curation import notefile
 from memoryd.curation.changes import MAX_KEPT, Change, ChangeLog
-from memoryd.curation.edits import Outcome, Target, parse_target, writable
+from memoryd.curation.edits import Outcome
 from memoryd.curation.lines import NoteLines
+from memoryd.curation.target import Target, parse_target, writable
 from memoryd.notes import RequestError
 from memoryd.sources.discovery import memory_roots, real_workspace, unescape_path
 from memoryd.sources.forgotten import ForgetRecord
