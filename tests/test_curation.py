@@ -648,18 +648,19 @@ def test_a_read_only_note_is_refused(memory: AgentMemory, workspace: Path, opera
 
 
 class _FullDisk:
-    """The os module as notefile sees it, with a disk that fills up after `room` bytes."""
+    """The os module as notefile sees it, with a disk that fills up after `room` bytes, or after `writes` writes."""
 
-    def __init__(self, room: int) -> None:
-        self.room = room
+    def __init__(self, room: int = 1 << 30, writes: int | None = None) -> None:
+        self.room, self.writes = room, writes
 
     def __getattr__(self, name: str) -> object:
         return getattr(os, name)
 
     def write(self, fd: int, data: bytes | memoryview) -> int:
-        if len(data) > self.room:
+        if len(data) > self.room or self.writes == 0:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         self.room -= len(data)
+        self.writes = None if self.writes is None else self.writes - 1
         return os.write(fd, data)
 
 
@@ -1044,13 +1045,15 @@ def test_undo_works_in_a_workspace_named_through_a_symlink(
         linked.close()
 
 
-@pytest.mark.parametrize("operation", ["forget", "update", "forget transcript"])
+@pytest.mark.parametrize("writes", [0, 1], ids=["the change log", "the forget record"])
+@pytest.mark.parametrize("operation", ["forget", "update", "forget note", "forget transcript"])
 def test_a_full_disk_when_the_change_is_recorded_changes_nothing(
     with_sessions: Callable[[], AgentMemory],
     sessions: Path,
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
     operation: str,
+    writes: int,
 ) -> None:
     from memoryd import durable
 
@@ -1060,10 +1063,12 @@ def test_a_full_disk_when_the_change_is_recorded_changes_nothing(
     memory.sync()
     memory.edits.forget("memory/services.md#L6")  # the record and the log exist already
     before = state(memory)
-    monkeypatch.setattr(durable, "os", _FullDisk(room=0))
+    monkeypatch.setattr(durable, "os", _FullDisk(writes=writes))  # the disk fills at the first write, or the next
     with pytest.raises(OSError):
         if operation == "forget":
             memory.edits.forget("memory/services.md#L3")
+        elif operation == "forget note":
+            memory.edits.forget("memory/services.md")
         elif operation == "update":
             memory.edits.update("memory/services.md#L3", "- replaced", REDIS.join(["- ", ""]))
         else:

@@ -139,18 +139,21 @@ class Curator:
 
     def _forget_note(self, target: Target, purge: bool) -> Outcome:
         data = target.real.read_bytes()
-        record = self.changes.add(
-            Change(0, "forget_note", target.path, time.time(), citation=target.path, purged=purge)
-        )
+        record = Change(0, "forget_note", target.path, time.time(), citation=target.path, purged=purge)
         if not purge:
             record.note = data.decode("utf-8", errors="surrogateescape")
             record.mode = stat_module.S_IMODE(os.stat(target.real, follow_symlinks=False).st_mode)
-            self.changes.save(record)
-        if not notefile.remove(target.real, data):
-            self.changes.drop(record)
-            raise RequestError(f"{target.path} changed while it was being forgotten; nothing changed, try again")
+        self.changes.add(record)  # the record first, the note last: a failure between changes nothing
         text = data.decode("utf-8", errors="replace")
-        self.record.add(passages=[text], source=f"change:{record.id}")
+        try:
+            self.record.add(passages=[text], source=f"change:{record.id}")
+            removed = notefile.remove(target.real, data)
+        except BaseException:
+            self._take_back(record)
+            raise
+        if not removed:
+            self._take_back(record)
+            raise RequestError(f"{target.path} changed while it was being forgotten; nothing changed, try again")
         answer = {"forgotten": target.path, "path": target.path, "change": record.id}
         return Outcome(answer, [target], [text], (NoteLines.parse(data).lines, []))
 
@@ -161,13 +164,17 @@ class Curator:
         if start < 1 or end < start or end > total:
             raise RequestError(f"{target.citation} is outside the transcript, which has {total} lines")
         lines = list(range(start, end + 1))
-        record = self.changes.add(
-            Change(0, "forget_transcript", target.path, time.time(), citation=target.citation, transcript_lines=lines)
-        )
         with open(target.real, "rb") as handle:  # its turns' words: kept out of a copy, or of the file renamed
             cited = enumerate(itertools.islice(handle, start - 1, end), start)
             said = [self.redact(turn.text) for turn in turns_of([(n, b.decode("utf-8", "replace")) for n, b in cited])]
-        self.record.add(transcript=target.path, lines=lines, turns=said, source=f"change:{record.id}")
+        record = self.changes.add(
+            Change(0, "forget_transcript", target.path, time.time(), citation=target.citation, transcript_lines=lines)
+        )
+        try:
+            self.record.add(transcript=target.path, lines=lines, turns=said, source=f"change:{record.id}")
+        except BaseException:
+            self._take_back(record)
+            raise
         answer = {"forgotten": target.citation, "path": target.path, "lines": len(lines), "change": record.id}
         return Outcome(answer, [target])
 
@@ -273,9 +280,7 @@ class Curator:
                 self.record.add(passages=passages, source=source)
             notefile.rewrite(target.real, change)
         except BaseException:
-            self.changes.drop(record)
-            with contextlib.suppress(OSError):
-                self.record.remove(source=source)
+            self._take_back(record)
             raise
         if kept != seen:  # the note is right already: keeping its record up to date is all that is left
             with contextlib.suppress(OSError):
@@ -283,6 +288,12 @@ class Curator:
                 self.record.add(passages=fill(record), source=source)
                 self.changes.save(record)
         return record
+
+    def _take_back(self, record: Change) -> None:
+        """Forget the record of a change that was not made after all (and what it added to the forget record)."""
+        self.changes.drop(record)
+        with contextlib.suppress(OSError):
+            self.record.remove(source=f"change:{record.id}")
 
     def _edit(
         self,
