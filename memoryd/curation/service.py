@@ -18,6 +18,7 @@ from memoryd.curation.matches import matching_entries
 from memoryd.curation.notefile import NoteChanged
 from memoryd.curation.undo import undo_change, undoable, where
 from memoryd.entry_journal import EntryJournal
+from memoryd.ingest.shared import SharedRecord
 from memoryd.notes import RequestError, append_entry, entry_text
 from memoryd.search.filters import Filters
 from memoryd.search.keyword import keyword_search
@@ -51,7 +52,7 @@ class Editing:
         self.agent = agent
         self._store, self._lock, self._journal, self._reindex = store, lock, journal, reindex
         self._search, self._get = search, get
-        self.record = ForgetRecord(record_path(agent))
+        self.record = ForgetRecord(record_path(agent), shared=SharedRecord(store))
         self.changes = ChangeLog(agent.store.parent / "changes")
         self.curator = Curator(agent, redact, self._indexed, self.changes, self.record)
         self._unindexed: dict[frozenset[str], dict[str, Any]] = {}  # entries written, their index not updated yet
@@ -152,6 +153,7 @@ class Editing:
             # a copy written a moment ago may not be indexed yet: the entries still being indexed are looked at too
             held = None if force else self._unindexed.get(said) or self._held(text)
             if held is None:
+                self.record.release(text)  # written again on purpose: it must be found, not kept out as forgotten
                 target, start_line, end_line = append_entry(self.agent, entry, path)
                 real = target.resolve()
                 rel = display_path(real, real_workspace(self.agent))
@@ -225,6 +227,8 @@ class Editing:
         if is_transcript(Path(found["path"])) and not self.record.empty:
             lines = self.record.masked(found["path"], found["from"], found["text"].split("\n"))
             found = {**found, "text": "\n".join(lines)}
+        elif (shown := self.record.without_passages(found["text"])) != found["text"]:
+            found = {**found, "text": shown}  # a copy of forgotten text (another note, a team member's old copy)
         return {**found, "hash": lines_hash(found["text"])}
 
     def matches(self, query: str, limit: int = MAX_QUERY_MATCHES) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from memoryd.ingest.batch import (
     reason,
     stored,
 )
+from memoryd.ingest.shared import SharedRecord
 from memoryd.ingest.windows import cached_windows, split_windows, window_plan
 from memoryd.sources.discovery import SourceFile, discover, display_path, escape_path, real_workspace, source_for
 from memoryd.sources.forgotten import ForgetRecord, record_path
@@ -43,21 +44,6 @@ from memoryd.store.interface import MemoryStore
 EMBED_GROUP = 32  # chunks embedded, then written, together: small enough that work stops and yields promptly
 URGENT_CHUNKS = 16  # a write waits for at most this many new chunks to be embedded; more are embedded later
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a Markdown note bigger than this is skipped, not embedded for hours
-
-
-class SharedRecord:
-    """The forget record's copy in the store's meta: in a shared store, what every daemon of the namespace reads."""
-
-    KEY = "forgotten"
-
-    def __init__(self, store: Callable[[], MemoryStore]) -> None:
-        self._store = store
-
-    def read(self) -> str | None:
-        return self._store().get_meta(self.KEY)
-
-    def write(self, text: str) -> None:
-        self._store().set_meta(self.KEY, text)
 
 
 class Syncer:
@@ -267,6 +253,7 @@ class Syncer:
             report.files_unchanged += 1
             return None
         text = self.redact(data.decode("utf-8", errors="replace"))  # whole, so a secret split by a chunk edge is caught
+        text = self.forgotten.without_passages(text)
         chunks = chunk_markdown(text, self.agent.chunking.tokens, self.agent.chunking.overlap)
         chunks = annotate(chunks, text, source_file.path, stat.st_mtime)
         return Pending(source_file, digest, stat.st_mtime_ns, stat.st_size, chunks)
@@ -291,8 +278,7 @@ class Syncer:
             report.skipped[source_file.path] = exc.strerror or str(exc)
             return None
         report.bytes_read += stat.st_size - offset
-        errors = self.skipped_lines.get(source_file.path) if resume else None
-        errors = errors or LineErrors()
+        errors = (self.skipped_lines.get(source_file.path) if resume else None) or LineErrors()
         turns = self.forgotten.leave_out(
             source_file.path, [replace(t, text=self.redact(t.text)) for t in turns_of(lines, errors)]
         )

@@ -142,6 +142,16 @@ class ForgetRecord:
                 kept.append(turn if text == turn.text else replace(turn, text=text))
         return kept
 
+    def without_passages(self, text: str) -> str:
+        """A note's text with each line that holds a forgotten passage blanked (its lines keep their numbers): a
+        copy of forgotten text in another note, or in a team member's copy of the notes that has not caught up."""
+        with self._lock:
+            if not self._fresh().passages:
+                return text
+        lines = text.split("\n")
+        kept = ["" if line.strip() and self.holds_forgotten(line) else line for line in lines]
+        return text if kept == lines else "\n".join(kept)
+
     def masked(self, path: str, first: int, lines: list[str]) -> list[str]:
         """A transcript's lines as `get` shows them: forgotten ones, and those repeating a forgotten passage,
         replaced by a marker."""
@@ -168,28 +178,29 @@ class ForgetRecord:
             return key is not None and key in self._turns
 
     def holds_forgotten(self, text: str) -> bool:
-        """Whether a transcript line repeats a forgotten passage."""
+        """Whether a line repeats a forgotten passage."""
         with self._lock:
-            record = self._fresh()
-            if not record.passages:
-                return False
-            tokens = words(text)
-            if not tokens:
-                return False
-            mine = shingles(tokens)
-            whole = _hash(tokens)
-            counts: dict[int, int] = {}
-            for run in mine | {whole}:
-                for number in self._index.get(run, ()):
-                    counts[number] = counts.get(number, 0) + 1
-            for number, count in counts.items():
-                passage = record.passages[number]
-                if passage.get("whole"):
-                    if whole in passage["runs"]:
-                        return True
-                elif count >= MATCH_SHARE * len(passage["runs"]):
-                    return True
-            return False
+            return bool(self._holding(text))
+
+    def _holding(self, text: str) -> set[int]:
+        """The forgotten passages a line holds (by number; the caller holds the lock)."""
+        record = self._fresh()
+        if not record.passages:
+            return set()
+        tokens = words(text)
+        if not tokens:
+            return set()
+        whole = _hash(tokens)
+        counts: dict[int, int] = {}
+        for run in shingles(tokens) | {whole}:
+            for number in self._index.get(run, ()):
+                counts[number] = counts.get(number, 0) + 1
+        found = set()
+        for number, count in counts.items():
+            passage = record.passages[number]
+            if whole in passage["runs"] if passage.get("whole") else count >= MATCH_SHARE * len(passage["runs"]):
+                found.add(number)
+        return found
 
     def add(
         self,
@@ -218,6 +229,18 @@ class ForgetRecord:
                         {"runs": sorted(runs), "whole": whole, "from": source, "time": round(time.time())}
                     )
             self._save(record)
+
+    def release(self, text: str) -> bool:
+        """Take out of the record the passages `text` holds (it is being written again, on purpose: it must be
+        found); whether there were any."""
+        with self._lock:
+            record = self._fresh()
+            held = {n for line in text.split("\n") for n in self._holding(line)}
+            if not held:
+                return False
+            record.passages = [p for n, p in enumerate(record.passages) if n not in held]
+            self._save(record)
+            return True
 
     def remove(self, *, transcript: str | None = None, lines: Iterable[int] = (), source: str | None = None) -> None:
         """Take lines (an undone forget of a transcript) or a source's passages out of the record."""
