@@ -25,12 +25,12 @@ def boost_asked_time(
 ) -> dict[int, str]:
     """Raise the scores of the candidates dated inside the time asked about; a note per candidate raised."""
     start, end = asked.start, asked.end
-    if not asked.has_range and asked.anchor and asked.anchor_side:
+    if not asked.has_range and asked.anchor and (asked.anchor_side == "before" or asked.past):
         moment = anchor_time(asked.anchor)
         if moment is None:
             return {}
         day = moment - moment % DAY
-        start, end = (None, day) if asked.anchor_side == "before" else (day + DAY, None)
+        start, end = (None, day) if asked.anchor_side != "after" else (day + DAY, None)
     if start is None and end is None:
         return {}
     inside = [

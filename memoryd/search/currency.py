@@ -4,16 +4,18 @@ statement that a later one restates ranks just below it, and a statement a note 
 rest, for a question about now; a question about before ("what did we use before?") gets the statement before the
 current one first.
 
-A candidate's statement is its focus entry: the entry of the chunk (a list item, a paragraph, a turn) that holds
-most of the query's weight. A later candidate *restates* an earlier one when it is dated at least a day later, its
-focus holds nearly all the query weight the earlier one's holds, that is at least half of the query's, and it
-scores at least RESTATED_SCORE of the earlier one's: the same thing asked about, said again later."""
+A candidate's statement is its focus entry: the entry of the chunk (a list item, a short paragraph, a line of a
+turn or of a long paragraph) that holds most of the query's weight. A later candidate *restates* an earlier one
+when it is dated at least a day later, its focus holds all but MAX_UNCOVERED of the query weight the earlier one's
+holds, both hold at least MIN_COVERAGE of what the best candidate holds, it says it changes something (CHANGE: a
+conversation that comes back to a topic restates nothing), and it scores at least RESTATED_SCORE of the earlier
+one's."""
 
 from __future__ import annotations
 
 import functools
 import math
-from collections import Counter
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -21,17 +23,30 @@ from memoryd.sources.analyzer import analyze
 from memoryd.sources.entries import MARK, entries
 from memoryd.store.rows import ChunkRow
 
-CONSIDERED = 24  # best candidates looked at: a change that names the old value may be found among them
+CONSIDERED = 24  # best candidates looked at
 WITHIN = 0.4  # a statement restated only when it scores at least this share of the best one's
 ENTRY_CACHE = 8192  # chunks whose entries' tokens are kept
 MIN_GAP_SECONDS = 86_400.0  # a day: notes written the same day restate nothing
 MIN_COVERAGE = 0.5  # share of the best candidate's query weight a statement's focus must hold to be about it
+MIN_SHARE = 0.4  # ... and of the whole query's: a statement that holds half the question is not about it
 MAX_UNCOVERED = 0.35  # share of the earlier focus's query weight the later one may lack
-MAX_UNCOVERED_NAMED = 0.4  # ... when the later one names a rare word of the earlier one (its old value)
-RARE_SHARE = 0.02  # a word in at most this share of the chunks (and at least 2) is rare enough to be a value
 RESTATED_SCORE = 0.5  # the later statement scores at least this share of the earlier one's
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
+
+
+# words that say a statement replaces an earlier one ("switched to", "no longer", "từ nay", "改用", "เปลี่ยน"):
+# a later statement of the same thing without one may be the same thing said again (a conversation comes back to
+# a topic), not a change
+CHANGE = re.compile(
+    r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
+    r"|cut ?over|roll(?:ed)? ?out|upgrad(?:ed|ing)|downgrad(?:ed|ing)|no longer|instead|now uses?|as of"
+    r"|from (?:today|now|this \w+) on|starting (?:today|now|this \w+)|retired|deprecated"
+    r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn)\b"
+    r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起"
+    r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่"
+)
+LONG_ENTRY = 3  # lines: a longer paragraph (a conversation written as a note) is read line by line
 
 
 @dataclass(frozen=True)
@@ -40,7 +55,7 @@ class Focus:
     weight: float  # their share of the query's weight
     marked: bool  # the focus entry is struck through as superseded
     when: float
-    others: frozenset[str] = frozenset()  # its other tokens: a value a later statement may name ("off Redis")
+    change: bool = False  # it says it replaces something (CHANGE)
 
 
 def _tokens(text: str) -> set[str]:
@@ -48,27 +63,35 @@ def _tokens(text: str) -> set[str]:
 
 
 @functools.lru_cache(maxsize=ENTRY_CACHE)
-def _entries(text: str, transcript: bool) -> tuple[tuple[frozenset[str], bool], ...]:
-    """Each entry of a chunk's text as its tokens, and whether it is marked superseded (kept for the chunks that
-    searches keep finding: analysing them is most of what this stage costs)."""
+def _entries(text: str, transcript: bool) -> tuple[tuple[frozenset[str], bool, bool], ...]:
+    """Each statement of a chunk's text (an entry; a line of a turn or of a long paragraph) as its tokens, whether
+    it is marked superseded and whether it says it changes something; kept for the chunks that searches keep
+    finding: analysing them is most of what this stage costs."""
     lines = text.split("\n")
     spans = [(i, i) for i in range(len(lines))] if transcript else entries(lines)
+    spans = [
+        one for first, last in spans for one in ([(first, last)] if last - first < LONG_ENTRY else _each(first, last))
+    ]
     found = []
     for first, last in spans:
         entry = "\n".join(lines[first : last + 1])
-        found.append((frozenset(_tokens(entry)), MARK.search(entry) is not None))
+        found.append((frozenset(_tokens(entry)), MARK.search(entry) is not None, CHANGE.search(entry) is not None))
     return tuple(found)
+
+
+def _each(first: int, last: int) -> list[tuple[int, int]]:
+    return [(i, i) for i in range(first, last + 1)]
 
 
 def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
     """The entry of a chunk that holds most of the query's weight."""
     total = sum(query.values()) or 1.0
-    best: tuple[float, frozenset[str], bool, frozenset[str]] = (-1.0, frozenset(), False, frozenset())
-    for tokens, marked in _entries(row.text, row.source == "sessions"):
+    best: tuple[float, frozenset[str], bool, bool] = (-1.0, frozenset(), False, False)
+    for tokens, marked, change in _entries(row.text, row.source == "sessions"):
         held = tokens & query.keys()
         weight = sum(query[t] for t in held)
         if weight > best[0]:
-            best = (weight, frozenset(held), marked, tokens - held)
+            best = (weight, frozenset(held), marked, change)
     return Focus(best[1], best[0] / total, best[2], when(row), best[3])
 
 
@@ -89,21 +112,16 @@ def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
     return any("superseded" in rows[cid].text and MARK.search(rows[cid].text) for cid in ranked)
 
 
-def _restates(
-    later: Focus, earlier: Focus, query: Mapping[str, float], best: float, rare: frozenset[str]
-) -> str | None:
-    """How `later` says again, later, what `earlier` said of the thing asked about: "named" when it names a rare
-    word of `earlier` beside the query words they share (the old value: "moved billing's cache off Redis"),
-    "covered" when it holds (nearly) all the query words `earlier` holds; None when it does not."""
-    if later.when - earlier.when < MIN_GAP_SECONDS or earlier.weight < MIN_COVERAGE * best:
-        return None
+def _restates(later: Focus, earlier: Focus, query: Mapping[str, float], best: float) -> bool:
+    """Whether `later` says, later, that what `earlier` said of the thing asked about changed: it holds (nearly)
+    all the query words `earlier` holds, and words of a change (CHANGE)."""
+    if not later.change or later.when - earlier.when < MIN_GAP_SECONDS:
+        return False
+    if min(earlier.weight, later.weight) < max(MIN_COVERAGE * best, MIN_SHARE):
+        return False
     held = sum(query[t] for t in earlier.terms) or 1.0
     lacking = sum(query[t] for t in earlier.terms - later.terms)
-    if later.others & earlier.others & rare and later.terms & earlier.terms and lacking <= MAX_UNCOVERED_NAMED * held:
-        return "named"
-    if later.weight >= MIN_COVERAGE * best and lacking <= MAX_UNCOVERED * held:
-        return "covered"
-    return None
+    return lacking <= MAX_UNCOVERED * held
 
 
 def rerank(
@@ -128,9 +146,6 @@ def rerank(
         return {}
     foci = {cid: focus(rows[cid], query) for cid in ranked}
     best = max((f.weight for f in foci.values()), default=0.0)
-    shared = Counter(t for f in foci.values() for t in f.others)
-    counts = frequencies([t for t, n in shared.items() if n >= 2])
-    rare = frozenset(t for t, n in counts.items() if 0 < n <= max(2, RARE_SHARE * total))
     notes: dict[int, str] = {}
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     top = scores[ranked[0]]
@@ -139,11 +154,7 @@ def rerank(
         if foci[earlier].weight < MIN_COVERAGE * best or scores[earlier] < WITHIN * top:
             continue
         for later in by_time[i + 1 :]:
-            how = _restates(foci[later], foci[earlier], query, best, rare)
-            if how == "named" and scores[later] < scores[earlier]:
-                scores[later] = scores[earlier]  # the change that names the old value takes its place
-                notes[later] = "names the value it replaced"
-            if how and scores[later] >= RESTATED_SCORE * scores[earlier]:
+            if scores[later] >= RESTATED_SCORE * scores[earlier] and _restates(foci[later], foci[earlier], query, best):
                 newer[earlier].append(later)
     if past:
         _before_first(scores, foci, newer, notes)
