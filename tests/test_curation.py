@@ -1076,3 +1076,17 @@ def test_a_full_disk_when_the_change_is_recorded_changes_nothing(
     monkeypatch.undo()
     assert state(memory) == before
     assert "4417" in hits(memory, "locker code") and REDIS in hits(memory, "billing Redis cache")
+
+
+def test_a_copy_of_forgotten_text_in_another_note_can_still_be_edited(memory: AgentMemory, workspace: Path) -> None:
+    copy = write(workspace / "memory" / "copy.md", NOTE)
+    memory.sync()
+    memory.edits.forget("memory/services.md#L3")
+    seen = memory.get("memory/copy.md", 3, 2)
+    assert seen["text"].split("\n")[0] == ""  # get shows the copy of forgotten text blank
+    done = memory.edits.update("memory/copy.md#L3-L4", "- the queue is NATS", seen["hash"])
+    assert done["updated"] and "Redis" not in copy.read_text()
+    write(workspace / "memory" / "third.md", NOTE)
+    memory.sync()
+    assert memory.edits.forget("memory/third.md#L3")["forgotten"]  # by its citation, as the index holds it blank
+    assert "Redis" not in (workspace / "memory" / "third.md").read_text()

@@ -281,7 +281,7 @@ def test_memctl_forget_edit_undo_and_changes(running: d.Daemon, note: Path) -> N
     stale = memctl(running, "edit", f"{name}#L3", "--text", "x", "--expect", "- not what is there")
     assert stale.returncode == 1 and "nothing written" in stale.stdout and note.read_text() == mine
     short = memctl(running, "edit", f"{name}#L3-4", "--text", "- one line for two")  # the daemon's own grammar
-    assert short.returncode == 0, short.stderr
+    assert short.returncode == 0, short.stdout + short.stderr
     assert note.read_text() == mine.replace(
         NOTE.split("\n", 4)[2] + "\n" + NOTE.split("\n", 4)[3], "- one line for two"
     )
