@@ -1057,6 +1057,8 @@ def test_a_full_disk_when_the_change_is_recorded_changes_nothing(
 ) -> None:
     from memoryd import durable
 
+    if operation == "update" and writes:
+        pytest.skip("an update keeps nothing out of the index: it writes no forget record")
     write(workspace / "memory" / "services.md", NOTE)
     write(sessions / "chat.jsonl", turn("user", "my locker code is 4417 at the gym") + "\n")
     memory = with_sessions()
@@ -1090,3 +1092,15 @@ def test_a_copy_of_forgotten_text_in_another_note_can_still_be_edited(memory: Ag
     memory.sync()
     assert memory.edits.forget("memory/third.md#L3")["forgotten"]  # by its citation, as the index holds it blank
     assert "Redis" not in (workspace / "memory" / "third.md").read_text()
+
+
+def test_an_update_corrects_its_lines_and_hides_no_other_note(memory: AgentMemory, workspace: Path) -> None:
+    """A correction replaces the cited lines; the same words in another note (a dated note's history) stay found."""
+    history = write(workspace / "memory" / "2026-03-01.md", f"# 2026-03-01\n\n- {REDIS}\n")
+    memory.sync()
+    memory.edits.update("memory/services.md#L3", "- billing uses Memcached as the cache", REDIS.join(["- ", ""]))
+    assert memory.get("memory/2026-03-01.md")["text"] == history.read_text().rstrip("\n")
+    assert (
+        REDIS in hits(memory, "billing Redis cache invoices")
+        and "Redis" not in memory.get("memory/services.md")["text"]
+    )

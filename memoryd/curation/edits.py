@@ -318,17 +318,16 @@ class Curator:
             record.before = Region(start, kept["before"])
             record.after = Region(start, after, kept["above"], kept["below"])
             record.new_citation = f"{target.path}#L{start}-L{start + len(after) - 1}" if after else None
-            return ["\n".join(kept["before"])] if kind == "update" else []
+            return []  # a correction of these lines: the same words elsewhere (another note, a transcript) stay
 
         record = self._apply(target, kind, change, kept, fill)
         after = kept.get("new", new_lines) or []
-        passages = ["\n".join(kept["before"])] if kind == "update" else []
         answer: dict[str, Any] = {"path": target.path, "change": record.id, "citation": record.new_citation}
         if by is not None:
             answer["superseded"], answer["by"] = target.citation, by
         else:
             answer["updated"] = target.citation
-        return Outcome(answer, [target], passages, (kept["before"], after))
+        return Outcome(answer, [target], [], (kept["before"], after))
 
 
 def _not_superseded(target: Target, lines: list[str]) -> None:
