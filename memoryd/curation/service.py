@@ -74,7 +74,8 @@ class Editing:
         repeats = self._repeating(outcome.passages)
         if repeats and (change := self.changes.get(outcome.answer["change"])) is not None:
             change.repeats = [t.path for t in repeats]  # an undo reads them again, with the text back
-            self.changes.save(change)
+            with contextlib.suppress(OSError):  # the edit is made: indexing it must not wait on this
+                self.changes.save(change)
         errors = [e for t in targets + repeats if (e := self._reindex(t, t.transcript))]
         return {**outcome.answer, "indexed": not errors, "index_error": "; ".join(errors) or None}
 
