@@ -1104,3 +1104,11 @@ def test_an_update_corrects_its_lines_and_hides_no_other_note(memory: AgentMemor
         REDIS in hits(memory, "billing Redis cache invoices")
         and "Redis" not in memory.get("memory/services.md")["text"]
     )
+
+
+def test_a_forgotten_statement_written_again_on_purpose_is_found(memory: AgentMemory, workspace: Path) -> None:
+    memory.edits.forget("memory/services.md#L3")
+    assert "Redis" not in hits(memory, "billing Redis cache invoices")
+    again = memory.write(REDIS)
+    assert again["written"] and REDIS in hits(memory, "billing Redis cache invoices")
+    assert REDIS in memory.get(again["path"])["text"]
