@@ -93,6 +93,7 @@ LATER = {
     "memoryd.ingest": ("memoryd.search", "memoryd.recall", "memoryd.daemon", "memoryd.memory"),
     "memoryd.search": ("memoryd.ingest", "memoryd.recall", "memoryd.daemon", "memoryd.memory"),
     "memoryd.memory": ("memoryd.recall", "memoryd.daemon"),
+    "memoryd.curation": ("memoryd.memory", "memoryd.recall", "memoryd.daemon"),
     "memoryd.recall": ("memoryd.ingest", "memoryd.daemon"),
     "memoryd.config": ("memoryd.daemon", "memoryd.memory", "memoryd.store", "memoryd.ingest", "memoryd.search"),
     "memoryd.settings": ("memoryd.daemon", "memoryd.memory", "memoryd.store", "memoryd.ingest", "memoryd.search"),
