@@ -7,9 +7,10 @@ current one first.
 A candidate's statement is its focus entry: the entry of the chunk (a list item, a short paragraph, a line of a
 turn or of a long paragraph) that holds most of the query's weight. A later candidate *restates* an earlier one
 when it is dated at least a day later, its focus holds all but MAX_UNCOVERED of the query weight the earlier one's
-holds, both hold at least MIN_COVERAGE of what the best candidate holds, it says it changes something (CHANGE: a
-conversation that comes back to a topic restates nothing), and it scores at least RESTATED_SCORE of the earlier
-one's."""
+holds, both hold at least MIN_COVERAGE of what the best candidate holds and MIN_SHARE of the whole query, it says
+it changes something (CHANGE: a conversation that comes back to a topic restates nothing), and it scores at least
+RESTATED_SCORE of the earlier one's. Each constant was chosen on the knowledge-update bench (bench/knowledge.py)
+and LoCoMo together (docs/design.md, "The newest statement first")."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ WITHIN = 0.4  # a statement restated only when it scores at least this share of 
 ENTRY_CACHE = 8192  # chunks whose entries' tokens are kept
 MIN_GAP_SECONDS = 86_400.0  # a day: notes written the same day restate nothing
 MIN_COVERAGE = 0.5  # share of the best candidate's query weight a statement's focus must hold to be about it
-MIN_SHARE = 0.4  # ... and of the whole query's: a statement that holds half the question is not about it
+MIN_SHARE = 0.4  # ... and of the whole query's: a statement that holds less is not about the question
 MAX_UNCOVERED = 0.35  # share of the earlier focus's query weight the later one may lack
 RESTATED_SCORE = 0.5  # the later statement scores at least this share of the earlier one's
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
