@@ -84,15 +84,16 @@ def _each(first: int, last: int) -> list[tuple[int, int]]:
     return [(i, i) for i in range(first, last + 1)]
 
 
-def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
-    """The entry of a chunk that holds most of the query's weight."""
+def focus(row: ChunkRow, query: Mapping[str, float], words: frozenset[str] | None = None) -> Focus:
+    """The entry of a chunk that holds most of the query's weight (`words`: the query's, when the caller has them)."""
     total = sum(query.values()) or 1.0
+    words = frozenset(query) if words is None else words
     best: tuple[float, frozenset[str], bool, bool] = (-1.0, frozenset(), False, False)
     for tokens, marked, change in _entries(row.text, row.source == "sessions"):
-        held = tokens & query.keys()
-        weight = sum(query[t] for t in held)
+        held = tokens & words
+        weight = sum(query[t] for t in held) if held else 0.0
         if weight > best[0]:
-            best = (weight, frozenset(held), marked, change)
+            best = (weight, held, marked, change)
     return Focus(best[1], best[0] / total, best[2], when(row), best[3])
 
 
@@ -145,16 +146,17 @@ def rerank(
     query = query_weights(question, frequencies, total)
     if not query:
         return {}
-    foci = {cid: focus(rows[cid], query) for cid in ranked}
+    words = frozenset(query)
+    foci = {cid: focus(rows[cid], query, words) for cid in ranked}
     best = max((f.weight for f in foci.values()), default=0.0)
     notes: dict[int, str] = {}
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     top = scores[ranked[0]]
-    by_time = sorted(foci, key=lambda cid: foci[cid].when)
-    for i, earlier in enumerate(by_time):
+    changes = [cid for cid in foci if foci[cid].change]  # only a statement of a change restates another
+    for earlier in foci if changes else ():
         if foci[earlier].weight < MIN_COVERAGE * best or scores[earlier] < WITHIN * top:
             continue
-        for later in by_time[i + 1 :]:
+        for later in changes:
             if scores[later] >= RESTATED_SCORE * scores[earlier] and _restates(foci[later], foci[earlier], query, best):
                 newer[earlier].append(later)
     if past:
