@@ -332,6 +332,40 @@ def test_two_daemons_share_one_namespace(cluster: Cluster, tmp_path: Path) -> No
             cleanup(b)
 
 
+def test_a_forget_holds_on_every_daemon_of_the_namespace(cluster: Cluster, tmp_path: Path) -> None:
+    """A forgets a line: B's searches lose it within 2 s, and when B, whose copy of the notes still holds it, takes
+    over and indexes its own copy, it stays out (the forget record travels in the store)."""
+    url = cluster.role("forgetter", create_schemas=True)
+    ws_a = _notes(tmp_path / "a" / "ws")
+    write(ws_a / "memory" / "keys.md", "# Keys\n\n- the staging deploy key lives in vault path secret/old-quokka\n")
+    ws_b = tmp_path / "b" / "ws"
+    shutil.copytree(ws_a, ws_b)
+    a = _daemon(tmp_path / "a", ws_a, _agent_table("keys", ws_a, url, "keys"))
+    b = None
+    try:
+        b = _daemon(tmp_path / "b", ws_b, _agent_table("keys", ws_b, url, "keys"))
+        assert _role(a) == "writer" and _role(b) == "standby"
+        eventually(lambda: _hits(b, "quokka vault"), timeout=10)
+        with a.client() as client:
+            done = client.forget("memory/keys.md#L3-L3")
+        assert done["forgotten"] == "memory/keys.md#L3-L3" and done["indexed"]
+        started = time.monotonic()
+        eventually(lambda: not _hits(b, "quokka vault"), timeout=10)
+        assert time.monotonic() - started < 2.0
+        assert "old-quokka" in (ws_b / "memory" / "keys.md").read_text()  # B's copy has not caught up
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait()
+        eventually(lambda: _role(b) == "writer", timeout=10)
+        with b.client() as client:
+            client.sync(force=True)
+            assert not _hits(b, "quokka vault")
+            assert "old-quokka" not in client.get("memory/keys.md")["text"]
+    finally:
+        cleanup(a)
+        if b is not None:
+            cleanup(b)
+
+
 def test_roles_read_only_what_they_were_granted(cluster: Cluster, tmp_path: Path) -> None:
     owner = cluster.role("owner", create_schemas=True)
     bob, eve = cluster.role("bob"), cluster.role("eve")
