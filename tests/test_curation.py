@@ -350,6 +350,58 @@ def test_an_editor_save_that_changed_the_cited_lines_mid_edit_wins(
     assert [c["kind"] for c in memory.edits.list_changes()] == []
 
 
+@pytest.mark.parametrize("failure", ["full disk in the next round", "rounds run out"])
+def test_an_editors_save_is_put_back_when_the_next_round_fails(
+    memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    """The exchange took the editor's save out of the note's place; the round that would put a text made from it
+    in fails: the editor's text goes back, whole, and nothing of memoryd's is left in the note or beside it."""
+    note = workspace / "memory" / "services.md"
+    real = notefile._write_beside
+    saves: list[bytes] = []
+
+    def racing(target: Path, data: bytes, mode: int) -> Path:
+        if failure == "full disk in the next round" and saves:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        saves.append(NOTE.encode() + f"- editor: save {len(saves)}\n".encode())
+        _save_as_editor(note, saves[-1])  # an editor that saves before every exchange
+        return real(target, data, mode)
+
+    monkeypatch.setattr(notefile, "_write_beside", racing)
+    seen = memory.get("memory/services.md", 4, 1)["hash"]
+    with pytest.raises((OSError, notefile.NoteChanged)) as failed:
+        memory.edits.update("memory/services.md#L4", "- the deploy queue is NATS", seen)
+    assert isinstance(failed.value, notefile.NoteChanged) == (failure == "rounds run out")
+    assert len(saves) == (1 if failure == "full disk in the next round" else notefile.MAX_ROUNDS)
+    assert note.read_bytes() == saves[-1]  # the editor's last save, not memoryd's text made from an earlier one
+    assert not [p for p in note.parent.iterdir() if p.name.startswith(".")]
+    assert memory.edits.list_changes() == []
+
+
+def test_a_save_landing_while_a_note_is_removed_is_never_overwritten(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save lands after the note was read, and another after it was taken aside: the newest save stands."""
+    note = workspace / "memory" / "gone.md"
+    write(note, "- to be removed\n")
+    real_rename = os.rename
+    renames: list[str] = []
+
+    def racing(source: object, dest: object) -> None:
+        renames.append(str(dest))
+        if len(renames) == 1:
+            _save_as_editor(note, b"- first save\n")
+        real_rename(source, dest)  # type: ignore[arg-type]
+        if len(renames) == 1:
+            _save_as_editor(note, b"- second save\n")
+
+    monkeypatch.setattr(os, "rename", racing)
+    assert notefile.remove(note, b"- to be removed\n") is False
+    monkeypatch.undo()
+    assert note.read_bytes() == b"- second save\n"
+    assert not [p for p in note.parent.iterdir() if p.name.startswith(".")]
+
+
 @pytest.mark.parametrize("kind", ["update", "forget", "supersede"])
 def test_a_stale_save_after_an_edit_gets_the_edit_made_again(memory: AgentMemory, workspace: Path, kind: str) -> None:
     """The editor read the note before the edit and saves its copy, with its own change, just after it."""

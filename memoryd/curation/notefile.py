@@ -79,50 +79,75 @@ _exchange = _load_exchange()
 def rewrite(target: Path, change: Callable[[bytes], bytes]) -> tuple[bytes, bytes]:
     """Replace `target`'s bytes by `change(bytes)` atomically and durably, keeping its mode; returns (before,
     after) as finally applied. `change` may raise to write nothing; it is called again on an editor's text when a
-    save lands during the rewrite (and when it then raises, the editor's text is put back). Refuses a symlink (the
-    caller checked the folders above)."""
+    save lands during the rewrite. An editor's save taken out of the note's place is kept until the next exchange
+    has put a text made from it in, and on any failure (`change` refusing it, a full disk, the rounds running out)
+    it goes back in place before the error is raised: nothing of this change is kept, and nothing of the editor's
+    is lost. Refuses a symlink (the caller checked the folders above)."""
     current, stat = _read(target)
     mode, expected = stat.st_mode & 0o7777, signature(stat)
     new = change(current)
     if new == current:
         return current, new
-    for _ in range(MAX_ROUNDS):
-        temp = _write_beside(target, new, mode)
-        try:
-            if _exchange is None or not _exchange(temp, target):
-                if signature(os.stat(target, follow_symlinks=False)) != expected:
-                    current, stat = _read(target)
-                    expected, new = signature(stat), change(current)
-                    continue
-                os.replace(temp, target)
-                fsync_dir(target.parent)
-                return current, new
-            if signature(os.stat(temp, follow_symlinks=False)) == expected:
-                fsync_dir(target.parent)
-                return current, new
-            # an editor saved between the read and the exchange: its text is at `temp` now, ours in the note
-            theirs, mine = temp.read_bytes(), signature(os.stat(target, follow_symlinks=False))
+    theirs: Path | None = None  # an editor's save taken out of the note's place, its text not in place yet
+    mine: Signature = expected  # what the last exchange put in the note's place
+    try:
+        for _ in range(MAX_ROUNDS):
+            temp: Path | None = _write_beside(target, new, mode)
             try:
-                new = change(theirs)
+                ours = signature(os.stat(temp, follow_symlinks=False))  # kept by the exchange (a rename)
+                if _exchange is None or not _exchange(temp, target):
+                    if signature(os.stat(target, follow_symlinks=False)) != expected:
+                        current, stat = _read(target)
+                        expected, new = signature(stat), change(current)
+                        continue
+                    os.replace(temp, target)
+                    temp = None
+                    fsync_dir(target.parent)
+                    return current, new
+                mine = ours
+                if signature(os.stat(temp, follow_symlinks=False)) == expected:
+                    fsync_dir(target.parent)
+                    return current, new  # the editor's earlier save (if any) is in `new` now: it may go
+                # an editor saved between the read and the exchange: its text is at `temp` now, ours in the note
+                if theirs is not None:
+                    _unlink(theirs)  # an earlier save of the editor's, which its newer save replaced
+                theirs, temp = temp, None
+                current, expected = theirs.read_bytes(), mine  # the next exchange must take out this round's text
+                new = change(current)
+            finally:
+                if temp is not None:
+                    _unlink(temp)
+        raise NoteChanged(f"{target.name} kept changing; the edit was not made, try again")
+    except BaseException as exc:
+        if theirs is not None:
+            try:
+                _put_back(theirs, target, mine)
             except BaseException:
-                _put_back(temp, target, mine)
-                raise
-            current, expected = theirs, mine  # what the next exchange must take out: this round's text
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
-    raise NoteChanged(f"{target.name} kept changing; the edit was not made, try again")
+                exc.add_note(f"the editor's last save of {target.name} is kept in {theirs}")
+                theirs = None  # not deleted: it holds the only copy of the editor's text
+        raise
+    finally:
+        if theirs is not None:
+            _unlink(theirs)  # its text is in place, or (put back) it holds this change's text
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _put_back(theirs: Path, target: Path, mine: Signature) -> None:
     """Undo an exchange whose change cannot be made on the editor's text: the editor's text goes back in place
-    (and if the editor saved yet again meanwhile, that newer save does)."""
+    (and if the editor saved yet again meanwhile, that newer save does). Raises NoteChanged, leaving `theirs`
+    holding an editor's text, when the editor kept saving."""
     assert _exchange is not None
     for _ in range(MAX_ROUNDS):
         _exchange(theirs, target)
-        if signature(os.stat(theirs, follow_symlinks=False)) in (mine,):
+        if signature(os.stat(theirs, follow_symlinks=False)) == mine:
+            fsync_dir(target.parent)
             return
         mine = signature(os.stat(target, follow_symlinks=False))  # the older save is in place; the newer comes next
+    raise NoteChanged(f"{target.name} kept changing while an editor's save was being put back")
 
 
 def _read(target: Path) -> tuple[bytes, os.stat_result]:
@@ -167,11 +192,27 @@ def remove(target: Path, expected: bytes) -> bool:
     aside = target.with_name(f".{target.name}.memoryd-{secrets.token_hex(6)}")
     os.rename(target, aside)
     if signature(os.stat(aside, follow_symlinks=False)) != signature(stat):  # saved in between: put it back
-        os.rename(aside, target)
+        _restore(aside, target)
         return False
     os.unlink(aside)
     fsync_dir(target.parent)
     return True
+
+
+def _restore(aside: Path, target: Path) -> None:
+    """Put a note taken aside back in its place without overwriting a save that landed there meanwhile: a link
+    fails rather than replace a file (a newer save then stands, and the older one it replaced goes)."""
+    try:
+        os.link(aside, target)
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links: a checked rename (a window of microseconds)
+        if not os.path.lexists(target):
+            os.rename(aside, target)
+            fsync_dir(target.parent)
+            return
+    os.unlink(aside)
+    fsync_dir(target.parent)
 
 
 def create(target: Path, data: bytes, mode: int = 0o600) -> None:
