@@ -63,7 +63,7 @@ class Syncer:
         self.embed_inline = embed_inline
         self.redact = Redactor.create(agent.redact)
         self.skipped_lines: dict[str, LineErrors] = {}  # transcripts: malformed lines passed over, by path
-        self.forgotten = ForgetRecord(record_path(agent), shared=SharedRecord(lambda: self.store))
+        self.forgotten = ForgetRecord(record_path(agent), shared=SharedRecord(lambda: store))  # not self: no cycle
 
     # -- state of the vector space ------------------------------------------------------------------
 

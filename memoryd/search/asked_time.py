@@ -13,10 +13,6 @@ IN_TIME = 1.5  # a memory of the time asked about, against the others
 DAY = 86_400.0
 
 
-def when(row: ChunkRow) -> float:
-    return row.ts if row.ts is not None else row.mtime_ns / 1e9
-
-
 def boost_asked_time(
     scores: dict[int, float],
     rows: Mapping[int, ChunkRow],
@@ -36,7 +32,7 @@ def boost_asked_time(
     inside = [
         cid
         for cid in scores
-        if cid in rows and (start is None or when(rows[cid]) >= start) and (end is None or when(rows[cid]) < end)
+        if cid in rows and (start is None or rows[cid].when >= start) and (end is None or rows[cid].when < end)
     ]
     if not inside or len(inside) == len(scores):
         return {}

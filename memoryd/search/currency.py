@@ -14,19 +14,21 @@ and LoCoMo together (docs/design.md, "The newest statement first")."""
 
 from __future__ import annotations
 
-import functools
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from memoryd.sources.analyzer import analyze
+from memoryd.sources.analyzer import analyze, fold_text
 from memoryd.sources.entries import MARK, entries
+from memoryd.sources.metadata import note_date
 from memoryd.store.rows import ChunkRow
 
 CONSIDERED = 24  # best candidates looked at
 WITHIN = 0.4  # a statement restated only when it scores at least this share of the best one's
-ENTRY_CACHE = 8192  # chunks whose entries' tokens are kept
+ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text's size each)
 MIN_GAP_SECONDS = 86_400.0  # a day: notes written the same day restate nothing
 MIN_COVERAGE = 0.5  # share of the best candidate's query weight a statement's focus must hold to be about it
 MIN_SHARE = 0.4  # ... and of the whole query's: a statement that holds less is not about the question
@@ -57,17 +59,41 @@ class Focus:
     marked: bool  # the focus entry is struck through as superseded
     when: float
     change: bool = False  # it says it replaces something (CHANGE)
+    dated: bool = True  # its date is when it was said (is_dated)
 
 
-def _tokens(text: str) -> set[str]:
-    return set(analyze(text).body.split())
+class _EntryCache:
+    """Each chunk's statements, folded, by the chunk's hash: small (a search reads a couple of dozen chunks and
+    searches keep finding the same ones), and holding no more than ENTRY_CACHE chunks."""
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[tuple[str, bool], tuple[Statement, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, row: ChunkRow) -> tuple[Statement, ...]:
+        key = (row.hash, row.source == "sessions")
+        with self._lock:
+            found = self._held.get(key)
+            if found is not None:
+                self._held.move_to_end(key)
+                return found
+        found = _statements(row.text, key[1])
+        with self._lock:
+            self._held[key] = found
+            while len(self._held) > ENTRY_CACHE:
+                self._held.popitem(last=False)
+        return found
 
 
-@functools.lru_cache(maxsize=ENTRY_CACHE)
-def _entries(text: str, transcript: bool) -> tuple[tuple[frozenset[str], bool, bool], ...]:
-    """Each statement of a chunk's text (an entry; a line of a turn or of a long paragraph) as its tokens, whether
-    it is marked superseded and whether it says it changes something; kept for the chunks that searches keep
-    finding: analysing them is most of what this stage costs."""
+@dataclass(frozen=True)
+class Statement:
+    folded: str  # its text, folded as the query's words are, for finding them in it
+    marked: bool  # struck through as superseded
+    change: bool  # says it replaces something (CHANGE)
+
+
+def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
+    """A chunk's statements: its entries, a line of a turn or of a long paragraph each."""
     lines = text.split("\n")
     spans = [(i, i) for i in range(len(lines))] if transcript else entries(lines)
     spans = [
@@ -76,7 +102,7 @@ def _entries(text: str, transcript: bool) -> tuple[tuple[frozenset[str], bool, b
     found = []
     for first, last in spans:
         entry = "\n".join(lines[first : last + 1])
-        found.append((frozenset(_tokens(entry)), MARK.search(entry) is not None, CHANGE.search(entry) is not None))
+        found.append(Statement(fold_text(entry), MARK.search(entry) is not None, CHANGE.search(entry) is not None))
     return tuple(found)
 
 
@@ -84,30 +110,34 @@ def _each(first: int, last: int) -> list[tuple[int, int]]:
     return [(i, i) for i in range(first, last + 1)]
 
 
-def focus(row: ChunkRow, query: Mapping[str, float], words: frozenset[str] | None = None) -> Focus:
-    """The entry of a chunk that holds most of the query's weight (`words`: the query's, when the caller has them)."""
+_statements_of = _EntryCache()
+
+
+def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
+    """The statement of a chunk that holds most of the query's weight (a query word is held where it appears)."""
     total = sum(query.values()) or 1.0
-    words = frozenset(query) if words is None else words
     best: tuple[float, frozenset[str], bool, bool] = (-1.0, frozenset(), False, False)
-    for tokens, marked, change in _entries(row.text, row.source == "sessions"):
-        held = tokens & words
-        weight = sum(query[t] for t in held) if held else 0.0
+    for statement in _statements_of(row):
+        held = frozenset(word for word in query if word in statement.folded)
+        weight = sum(query[word] for word in held)
         if weight > best[0]:
-            best = (weight, held, marked, change)
-    return Focus(best[1], best[0] / total, best[2], when(row), best[3])
+            best = (weight, held, statement.marked, statement.change)
+    return Focus(best[1], best[0] / total, best[2], row.when, best[3], is_dated(row))
 
 
 def query_weights(query: str, frequencies: Callable[[list[str]], Mapping[str, int]], total: int) -> dict[str, float]:
-    """IDF of each of the query's tokens that some note holds, from the index's own counts: words most notes hold
+    """BM25 IDF of each of the query's words that some note holds, from the index's own counts: words most notes hold
     weigh little, and words none holds (the question's own: "which", "does") tell no statement from another."""
-    tokens = list(_tokens(query))
+    tokens = list(set(analyze(query).body.split()))  # folded, stemmed, segmented: each found in a folded statement
     counts = frequencies(tokens)
     weights = {t: math.log((total - counts[t] + 0.5) / (counts[t] + 0.5)) for t in tokens if counts.get(t)}
-    return {t: w for t, w in weights.items() if w > 0}
+    return {t: weight for t, weight in weights.items() if weight > 0}
 
 
-def when(row: ChunkRow) -> float:
-    return row.ts if row.ts is not None else row.mtime_ns / 1e9
+def is_dated(row: ChunkRow) -> bool:
+    """Its date says when it was said (a dated note's name, a turn's time), not when its file was last saved: only
+    such statements are ordered in time (an edit re-dates every undated line of its note)."""
+    return row.source == "sessions" or note_date(row.path) is not None
 
 
 def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
@@ -117,7 +147,7 @@ def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
 def _restates(later: Focus, earlier: Focus, query: Mapping[str, float], best: float) -> bool:
     """Whether `later` says, later, that what `earlier` said of the thing asked about changed: it holds (nearly)
     all the query words `earlier` holds, and words of a change (CHANGE)."""
-    if not later.change or later.when - earlier.when < MIN_GAP_SECONDS:
+    if not later.change or not (later.dated and earlier.dated) or later.when - earlier.when < MIN_GAP_SECONDS:
         return False
     if min(earlier.weight, later.weight) < max(MIN_COVERAGE * best, MIN_SHARE):
         return False
@@ -140,14 +170,14 @@ def rerank(
     if not scores:
         return {}
     ranked = [cid for cid in sorted(scores, key=lambda cid: -scores[cid])[:CONSIDERED] if cid in rows]
-    times = [when(rows[cid]) for cid in ranked]
-    if len(ranked) < 2 or (max(times) - min(times) < MIN_GAP_SECONDS and not _any_marked(ranked, rows)):
+    times = [rows[cid].when for cid in ranked if is_dated(rows[cid])]
+    spread = max(times) - min(times) if times else 0.0
+    if len(ranked) < 2 or (spread < MIN_GAP_SECONDS and not _any_marked(ranked, rows)):
         return {}  # nothing dated apart and nothing marked: no statement can have replaced another
     query = query_weights(question, frequencies, total)
     if not query:
         return {}
-    words = frozenset(query)
-    foci = {cid: focus(rows[cid], query, words) for cid in ranked}
+    foci = {cid: focus(rows[cid], query) for cid in ranked}
     best = max((f.weight for f in foci.values()), default=0.0)
     notes: dict[int, str] = {}
     newer: dict[int, list[int]] = {cid: [] for cid in foci}

@@ -307,7 +307,7 @@ class SearchEngine:
         (search.currency)."""
         if len(explained) < 2:
             return
-        asked = parse_time(query, dt.datetime.fromtimestamp(now, dt.timezone.utc))
+        asked = parse_time(query, dt.datetime.fromtimestamp(now).astimezone())  # "yesterday" is the user's
         finals = {cid: info.final for cid, info in explained.items()}
         anchor = functools.partial(self._anchor_time, ranked=sorted(finals, key=lambda cid: -finals[cid]), rows=rows)
         moved = boost_asked_time(finals, rows, asked, anchor) if asked.has_range or asked.anchor else {}
@@ -329,10 +329,10 @@ class SearchEngine:
         for cid in ranked:
             row = rows.get(cid)
             if row is not None and wanted <= set(analyze(row.text).body.split()):
-                return row.ts if row.ts is not None else row.mtime_ns / 1e9
+                return row.when
         hits = keyword_search(self.store, event, 1, Filters.parse(), query_terms(event))
         row = self.store.chunks_by_ids([hits[0].chunk_id]).get(hits[0].chunk_id) if hits else None
-        return None if row is None else (row.ts if row.ts is not None else row.mtime_ns / 1e9)
+        return None if row is None else row.when
 
     def _similarities(self, ranked: list[int], rows: dict[int, ChunkRow]) -> np.ndarray:
         """Pairwise cosine of the candidates' vectors; word overlap (Jaccard) for any without a vector."""

@@ -38,8 +38,7 @@ def is_evergreen(path: str, kind: str, settings: QueryConfig) -> bool:
 
 def decay_factor(row: ChunkRow, settings: QueryConfig, now: float) -> tuple[float, float | None]:
     """0.5 ** (age / half-life); 1.0 for evergreen notes or when decay is off."""
-    when = row.ts if row.ts is not None else row.mtime_ns / 1e9
-    age = max(0.0, (now - when) / DAY)
+    age = max(0.0, (now - row.when) / DAY)
     if not settings.decay or is_evergreen(row.path, row.kind, settings):
         return 1.0, age
     half_life = settings.half_life_days * TYPE_HALF_LIFE.get(row.kind, 1.0)

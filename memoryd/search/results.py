@@ -79,8 +79,7 @@ def materialise(
 
 
 def _date(row: ChunkRow) -> str:
-    when = row.ts if row.ts is not None else row.mtime_ns / 1e9
-    return dt.datetime.fromtimestamp(when, dt.timezone.utc).date().isoformat()
+    return dt.datetime.fromtimestamp(row.when, dt.timezone.utc).date().isoformat()
 
 
 def _superseded(text: str, line_of: Callable[[int], int], start: int, end: int) -> str | None:

@@ -55,6 +55,11 @@ class ChunkRow:
     importance: float | None
     source_lines: str | None = None  # "3,5,9": the file line of each text line (transcripts)
 
+    @property
+    def when(self) -> float:
+        """When it happened (epoch seconds): the note's date or the turn's time, else the file's modification."""
+        return self.ts if self.ts is not None else self.mtime_ns / 1e9
+
     def file_line(self, offset: int) -> int:
         """The file line of the chunk's text line at `offset` (0-based)."""
         if self.source_lines:
