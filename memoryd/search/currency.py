@@ -1,8 +1,8 @@
 """Which statement is current. Facts change ("billing's cache moved from Redis to Memcached"), and the first
 statement of a fact often reads more like the question than the change does. Among a search's best candidates, a
 statement that a later one restates ranks just below it, and a statement a note marks superseded scores SUPERSEDED
-of what it would, for a question about now; a question about before ("what did we use before?") gets the statement before the
-current one first.
+of what it would, for a question about now; a question about before ("what did we use before?") gets the statement
+before the current one first.
 
 A candidate's statement is its focus entry: the entry of the chunk (a list item, a short paragraph, a line of a
 turn or of a long paragraph) that holds most of the query's weight. A later candidate *restates* an earlier one
