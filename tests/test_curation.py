@@ -221,6 +221,32 @@ def test_a_forgotten_sentence_a_transcript_repeats_is_kept_out_too(
     assert hits(memory, "staging database password rotates").count("ninety days") == 2
 
 
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "the staging vault password rotates monthly",
+        "mật khẩu cơ sở dữ liệu thử nghiệm đổi mỗi chín mươi ngày",
+    ],
+)
+def test_get_of_a_transcript_masks_a_line_of_a_turn_that_repeats_a_forgotten_sentence(
+    with_sessions: Callable[[], AgentMemory], sessions: Path, workspace: Path, secret: str
+) -> None:
+    """The turn's text is read line by line as the index reads it: a JSON line's `\\n` does not glue the sentence
+    to the line above, nor `\\uXXXX` hide a non-ASCII one."""
+    write(workspace / "memory" / "ops.md", f"# Ops\n\n- {secret}\n- backups run nightly at two\n")
+    said = f"As noted in the ops file:\n{secret}\nAnything else?"
+    write(sessions / "chat.jsonl", turn("user", "How often?") + "\n" + turn("assistant", said) + "\n")
+    assert "\\n" + secret.split()[0] in (sessions / "chat.jsonl").read_text() or not secret.isascii()
+    memory = with_sessions()
+    memory.sync()
+    path = memory.search("backups nightly", mode="keyword").results[0].path
+    transcript = next(h.path for h in memory.search("anything else noted", mode="keyword").results)
+    assert transcript != path
+    memory.edits.forget("memory/ops.md#L3")
+    shown = memory.get(transcript)["text"].split("\n")
+    assert shown[1] == "[forgotten]" and shown[0].startswith("{")  # the turn repeating it, and only that one
+
+
 def test_forgotten_stays_gone_through_a_restart_a_reindex_and_a_migration(
     with_sessions: Callable[[], AgentMemory], sessions: Path, workspace: Path, tmp_path: Path
 ) -> None:
@@ -481,6 +507,37 @@ def test_the_same_fact_written_twenty_times_is_held_once(memory: AgentMemory, wo
     assert changed["written"] and not changed.get("duplicate_of")
     forced = memory.write(fact, force=True)
     assert forced["written"] and forced["citation"] != first["citation"]
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("Switched the billing cache from Redis to Memcached.", "Switched the billing cache from Memcached to Redis."),
+        ("We will migrate the ledger to Postgres.", "We did migrate the ledger to Postgres."),
+        ("The ledger should use Postgres.", "The ledger was using Postgres."),
+        ("The ledger is on Postgres.", "The ledger is not on Postgres."),
+        ("Billing can use Kafka.", "Billing could use Kafka."),
+        ("Moved billing from Redis to Memcached.", "Moved billing to Redis from Memcached."),
+    ],
+)
+def test_a_correction_in_the_same_words_is_no_duplicate(memory: AgentMemory, first: str, then: str) -> None:
+    """Words in another order, or another modal, tense or negation, make another statement: it is written."""
+    assert memory.write(first)["written"]
+    answer = memory.write(then)
+    assert answer["written"] and "duplicate_of" not in answer, answer
+    assert memory.write(then)["duplicate_of"] == answer["citation"]  # the correction saved again is held once
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "memory/../../outside.md", "/etc/outside.md"])
+def test_a_refused_write_of_forgotten_text_unforgets_nothing(memory: AgentMemory, path: str) -> None:
+    memory.edits.forget("memory/services.md#L3")
+    assert memory.edits.record.holds_forgotten(REDIS)
+    before = state(memory)
+    with pytest.raises(RequestError):
+        memory.write(REDIS, path=path)
+    assert memory.edits.record.holds_forgotten(REDIS) and state(memory) == before
+    memory.write(REDIS)  # written again on purpose, and written: now it is found again
+    assert not memory.edits.record.holds_forgotten(REDIS) and REDIS in hits(memory, "billing Redis invoices")
 
 
 def test_a_stale_save_of_a_note_forgotten_whole_keeps_only_the_editors_change(

@@ -10,7 +10,6 @@ import contextlib
 import datetime as dt
 import itertools
 import os
-import re
 import stat as stat_module
 import time
 from collections.abc import Callable
@@ -24,11 +23,10 @@ from memoryd.curation.lines import MARK, LinesOutside, NoteLines, lines_hash, re
 from memoryd.curation.target import Target, writable
 from memoryd.curation.target import parse_target as parse_target  # re-exported: callers name it here
 from memoryd.notes import RequestError
+from memoryd.sources.entries import STRUCK
 from memoryd.sources.forgotten import ForgetRecord
 from memoryd.sources.redact import MASK
 from memoryd.sources.transcripts import turns_of
-
-_STRUCK = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s+)?~~.*~~\s*$")  # a line struck through whole
 
 
 class Stale(Exception):
@@ -333,7 +331,7 @@ class Curator:
 def _not_superseded(target: Target, lines: list[str]) -> None:
     """Refuse lines memoryd marked superseded already (each struck through, or the line saying by what)."""
     shown = [line for line in lines if line.strip()]
-    if shown and all(MARK.search(line) or _STRUCK.match(line) for line in shown):
+    if shown and all(MARK.search(line) or STRUCK.match(line) for line in shown):
         raise RequestError(f"{target.citation} is superseded already; supersede the statement that replaced it")
 
 

@@ -9,12 +9,11 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from memoryd.sources.entries import MARK
+from memoryd.sources.entries import MARK, STRUCK
 
 _BREAK = re.compile(r"(\r\n|\r|\n)")
-# "- ~~text~~" as memoryd strikes a superseded line, and the line it adds below the statement
+# a list item's marker (and checkbox), kept outside the strike-through
 _LIST = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?)(.*)$")
-_STRUCK = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s+)?)~~(.*)~~\s*$")
 
 
 class LinesOutside(ValueError):
@@ -117,7 +116,7 @@ def struck(lines: list[str], day: dt.date, by: str, link: str) -> list[str]:
     out = []
     indent = ""
     for line in lines:
-        if not line.strip() or _STRUCK.match(line) or MARK.search(line):
+        if not line.strip() or STRUCK.match(line) or MARK.search(line):
             out.append(line)
             continue
         match = _LIST.match(line)

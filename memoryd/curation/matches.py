@@ -5,7 +5,6 @@ meaning alone) is left out, so a confirmed forget removes only what visibly matc
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,9 @@ from memoryd.curation.lines import lines_hash
 from memoryd.notes import RequestError
 from memoryd.sources.analyzer import Term, analyze, query_terms
 from memoryd.sources.discovery import is_transcript
-from memoryd.sources.entries import entries
+from memoryd.sources.entries import HEADING, entries
 
 CONTEXT_LINES = 40  # read around a hit, so that an entry it cuts is seen whole
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 Get = Callable[[str, int, int], dict[str, Any]]
 
 
@@ -51,7 +49,7 @@ def matching_entries(query: str, hits: list[Any], get: Get) -> list[dict[str, An
         if is_transcript(Path(hit.path)):
             spans = [(i, i) for i in range(len(window))]  # each line a turn of its own
         else:
-            spans = [(a, b) for a, b in entries(window) if not _HEADING.match(window[a])]
+            spans = [(a, b) for a, b in entries(window) if not HEADING.match(window[a])]
         for a, b in spans:
             if first + b >= hit.start_line and first + a <= hit.end_line:
                 held = score(terms, "\n".join(window[a : b + 1]))

@@ -24,8 +24,8 @@ from memoryd.search.filters import Filters
 from memoryd.search.keyword import keyword_search
 from memoryd.sources.analyzer import query_terms
 from memoryd.sources.discovery import display_path, is_transcript, real_workspace
-from memoryd.sources.entries import content_words, entries
-from memoryd.sources.forgotten import MIN_PASSAGE_WORDS, ForgetRecord, record_path, words
+from memoryd.sources.entries import content_words, entries, words
+from memoryd.sources.forgotten import MIN_PASSAGE_WORDS, ForgetRecord, record_path
 from memoryd.store.interface import MemoryStore
 
 MAX_QUERY_MATCHES = 20
@@ -55,7 +55,7 @@ class Editing:
         self.record = ForgetRecord(record_path(agent), shared=SharedRecord(store))
         self.changes = ChangeLog(agent.store.parent / "changes")
         self.curator = Curator(agent, redact, self._indexed, self.changes, self.record)
-        self._unindexed: dict[frozenset[str], dict[str, Any]] = {}  # entries written, their index not updated yet
+        self._unindexed: dict[tuple[str, ...], dict[str, Any]] = {}  # entries written, their index not updated yet
 
     def _indexed(self, path: str) -> dict[int, list[str]]:
         """Each line of a note as the index holds it (what a search's citation was made from): its pieces, as a
@@ -154,8 +154,10 @@ class Editing:
             # a copy written a moment ago may not be indexed yet: the entries still being indexed are looked at too
             held = None if force else self._unindexed.get(said) or self._held(text)
             if held is None:
-                self.record.release(text)  # written again on purpose: it must be found, not kept out as forgotten
                 target, start_line, end_line = append_entry(self.agent, entry, path)
+                # written again on purpose: it must be found, not kept out as forgotten (only once it is written: a
+                # refused write un-forgets nothing)
+                self.record.release(text)
                 real = target.resolve()
                 rel = display_path(real, real_workspace(self.agent))
                 self._journal().record(target, rel, entry)
@@ -217,7 +219,7 @@ class Editing:
                     }
         return None
 
-    def _still_holds(self, path: str, start: int, end: int, wanted: frozenset[str]) -> bool:
+    def _still_holds(self, path: str, start: int, end: int, wanted: tuple[str, ...]) -> bool:
         try:
             return content_words(self._get(path, start, end - start + 1)["text"]) == wanted
         except RequestError:

@@ -9,18 +9,19 @@ import unicodedata
 
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _TAG = re.compile(r"<!--.*?-->", re.S)
 _WORD = re.compile(r"\w+")
 # the line memoryd writes under a superseded statement: "*(superseded 2026-11-27 by [path#L5-L6](link))*"
 MARK = re.compile(r"\*\(superseded (\d{4}-\d{2}-\d{2}) by \[([^\]\n]+)\]\([^)\n]*\)\)\*")
-_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-# words that change no fact: a statement saved again with or without them is the same statement
-_FILLER_WORDS = (
-    "a an the and or of to in on at for with by from as is are was were be been it its this that these "
-    "those we i you he she they our my your their has have had do does did will would should can could "
-    "just also then so now today note noted remember decided decision"
-)
+# "- ~~text~~" as memoryd strikes a superseded line (group 1: the list marker, group 2: the text struck through)
+STRUCK = re.compile(r"^(\s*(?:[-*+]|\d+[.)])?\s*(?:\[[ xX]\]\s+)?)~~(.*)~~\s*$")
+# scripts written without spaces (CJK, Thai): each character counts as a word
+UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# words that change no fact: a statement saved again with or without them is the same statement. Only articles,
+# pronouns and the words of taking a note: never a modal, a tense, a negation or a preposition ("will" is not
+# "did", "from Redis to Memcached" is not "to Redis from Memcached")
+_FILLER_WORDS = "a an the its it we i you our my your their us me just also note noted remember decided decision"
 _FILLER = frozenset(_FILLER_WORDS.split(" "))
 
 
@@ -43,7 +44,7 @@ def entries(lines: list[str]) -> list[tuple[int, int]]:
             continue
         indent = len(line) - len(line.lstrip())
         item = _ITEM.match(line)
-        if _HEADING.match(line):
+        if HEADING.match(line):
             if start is not None:
                 found.append((start, i - 1))
             found.append((i, i))
@@ -61,14 +62,19 @@ def entries(lines: list[str]) -> list[tuple[int, int]]:
     return found
 
 
-def content_words(text: str) -> frozenset[str]:
-    """What a statement says, for telling the same statement saved again: its words, case-folded, without markup,
-    tags or filler words (each character of an unspaced script is a word)."""
-    text = unicodedata.normalize("NFKC", _TAG.sub(" ", text)).casefold()
-    found: set[str] = set()
-    for word in _WORD.findall(text):
-        if _UNSPACED.search(word):
-            found.update(word)
-        elif word not in _FILLER:
-            found.add(word)
-    return frozenset(found)
+def words(text: str) -> list[str]:
+    """Case-folded words of `text`, each character of an unspaced script a word of its own."""
+    out: list[str] = []
+    for word in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if UNSPACED.search(word):
+            out.extend(ch for ch in word if not ch.isspace())
+        else:
+            out.append(word)
+    return out
+
+
+def content_words(text: str) -> tuple[str, ...]:
+    """What a statement says, for telling the same statement saved again: its words in order, case-folded,
+    without markup, tags or filler words. In order: the same words in another order ("from Redis to Memcached",
+    "from Memcached to Redis") are another statement."""
+    return tuple(word for word in words(_TAG.sub(" ", text)) if word not in _FILLER)

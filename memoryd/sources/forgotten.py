@@ -13,10 +13,8 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import threading
 import time
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any, Protocol
 
 from memoryd.durable import private_folder, replace_privately
 from memoryd.settings import AgentConfig
+from memoryd.sources.entries import words
 from memoryd.sources.transcripts import BadLine, Turn, parse_line
 
 FORGOTTEN = "[forgotten]"
@@ -31,22 +30,8 @@ SHARED_SECONDS = 1.0  # how often the shared store's copy is read again
 SHINGLE = 5  # words per hashed run
 MIN_SHINGLES = 2  # a passage shorter than this many runs is matched whole
 MATCH_SHARE = 0.8  # a transcript line holding this share of a passage's runs holds the passage
-# a scripts written without spaces (CJK, Thai): each character counts as a word
-_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_WORD = re.compile(r"\w+")
 MIN_PASSAGE_WORDS = 4  # shorter lines ("- yes", a heading) are too common to keep out of every transcript
 MIN_TURN_WORDS = 3  # a forgotten turn is kept out of other transcripts (a copy, a rotated file) from this length
-
-
-def words(text: str) -> list[str]:
-    """Case-folded words of `text`, each character of an unspaced script a word of its own."""
-    out: list[str] = []
-    for word in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if _UNSPACED.search(word):
-            out.extend(ch for ch in word if not ch.isspace())
-        else:
-            out.append(word)
-    return out
 
 
 def _hash(run: Iterable[str]) -> str:
@@ -161,14 +146,16 @@ class ForgetRecord:
         ]
 
     def _repeats(self, raw: str, number: int) -> bool:
-        """Whether a transcript's line repeats a forgotten turn (its copy, or the transcript renamed) or passage."""
-        if self.holds_forgotten(raw):
-            return True
+        """Whether a transcript's line repeats a forgotten turn (its copy, or the transcript renamed) or passage:
+        its turn's text read line by line, as `leave_out` reads it (never the raw JSON, whose escapes glue words
+        together and spell other scripts as `\\uXXXX`)."""
         try:
             turn = parse_line(raw, number)
         except BadLine:
-            return False
-        return turn is not None and self.forgotten_turn(turn.text)
+            return self.holds_forgotten(raw)  # not a turn memoryd reads: the line as it stands
+        if turn is None:  # no turn (tool output, metadata): the line as it stands
+            return self.holds_forgotten(raw)
+        return self.forgotten_turn(turn.text) or any(self.holds_forgotten(line) for line in turn.text.split("\n"))
 
     def forgotten_turn(self, text: str) -> bool:
         """Whether a turn says what a forgotten turn said, word for word (wherever it is now)."""
