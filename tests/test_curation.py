@@ -144,6 +144,31 @@ def test_forget_a_whole_note_and_undo_it(memory: AgentMemory, workspace: Path) -
     assert note.read_bytes() == NOTE.encode() and REDIS in hits(memory, "billing cache Redis")
 
 
+def test_expect_is_checked_for_a_whole_note_and_refused_where_it_cannot_mean_anything(
+    memory: AgentMemory, workspace: Path, with_sessions: Callable[[], AgentMemory], sessions: Path
+) -> None:
+    note = workspace / "memory" / "services.md"
+    seen = memory.get("memory/services.md")
+    note.write_text(NOTE.replace("Redis", "Valkey"))  # an editor changed it since
+    before = state(memory)
+    for expect in (seen["text"], seen["hash"]):
+        stale = memory.edits.forget("memory/services.md", expect=expect)
+        assert stale["forgotten"] is None and "Valkey" in stale["current"]["text"] and state(memory) == before
+    with pytest.raises(RequestError, match="confirm"):
+        memory.edits.forget(query="billing cache", expect=seen["hash"])
+    assert state(memory) == before
+    done = memory.edits.forget("memory/services.md", expect=memory.get("memory/services.md")["hash"])
+    assert done["forgotten"] == "memory/services.md" and not note.exists()
+    memory.close()  # the index is one process's: the agent with transcripts opens it next
+    write(sessions / "chat.jsonl", turn("user", "My bank PIN is 9921, keep it safe please.") + "\n")
+    chats = with_sessions()
+    chats.sync()
+    path = chats.search("bank PIN", mode="keyword").results[0].path
+    with pytest.raises(RequestError, match="whole transcript"):
+        chats.edits.forget(path, expect=chats.get(path)["hash"])
+    assert "9921" in hits(chats, "bank PIN 9921")
+
+
 def test_forget_by_query_shows_then_forgets_exactly_what_was_confirmed(memory: AgentMemory, workspace: Path) -> None:
     write(workspace / "memory" / "other.md", "# Other\n\nThe garden shed is painted green.\n")
     memory.sync()
@@ -561,6 +586,30 @@ VARIANTS = {
     "no final newline": NOTE.rstrip("\n").encode(),
     "crlf, no final newline": NOTE.rstrip("\n").replace("\n", "\r\n").encode(),
 }
+
+
+@pytest.mark.parametrize("purged", ["lines", "note"])
+def test_a_purge_leaves_no_copy_of_the_text_in_earlier_change_records(
+    memory: AgentMemory, workspace: Path, purged: str
+) -> None:
+    seen = memory.get("memory/services.md", 3, 1)["hash"]
+    memory.edits.update("memory/services.md#L3", "- billing uses Memcached as the cache since the outage", seen)
+    memory.write("the deploy queue is NATS with five workers now", supersedes="memory/services.md#L4")
+    memory.edits.forget("memory/services.md#L7")  # Alice's line (the mark moved it down): its record keeps it
+    folder = memory.agent.store.parent / "changes"
+    assert b"since the outage" in b"".join(p.read_bytes() for p in folder.iterdir())
+    target = "memory/services.md#L3" if purged == "lines" else "memory/services.md"
+    done = memory.edits.forget(target, purge=True)
+    held = b"".join(data for data in tree(memory.agent.store.parent).values() if isinstance(data, bytes))
+    assert b"since the outage" not in held and b"Redis" not in held  # the update's old and new lines both
+    assert b"RabbitMQ" not in held  # the supersede kept the purged line as the one above its own: it went too
+    assert (b"jasmine" in held) == (purged == "lines")  # a record of another line keeps it, unless the note went
+    assert done["scrubbed"] == ([1, 2] if purged == "lines" else [1, 2, 3]) and done["change"] == 4
+    listed = {c["id"]: c for c in memory.edits.list_changes()}
+    assert listed[1]["purged"] and listed[1]["purged_by"] == 4
+    assert listed[3]["purged_by"] == (None if purged == "lines" else 4)
+    with pytest.raises(RequestError, match="change 4 was made with purge"):
+        memory.edits.undo()
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -109,6 +109,10 @@ def _change_line(change: dict[str, Any]) -> str:
     import datetime as dt
 
     when = dt.datetime.fromtimestamp(change["time"]).strftime("%Y-%m-%d %H:%M")
-    state = " (undone)" if change.get("undone") else " (purged: cannot be undone)" if change.get("purged") else ""
+    state = " (undone)" if change.get("undone") else ""
+    if not state and change.get("purged_by"):
+        state = f" (text purged by change {change['purged_by']}: cannot be undone)"
+    elif not state and change.get("purged"):
+        state = " (purged: cannot be undone)"
     now = f" -> {change['new_citation']}" if change.get("new_citation") else ""
     return f"{change['id']:>5}  {when}  {change['kind']:<17} {change['citation']}{now}{state}"

@@ -3,8 +3,9 @@ replaced, so that `undo` can put it back.
 
 One JSON file per change in `<agent dir>/changes/` (0700, files 0600): the note, the lines before and after, the
 line above and below the change (to find it again after other edits), and for a deleted note its whole text. A
-change made with `purge` keeps no text of what it removed, and cannot be undone. The newest MAX_KEPT changes are
-kept."""
+change made with `purge` keeps no text of what it removed, and cannot be undone; it also takes the purged text out
+of every earlier record holding a line of it (an update that wrote it, a supersede that struck it), which then
+cannot be undone either (`purged_by` says why). The newest MAX_KEPT changes are kept."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.durable import private_folder, replace_privately
+from memoryd.sources.entries import words
 
 MAX_KEPT = 500
+MIN_CONTAINED_WORDS = 4  # a purged line this long is found inside a longer line too; a shorter one only whole
 
 
 @dataclass
@@ -44,6 +47,7 @@ class Change:
     citation: str | None = None  # what the caller named
     new_citation: str | None = None  # where the text is now (update, supersede)
     purged: bool = False  # nothing of the old text kept: cannot be undone
+    purged_by: int | None = None  # its text was taken out by this later change made with purge
     undone: float | None = None
 
     def summary(self) -> dict[str, Any]:
@@ -57,6 +61,7 @@ class Change:
             "new_citation": self.new_citation,
             "lines": len(self.before.lines) if self.before else None,
             "purged": self.purged,
+            "purged_by": self.purged_by,
             "undone": self.undone,
         }
 
@@ -125,3 +130,39 @@ class ChangeLog:
     def mark_undone(self, change: Change) -> None:
         change.undone = time.time()
         self.save(change)
+
+    def scrub(self, texts: list[str], by: int) -> list[int]:
+        """Take the text a purge (change `by`) removed out of every earlier record holding a line of it (the same
+        words, markup aside): its old and new lines, their neighbours and a deleted note's text all go, and it can
+        no longer be undone. Returns the records scrubbed."""
+        keys = {" ".join(found) for text in texts for line in text.split("\n") if (found := words(line))}
+        if not keys:
+            return []
+        long_keys = [f" {k} " for k in keys if k.count(" ") + 1 >= MIN_CONTAINED_WORDS]
+        scrubbed = []
+        for path in self._files():
+            try:
+                change = self._load(path)
+            except (OSError, ValueError, TypeError):
+                continue
+            if change.id >= by or not any(_holds(line, keys, long_keys) for line in _text_of(change)):
+                continue
+            change.before = change.after = None
+            change.note, change.purged, change.purged_by = None, True, by
+            self.save(change)
+            scrubbed.append(change.id)
+        return scrubbed
+
+
+def _text_of(change: Change) -> list[str]:
+    """Every line of note text a record holds."""
+    held: list[str | None] = [*(change.note or "").split("\n")]
+    for region in (change.before, change.after):
+        if region is not None:
+            held += [*region.lines, region.above, region.below]
+    return [line for line in held if line]
+
+
+def _holds(line: str, keys: set[str], long_keys: list[str]) -> bool:
+    said = " ".join(words(line))
+    return said in keys or any(k in f" {said} " for k in long_keys)

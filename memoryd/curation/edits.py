@@ -106,7 +106,7 @@ class Curator:
             return self._forget_transcript(target)
         writable(target)
         if target.start is None:
-            return self._forget_note(target, purge)
+            return self._forget_note(target, purge, expect)
         assert target.end is not None
         start, end = target.start, target.end
         kept: dict[str, Any] = {}
@@ -134,11 +134,16 @@ class Curator:
 
         record = self._apply(target, "forget", change, kept, fill)
         answer = {"forgotten": target.citation, "path": target.path, "lines": kept["last"] - kept["first"] + 1}
+        if purge:
+            answer["scrubbed"] = self._scrub([kept["removed"]], record.id)
         replaced: tuple[list[str], list[str]] = (kept["before"], [])
         return Outcome({**answer, "change": record.id}, [target], [kept["removed"]], replaced)
 
-    def _forget_note(self, target: Target, purge: bool) -> Outcome:
+    def _forget_note(self, target: Target, purge: bool, expect: str | None) -> Outcome:
         data = target.real.read_bytes()
+        note = NoteLines.parse(data)
+        if expect is not None and note.lines:  # the whole note's text as `get` shows it, or its hash
+            self._expect(target, note, 1, len(note.lines), expect)
         record = Change(0, "forget_note", target.path, time.time(), citation=target.path, purged=purge)
         if not purge:
             record.note = data.decode("utf-8", errors="surrogateescape")
@@ -154,8 +159,21 @@ class Curator:
         if not removed:
             self._take_back(record)
             raise RequestError(f"{target.path} changed while it was being forgotten; nothing changed, try again")
-        answer = {"forgotten": target.path, "path": target.path, "change": record.id}
+        answer: dict[str, Any] = {"forgotten": target.path, "path": target.path, "change": record.id}
+        if purge:
+            answer["scrubbed"] = self._scrub([text], record.id)
         return Outcome(answer, [target], [text], (NoteLines.parse(data).lines, []))
+
+    def _scrub(self, texts: list[str], by: int) -> list[int]:
+        """After a purge: no earlier change record keeps the text either (the purge is made: a record that cannot
+        be rewritten now is reported, not undone)."""
+        try:
+            return self.changes.scrub(texts, by)
+        except OSError as exc:
+            raise RequestError(
+                f"the text was purged from the note (change {by}), but an earlier change record in "
+                f"{self.changes.folder} still holds it: {exc}"
+            ) from None
 
     def _forget_transcript(self, target: Target) -> Outcome:
         """A transcript is the platform's: its lines are left out of the index by the record, never deleted."""

@@ -111,10 +111,20 @@ class Editing:
         if query is not None and citation is not None:
             raise RequestError("name one thing to forget: a citation (or a note's path), or a query, not both")
         if query is not None:
+            if expect is not None:
+                raise RequestError(
+                    "`expect` names the text of a citation's lines; a forget by query is checked by its `confirm` "
+                    "token (the matches as shown): leave `expect` out"
+                )
             return self._forget_query(query, confirm, purge)
         if citation is None:
             raise RequestError("name what to forget: a citation (path#L3-L5), a note's path, or a query")
         target = parse_target(self.agent, citation)
+        if target.transcript and target.start is None and expect is not None:
+            raise RequestError(
+                f"`expect` cannot be checked for a whole transcript ({target.path}); cite its lines "
+                "(path#L3-L5) with the text or hash `get` shows for them, or leave `expect` out"
+            )
         with self._lock:
             if target.transcript and target.start is not None and expect is not None:
                 seen = self._get(target.path, target.start, (target.end or target.start) - target.start + 1)

@@ -47,6 +47,8 @@ def undoable(agent: Any, changes: ChangeLog, count: int) -> list[Change]:
     found = changes.recent(count, include_undone=False)
     notes: dict[Path, bytes | None] = {}
     for change in found:
+        if change.purged_by is not None:
+            raise RequestError(f"change {change.purged_by} purged the text of change {change.id}: it cannot be undone")
         if change.purged:
             raise RequestError(f"change {change.id} was made with purge: nothing of it was kept to put back")
         if change.kind == "forget_transcript":
