@@ -494,6 +494,46 @@ def test_write_with_supersedes_strikes_the_old_lines_and_links_the_new(memory: A
     assert memory.edits.list_changes()[0]["kind"] == "supersede"
 
 
+def test_a_supersede_within_one_note_cites_and_links_the_new_entry_where_it_ends_up(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    """The mark line goes below the old statement, above the new entry appended to the same note: the answer and
+    the link name the new entry's lines after the mark, not before."""
+    first = memory.write("the ledger runs on Postgres 14 in eu-west")
+    done = memory.write("the ledger runs on Postgres 16 in eu-central now", supersedes=first["citation"])
+    struck = f"{first['path']}#L{first['start_line']}-L{first['start_line'] + 1}"
+    assert done["path"] == first["path"] and done["superseded"] == struck
+    assert "Postgres 16" in memory.get(done["path"], done["start_line"], 1)["text"]
+    assert done["end_line"] - done["start_line"] == 0
+    text = (workspace / done["path"]).read_text()
+    link = done["citation"].split("/", 1)[1]
+    assert f"by [{done['citation']}]({link}))*" in text
+    held = memory.write("The ledger runs on Postgres 16 in eu-central now.")
+    assert held["duplicate_of"] == done["citation"]  # and the index agrees on where it is
+
+
+def test_a_supersedes_is_checked_once_by_one_check_under_the_write_lock(
+    memory: AgentMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check before the write and the supersede's own are one function, run with the agent's write lock held
+    (it reads what the curator is in the middle of, which only the lock keeps still)."""
+    from memoryd.curation.edits import Curator
+
+    real = Curator._supersedable
+    locked: list[bool] = []
+
+    def checked(self: Curator, *args: object) -> list[str]:
+        locked.append(memory.edits._lock.locked())
+        return real(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Curator, "_supersedable", checked)
+    memory.write("billing uses Memcached as the cache for invoices", supersedes="memory/services.md#L3")
+    assert locked and all(locked) and len(locked) >= 2  # the check before the write, and the supersede's
+    with pytest.raises(RequestError, match="superseded already"):
+        memory.write("billing uses Valkey as the cache for invoices", supersedes="memory/services.md#L3-L4")
+    assert "Valkey" not in hits(memory, "billing Valkey")
+
+
 @pytest.mark.parametrize(
     "bad", ["memory/services.md#L40", "memory/nothing.md#L1", "../outside.md#L1", "memory/services.md#L0-L2"]
 )

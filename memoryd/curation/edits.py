@@ -20,7 +20,7 @@ from typing import Any
 from memoryd.curation import notefile
 from memoryd.curation.changes import Change, ChangeLog, Region
 from memoryd.curation.lines import MARK, LinesOutside, NoteLines, lines_hash, relative_link, same_text, struck
-from memoryd.curation.target import Target, writable
+from memoryd.curation.target import CITATION, Target, writable
 from memoryd.curation.target import parse_target as parse_target  # re-exported: callers name it here
 from memoryd.notes import RequestError
 from memoryd.sources.entries import STRUCK
@@ -230,44 +230,50 @@ class Curator:
 
         return self._edit(target, kind, change, kept, new_lines)
 
-    def check_supersedable(self, target: Target) -> None:
-        """Refuse, before anything is written, what `supersede` would refuse."""
+    def _marked_lines(self, target: Target) -> tuple[int, int]:
+        """The lines a supersede names, refusing a transcript or a whole note."""
         if target.transcript:
             raise RequestError(f"{target.path} is a transcript: it cannot be marked; forget its lines instead")
         if target.start is None or target.end is None:
             raise RequestError("name the superseded lines: a citation such as path#L3-L5")
         writable(target)
-        note = NoteLines.parse(target.real.read_bytes())
+        return target.start, target.end
+
+    def _supersedable(self, target: Target, note: NoteLines, start: int, end: int) -> list[str]:
+        """The lines `supersede` strikes in `note`, once checked: in the note, as the index shows them (Stale
+        otherwise), not marked already."""
         try:
-            note.check(target.start, target.end)
-            self._expect(target, note, target.start, target.end, None)
-            _not_superseded(target, note.lines[target.start - 1 : target.end])
+            note.check(start, end)
         except LinesOutside as exc:
             raise RequestError(f"{target.path}: {exc}") from None
+        self._expect(target, note, start, end, None)
+        old = note.lines[start - 1 : end]
+        _not_superseded(target, old)
+        return old
+
+    def check_supersedable(self, target: Target) -> None:
+        """Refuse, before anything is written, what `supersede` would refuse (the same checks; the caller holds
+        the write lock, as for every edit)."""
+        start, end = self._marked_lines(target)
+        try:
+            self._supersedable(target, NoteLines.parse(target.real.read_bytes()), start, end)
         except Stale as exc:
             raise RequestError(f"{exc}; nothing written (the lines now read: {exc.current['text'][:200]!r})") from None
 
     def supersede(self, target: Target, by: str, day: dt.date | None = None) -> Outcome:
         """Strike the cited lines through and say, below them, when and by what they were superseded."""
-        if target.transcript:
-            raise RequestError(f"{target.path} is a transcript: it cannot be marked; forget its lines instead")
-        if target.start is None or target.end is None:
-            raise RequestError("name the superseded lines: a citation such as path#L3-L5")
-        writable(target)
-        start, end = target.start, target.end
+        start, end = self._marked_lines(target)
         when = day or dt.date.today()
         kept: dict[str, Any] = {}
 
         def change(data: bytes) -> bytes:
             note = NoteLines.parse(data)
-            try:
-                note.check(start, end)
-            except LinesOutside as exc:
-                raise RequestError(f"{target.path}: {exc}") from None
-            self._expect(target, note, start, end, None)
-            old = note.lines[start - 1 : end]
-            _not_superseded(target, old)
+            old = self._supersedable(target, note, start, end)
             new = struck(old, when, by, relative_link(target.path, by))
+            final = _moved(by, target.path, end, len(new) - (end - start + 1))
+            if final != by:  # the new entry lies below in this very note: the mark moved it; link where it is now
+                new = struck(old, when, final, relative_link(target.path, final))
+            kept["by"] = final
             kept["before"] = old
             note.replace(start, end, new)
             kept["above"], kept["below"] = note.context(start, start + len(new) - 1)
@@ -340,7 +346,7 @@ class Curator:
         after = kept.get("new", new_lines) or []
         answer: dict[str, Any] = {"path": target.path, "change": record.id, "citation": record.new_citation}
         if by is not None:
-            answer["superseded"], answer["by"] = target.citation, by
+            answer["superseded"], answer["by"] = target.citation, kept.get("by", by)
         else:
             answer["updated"] = target.citation
         return Outcome(answer, [target], [], (kept["before"], after))
@@ -351,6 +357,16 @@ def _not_superseded(target: Target, lines: list[str]) -> None:
     shown = [line for line in lines if line.strip()]
     if shown and all(MARK.search(line) or STRUCK.match(line) for line in shown):
         raise RequestError(f"{target.citation} is superseded already; supersede the statement that replaced it")
+
+
+def _moved(citation: str, path: str, below: int, shift: int) -> str:
+    """A citation after lines were added (`shift` > 0) or taken out above it: one of `path` starting below line
+    `below` moves by `shift`; any other stays."""
+    cited = CITATION.match(citation)
+    if cited is None or cited["path"] != path or int(cited["start"]) <= below or not shift:
+        return citation
+    start, end = int(cited["start"]) + shift, int(cited["end"] or cited["start"]) + shift
+    return f"{path}#L{start}-L{end}"
 
 
 def note_lines_of(data: bytes, first: int, last: int) -> list[str]:

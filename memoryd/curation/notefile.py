@@ -92,26 +92,27 @@ def rewrite(target: Path, change: Callable[[bytes], bytes]) -> tuple[bytes, byte
     mine: Signature = expected  # what the last exchange put in the note's place
     try:
         for _ in range(MAX_ROUNDS):
-            temp: Path | None = _write_beside(target, new, mode)
+            written = _write_beside(target, new, mode)
+            temp: Path | None = written  # deleted at the end of the round, unless it holds an editor's save
             try:
-                ours = signature(os.stat(temp, follow_symlinks=False))  # kept by the exchange (a rename)
-                if _exchange is None or not _exchange(temp, target):
+                ours = signature(os.stat(written, follow_symlinks=False))  # kept by the exchange (a rename)
+                if _exchange is None or not _exchange(written, target):
                     if signature(os.stat(target, follow_symlinks=False)) != expected:
                         current, stat = _read(target)
                         expected, new = signature(stat), change(current)
                         continue
-                    os.replace(temp, target)
+                    os.replace(written, target)
                     temp = None
                     fsync_dir(target.parent)
                     return current, new
                 mine = ours
-                if signature(os.stat(temp, follow_symlinks=False)) == expected:
+                if signature(os.stat(written, follow_symlinks=False)) == expected:
                     fsync_dir(target.parent)
                     return current, new  # the editor's earlier save (if any) is in `new` now: it may go
                 # an editor saved between the read and the exchange: its text is at `temp` now, ours in the note
                 if theirs is not None:
                     _unlink(theirs)  # an earlier save of the editor's, which its newer save replaced
-                theirs, temp = temp, None
+                theirs, temp = written, None
                 current, expected = theirs.read_bytes(), mine  # the next exchange must take out this round's text
                 new = change(current)
             finally:
@@ -120,11 +121,15 @@ def rewrite(target: Path, change: Callable[[bytes], bytes]) -> tuple[bytes, byte
         raise NoteChanged(f"{target.name} kept changing; the edit was not made, try again")
     except BaseException as exc:
         if theirs is not None:
+            kept, theirs = theirs, None  # not deleted unless put back: it may hold the only copy of the editor's text
             try:
-                _put_back(theirs, target, mine)
+                _put_back(kept, target, mine)
             except BaseException:
-                exc.add_note(f"the editor's last save of {target.name} is kept in {theirs}")
-                theirs = None  # not deleted: it holds the only copy of the editor's text
+                raise NoteChanged(
+                    f"{target.name}: the edit was not made ({exc}), and an editor's save could not be put back in "
+                    f"its place: it is kept in {kept}"
+                ) from exc
+            theirs = kept  # put back: it holds this change's text now
         raise
     finally:
         if theirs is not None:

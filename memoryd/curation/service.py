@@ -157,10 +157,10 @@ class Editing:
         if "memory" not in self.agent.sources:
             raise RequestError("this agent has no Markdown memory source")
         old = parse_target(self.agent, supersedes) if supersedes else None
-        if old is not None:
-            self.curator.check_supersedable(old)  # bad input changes nothing: checked before anything is written
         said = content_words(text)
         with self._lock:
+            if old is not None:  # bad input changes nothing: checked before anything is written
+                self.curator.check_supersedable(old)
             # a copy written a moment ago may not be indexed yet: the entries still being indexed are looked at too
             held = None if force else self._unindexed.get(said) or self._held(text)
             if held is None:
@@ -185,16 +185,23 @@ class Editing:
                     self._unindexed.pop(said, None)
             answer = {**where, "written": True, "indexed": index_error is None, "index_error": index_error}
         if old is not None:  # a duplicate too: the statement it repeats now replaces the old one
-            answer["superseded"] = self._mark(old, answer)
+            marked = self._mark(old, answer)
+            answer["superseded"] = marked.get("citation")
+            if marked.get("by", answer["citation"]) != answer["citation"]:  # the mark above it moved it down
+                moved = parse_target(self.agent, marked["by"])
+                answer.update(citation=marked["by"], start_line=moved.start, end_line=moved.end)
+                if "duplicate_of" in answer:
+                    answer["duplicate_of"] = marked["by"]
         return answer
 
-    def _mark(self, old: Target, new: dict[str, Any]) -> str | None:
-        """Mark `old` superseded by the entry just written (or held already); the new citation of its lines."""
+    def _mark(self, old: Target, new: dict[str, Any]) -> dict[str, Any]:
+        """Mark `old` superseded by the entry just written (or held already): the supersede's answer (the old
+        lines' new `citation`, and `by`: where the new entry is once marked)."""
         assert old.start is not None and old.end is not None
         if new["path"] == old.path and new["start_line"] <= old.end and old.start <= new["end_line"]:
-            return None  # the statement held is the old one itself: nothing replaces it
+            return {}  # the statement held is the old one itself: nothing replaces it
         try:
-            return self.supersede(old.citation, new["citation"]).get("citation")
+            return self.supersede(old.citation, new["citation"])
         except (RequestError, Stale, NoteChanged, OSError) as exc:
             done = "was written" if new["written"] else "is held already"
             raise RequestError(
