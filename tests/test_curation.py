@@ -1319,3 +1319,48 @@ def test_a_forgotten_statement_written_again_on_purpose_is_found(memory: AgentMe
     again = memory.write(REDIS)
     assert again["written"] and REDIS in hits(memory, "billing Redis cache invoices")
     assert REDIS in memory.get(again["path"])["text"]
+
+
+class _Args(dict):  # type: ignore[type-arg]
+    """memctl's parsed arguments, as `edit` reads them."""
+
+    path = ("edit",)
+
+
+@pytest.mark.parametrize("failure", ["conflict", "daemon error"])
+def test_memctl_edit_keeps_what_was_typed_in_the_editor_when_nothing_is_written(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], failure: str
+) -> None:
+    import sys
+
+    from memoryd_client import edit_commands
+    from memoryd_client.command_line import Exit
+
+    typed = "- billing uses Memcached, as I carefully wrote it"
+    script = f"import sys; open(sys.argv[1], 'w').write({typed!r})"
+    monkeypatch.setenv("VISUAL", f"{sys.executable} -c {json.dumps(script)}")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(edit_commands.tempfile, "tempdir", str(tmp_path))
+    current = {"citation": "memory/a.md#L3-L3", "text": "- billing uses Valkey", "hash": "sha256:1"}
+
+    class Client:
+        def get(self, *args: object, **kwargs: object) -> dict[str, object]:
+            assert args[2] == 1  # one line asked for, as cited
+            return {"text": f"- {REDIS}", "hash": "sha256:0"}
+
+        def update(self, *args: object, **kwargs: object) -> dict[str, object]:
+            if failure == "daemon error":
+                raise Exit(3)
+            return {"updated": None, "conflict": "memory/a.md#L3-L3 changed since it was read", "current": current}
+
+    monkeypatch.setattr(edit_commands, "ask", lambda args, call: call(Client()))
+    args = _Args(citation="memory/a.md#L3", agent=None, expect=None, text=None, json=False)
+    if failure == "conflict":
+        assert edit_commands.edit(args) == 1  # type: ignore[arg-type]
+    else:
+        with pytest.raises(Exit):
+            edit_commands.edit(args)  # type: ignore[arg-type]
+    out = capsys.readouterr()
+    kept = [p for p in tmp_path.iterdir() if p.suffix == ".md"]
+    assert len(kept) == 1 and kept[0].read_text() == typed and str(kept[0]) in out.err
+    assert ("- billing uses Valkey" in out.out) == (failure == "conflict")  # a conflict shows the current text

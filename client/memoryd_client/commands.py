@@ -37,7 +37,7 @@ def fail(args: Parsed, exc: ClientError) -> Exit:
     return Exit(code)
 
 
-def _ask(args: Parsed, call: Callable[[MemoryClient], T], deadline: float | None = None) -> T:
+def ask(args: Parsed, call: Callable[[MemoryClient], T], deadline: float | None = None) -> T:
     """One call to the daemon on a connection of its own; a failure is said and ends memctl (Exit)."""
     try:
         with _client(args, deadline) as client:
@@ -46,7 +46,7 @@ def _ask(args: Parsed, call: Callable[[MemoryClient], T], deadline: float | None
         raise fail(args, exc) from None
 
 
-def _emit(args: Parsed, data: Any, human: str) -> int:
+def emit(args: Parsed, data: Any, human: str) -> int:
     if args["json"]:
         import json
 
@@ -63,10 +63,10 @@ def _words(words: list[str]) -> str:
 
 def search(args: Parsed) -> int:
     text = _words(args["query"])
-    found = _ask(args, lambda client: client.search(text, agent=args["agent"], **args.schema_values("search")))
+    found = ask(args, lambda client: client.search(text, agent=args["agent"], **args.schema_values("search")))
     from memoryd_client.render import search_text
 
-    return _emit(args, found.raw, search_text(found))
+    return emit(args, found.raw, search_text(found))
 
 
 def recall(args: Parsed) -> int:
@@ -88,9 +88,9 @@ def recall(args: Parsed) -> int:
         except TimeoutError:
             raise fail(args, RPCTimeout(f"the prompt on stdin did not end within {seconds} s")) from None
     options = args.schema_values("recall")
-    answer = _ask(args, lambda client: client.recall(prompt, agent=args["agent"], **options), deadline)
+    answer = ask(args, lambda client: client.recall(prompt, agent=args["agent"], **options), deadline)
     if args["json"] or answer["block"]:
-        _emit(args, answer, answer["block"])
+        emit(args, answer, answer["block"])
     return 0
 
 
@@ -101,10 +101,10 @@ def recall_log(args: Parsed) -> int:
     """`memctl recall --log`: each logged recall (time, session, client, the prompt's start), then the memories it
     gave with their dates, and the command that forgets one."""
     options = {"agent": args["agent"], "session": args["session"], **args.schema_values("recall_log")}
-    logged = _ask(args, lambda client: client.request("recall_log", **options))
+    logged = ask(args, lambda client: client.request("recall_log", **options))
     entries = logged["entries"]
     if args["json"] or not entries:
-        return _emit(args, logged, "no recalls logged")
+        return emit(args, logged, "no recalls logged")
     lines = []
     for entry in entries:  # the daemon left no control characters in them
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry["time"]))
@@ -116,7 +116,7 @@ def recall_log(args: Parsed) -> int:
             dated = f"  ({memory['date']})" if memory.get("date") else ""
             lines.append(f"    {memory['citation']}{dated}  score {memory['score']:.2f}")
     lines.append(FORGET_HINT)
-    return _emit(args, logged, "\n".join(lines))
+    return emit(args, logged, "\n".join(lines))
 
 
 def parse_location(spec: str) -> tuple[str, int | None, int | None]:
@@ -146,14 +146,14 @@ def get(args: Parsed) -> int:
         path, first, count = parse_location(args["location"])
     except ValueError as exc:
         raise UsageError(f"Invalid value for 'LOCATION': {exc}", args.path) from None
-    got = _ask(args, lambda client: client.get(path, first, count, agent=args["agent"]))
-    return _emit(args, got, got["text"])
+    got = ask(args, lambda client: client.get(path, first, count, agent=args["agent"]))
+    return emit(args, got, got["text"])
 
 
 def write(args: Parsed) -> int:
     body = sys.stdin.read() if args["text"] == "-" else args["text"]
-    done = _ask(args, lambda client: client.write(body, agent=args["agent"], **args.schema_values("write")))
-    return _emit(args, done, f"wrote {done['citation']}")
+    done = ask(args, lambda client: client.write(body, agent=args["agent"], **args.schema_values("write")))
+    return emit(args, done, f"wrote {done['citation']}")
 
 
 def status_line(agent: dict[str, Any]) -> str:
@@ -206,16 +206,16 @@ def status_line(agent: dict[str, Any]) -> str:
 
 
 def status(args: Parsed) -> int:
-    state = _ask(args, lambda client: client.status(args["agent"]))
+    state = ask(args, lambda client: client.status(args["agent"]))
     daemon = state["daemon"]
     head = f"memoryd {daemon['version']} pid {daemon['pid']} up {daemon['uptime_s']}s on {daemon['socket']}"
     if daemon.get("reload_error"):
         head += f"\nconfig reload failed, the previous config still runs: {daemon['reload_error']}"
-    return _emit(args, state, "\n".join([head, *(status_line(a) for a in state["agents"])]))
+    return emit(args, state, "\n".join([head, *(status_line(a) for a in state["agents"])]))
 
 
 def sync(args: Parsed) -> int:
-    done = _ask(args, lambda client: client.sync(args["agent"], force=args["force"]))
+    done = ask(args, lambda client: client.sync(args["agent"], force=args["force"]))
     if not done.get("done", True):
         job = done.get("progress") or {}
         print(
@@ -223,7 +223,7 @@ def sync(args: Parsed) -> int:
         )
         return 1
     report = done.get("report") or {}
-    return _emit(
+    return emit(
         args,
         done,
         f"{done['agent']}: {report.get('files_indexed', 0)} indexed, "
@@ -237,14 +237,14 @@ def reindex(args: Parsed) -> int:
         with _client(args) as client:
             started = client.reindex(args["agent"])
             if args["no_wait"]:
-                return _emit(args, started, f"reindex {'started' if started['started'] else 'already running'}")
+                return emit(args, started, f"reindex {'started' if started['started'] else 'already running'}")
             job = _follow(client, started["agent"], sys.stderr.isatty() and not args["json"])
     except ClientError as exc:
         raise fail(args, exc) from None
     if job.get("state") != "done":
         print(f"memctl: reindex {job.get('state')}: {job.get('error')}", file=sys.stderr)
         return 1
-    return _emit(args, job, f"reindexed {started['agent']}: {job['total']} files in {job['elapsed_s']}s")
+    return emit(args, job, f"reindexed {started['agent']}: {job['total']} files in {job['elapsed_s']}s")
 
 
 def _follow(client: MemoryClient, agent: str, show: bool) -> dict[str, Any]:
@@ -272,9 +272,9 @@ def _progress(done: int, total: int, seconds: float) -> None:
 
 
 def agents(args: Parsed) -> int:
-    listed = _ask(args, lambda client: client.agents())
+    listed = ask(args, lambda client: client.agents())
     lines = (f"{'*' if a['default'] else ' '} {a['id']:12s} {a['workspace']}" for a in listed)
-    return _emit(args, listed, "\n".join(lines))
+    return emit(args, listed, "\n".join(lines))
 
 
 def mcp(args: Parsed) -> int:

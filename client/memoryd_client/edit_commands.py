@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import shlex
@@ -11,7 +12,7 @@ import tempfile
 from typing import Any
 
 from memoryd_client.command_line import Parsed, UsageError
-from memoryd_client.commands import _ask, _emit
+from memoryd_client.commands import ask, emit
 from memoryd_client.render import forget_text
 
 _CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
@@ -24,15 +25,15 @@ def forget(args: Parsed) -> int:
         raise UsageError("name one thing to forget: a CITATION (or a note's path), or --query", args.path)
     options = {"expect": args["expect"], "purge": args["purge"], "agent": args["agent"]}
     if query is None:
-        done = _ask(args, lambda client: client.forget(target, **options))
-        _emit(args, done, forget_text(done))
+        done = ask(args, lambda client: client.forget(target, **options))
+        emit(args, done, forget_text(done))
         return 1 if done.get("conflict") else 0
-    shown = _ask(args, lambda client: client.forget(query=query, **options))
+    shown = ask(args, lambda client: client.forget(query=query, **options))
     if not shown["matches"]:
-        return _emit(args, shown, "Nothing matched; nothing forgotten.")
+        return emit(args, shown, "Nothing matched; nothing forgotten.")
     if not args["yes"]:
         if args["json"] or not sys.stdin.isatty():
-            _emit(args, shown, forget_text(shown))
+            emit(args, shown, forget_text(shown))
             print("(nothing forgotten: run again with --yes, or at a terminal to be asked)", file=sys.stderr)
             return 1
         for match in shown["matches"]:
@@ -41,14 +42,15 @@ def forget(args: Parsed) -> int:
         if answer not in ("y", "yes"):
             print("nothing forgotten")
             return 1
-    done = _ask(args, lambda client: client.forget(query=query, confirm=shown["confirm"], **options))
-    _emit(args, done, forget_text(done))
+    done = ask(args, lambda client: client.forget(query=query, confirm=shown["confirm"], **options))
+    emit(args, done, forget_text(done))
     # the matches changed between the two calls (nothing forgotten), or some lines did (not those)
     return 1 if done.get("matches") is not None or any(r.get("conflict") for r in done.get("results", [])) else 0
 
 
 def edit(args: Parsed) -> int:
-    """Replace a citation's lines: with --text (or '-' for stdin), else in $EDITOR."""
+    """Replace a citation's lines: with --text (or '-' for stdin), else in $EDITOR. What was typed in the editor
+    stays in its file until it is written: on a conflict or any failure memctl says where it is."""
     citation = args["citation"]
     cited = _CITATION.match(citation)  # as the daemon reads it: a path may hold "#L" itself
     if cited is None:
@@ -57,30 +59,44 @@ def edit(args: Parsed) -> int:
     count = int(last or first) - int(first) + 1
     if count < 1:
         raise UsageError(f"{citation!r} ends before it starts", args.path)
-    seen = _ask(args, lambda client: client.get(path, int(first), max(count, 1), agent=args["agent"]))
+    seen = ask(args, lambda client: client.get(path, int(first), count, agent=args["agent"]))
     expect = str(args["expect"] or seen.get("hash") or seen["text"])
-    text = args["text"]
+    text, typed = args["text"], None
     if text is None:
-        text = _in_editor(seen["text"])
-        if text is None:
+        edited = _in_editor(seen["text"])
+        if edited is None:
             print("unchanged; nothing written")
             return 0
+        text, typed = edited
     elif text == "-":
         text = sys.stdin.read()
-    done = _ask(args, lambda client: client.update(citation, text, expect, agent=args["agent"]))
+    try:
+        done = ask(args, lambda client: client.update(citation, text, expect, agent=args["agent"]))
+    except BaseException:
+        _kept(typed)
+        raise
     if done.get("conflict"):
         current = done["current"]
-        _emit(
+        emit(
             args,
             done,
             f"nothing written: {done['conflict']}\ncurrent text of {current['citation']}:\n{current['text']}",
         )
+        _kept(typed)
         return 1
-    return _emit(args, done, f"updated; now {done.get('citation') or 'removed'} (undo: memctl undo)")
+    if typed is not None:
+        os.unlink(typed)
+    return emit(args, done, f"updated; now {done.get('citation') or 'removed'} (undo: memctl undo)")
 
 
-def _in_editor(text: str) -> str | None:
-    """The text after the user edited it in $VISUAL / $EDITOR (None: left unchanged)."""
+def _kept(typed: str | None) -> None:
+    if typed is not None:
+        print(f"nothing written; what you typed is kept in {typed}", file=sys.stderr)
+
+
+def _in_editor(text: str) -> tuple[str, str] | None:
+    """The text after the user edited it in $VISUAL / $EDITOR and the file holding it (None: left unchanged, and
+    the file gone). The file stays when the editor fails: what was typed may be in it."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     with tempfile.NamedTemporaryFile("w+", suffix=".md", encoding="utf-8", delete=False) as handle:
         handle.write(text + "\n")
@@ -89,25 +105,27 @@ def _in_editor(text: str) -> str | None:
         subprocess.run([*shlex.split(editor), name], check=True)
         with open(name, encoding="utf-8") as edited:
             new = edited.read().rstrip("\n")
-    finally:
+    except BaseException:
+        _kept(name)
+        raise
+    if new == text.rstrip("\n"):
         os.unlink(name)
-    return None if new == text.rstrip("\n") else new
+        return None
+    return new, name
 
 
 def undo(args: Parsed) -> int:
-    done = _ask(args, lambda client: client.undo(args["count"], agent=args["agent"]))
+    done = ask(args, lambda client: client.undo(args["count"], agent=args["agent"]))
     lines = [f"undid change {r['undone']} ({r['kind']} of {r['path']})" for r in done["results"]]
-    return _emit(args, done, "\n".join(lines) or "nothing to undo")
+    return emit(args, done, "\n".join(lines) or "nothing to undo")
 
 
 def changes(args: Parsed) -> int:
-    found = _ask(args, lambda client: client.changes(args["limit"], agent=args["agent"]))
-    return _emit(args, found, "\n".join(_change_line(c) for c in found["changes"]) or "no changes yet")
+    found = ask(args, lambda client: client.changes(args["limit"], agent=args["agent"]))
+    return emit(args, found, "\n".join(_change_line(c) for c in found["changes"]) or "no changes yet")
 
 
 def _change_line(change: dict[str, Any]) -> str:
-    import datetime as dt
-
     when = dt.datetime.fromtimestamp(change["time"]).strftime("%Y-%m-%d %H:%M")
     state = " (undone)" if change.get("undone") else ""
     if not state and change.get("purged_by"):
