@@ -26,7 +26,8 @@ from memoryd.sources.analyzer import query_terms
 from memoryd.sources.discovery import display_path, is_transcript, real_workspace
 from memoryd.sources.entries import content_words, entries, words
 from memoryd.sources.forgotten import MIN_PASSAGE_WORDS, ForgetRecord, record_path
-from memoryd.store.interface import MemoryStore
+from memoryd.store.errors import CORRUPT
+from memoryd.store.interface import MemoryStore, StoreUnavailable
 
 MAX_QUERY_MATCHES = 20
 DUPLICATE_CANDIDATES = 5  # keyword hits a new entry is compared with
@@ -210,11 +211,17 @@ class Editing:
 
     def _held(self, text: str) -> dict[str, Any] | None:
         """The citation of an entry saying what `text` says (the same words, markup and filler aside), among the
-        notes a keyword search for it finds."""
+        notes a keyword search for it finds. A store that cannot be read now (its server down, the file corrupt)
+        finds none: the entry is written, as a write always is, and indexed once the store is back."""
         wanted = content_words(text)
         if not wanted:
             return None
-        store = self._store()
+        try:
+            return self._held_in(self._store(), text, wanted)
+        except (StoreUnavailable, *CORRUPT):  # type: ignore[misc]  # mypy misreads *CORRUPT (mypy#21092)
+            return None
+
+    def _held_in(self, store: MemoryStore, text: str, wanted: tuple[str, ...]) -> dict[str, Any] | None:
         if not store.fts_available:
             return None
         for hit in keyword_search(store, text, DUPLICATE_CANDIDATES, NO_FILTERS, query_terms(text)):
