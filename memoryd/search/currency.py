@@ -14,6 +14,7 @@ and LoCoMo together (docs/design.md, "The newest statement first")."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -137,7 +138,12 @@ def query_weights(query: str, frequencies: Callable[[list[str]], Mapping[str, in
 def is_dated(row: ChunkRow) -> bool:
     """Its date says when it was said (a dated note's name, a turn's time), not when its file was last saved: only
     such statements are ordered in time (an edit re-dates every undated line of its note)."""
-    return row.source == "sessions" or note_date(row.path) is not None
+    return row.source == "sessions" or _dated_name(row.path)
+
+
+@functools.lru_cache(maxsize=65536)
+def _dated_name(path: str) -> bool:
+    return note_date(path) is not None
 
 
 def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
