@@ -112,12 +112,7 @@ class Curator:
         kept: dict[str, Any] = {}
 
         def change(data: bytes) -> bytes:
-            note = NoteLines.parse(data)
-            try:
-                note.check(start, end)
-            except LinesOutside as exc:
-                raise RequestError(f"{target.path}: {exc}") from None
-            self._expect(target, note, start, end, expect)
+            note = self._lines_as_seen(target, NoteLines.parse(data), start, end, expect)
             removed_text = note.text(start, end)
             first, last = note.remove(start, end)
             kept.update(first=first, last=last, removed=removed_text, before=note_lines_of(data, first, last))
@@ -212,12 +207,7 @@ class Curator:
         kept: dict[str, Any] = {}
 
         def change(data: bytes) -> bytes:
-            note = NoteLines.parse(data)
-            try:
-                note.check(start, end)
-            except LinesOutside as exc:
-                raise RequestError(f"{target.path}: {exc}") from None
-            self._expect(target, note, start, end, expect)
+            note = self._lines_as_seen(target, NoteLines.parse(data), start, end, expect)
             if MASK in text and self._shown(note.text(start, end)) != note.text(start, end):
                 raise RequestError(
                     f"{target.citation} holds a secret that memoryd shows only as {MASK}; the new text would write "
@@ -239,14 +229,19 @@ class Curator:
         writable(target)
         return target.start, target.end
 
-    def _supersedable(self, target: Target, note: NoteLines, start: int, end: int) -> list[str]:
-        """The lines `supersede` strikes in `note`, once checked: in the note, as the index shows them (Stale
-        otherwise), not marked already."""
+    def _lines_as_seen(self, target: Target, note: NoteLines, start: int, end: int, expect: str | None) -> NoteLines:
+        """`note`, once lines start..end are in it (RequestError) and are what the caller saw (Stale)."""
         try:
             note.check(start, end)
         except LinesOutside as exc:
             raise RequestError(f"{target.path}: {exc}") from None
-        self._expect(target, note, start, end, None)
+        self._expect(target, note, start, end, expect)
+        return note
+
+    def _supersedable(self, target: Target, note: NoteLines, start: int, end: int) -> list[str]:
+        """The lines `supersede` strikes in `note`, once checked: in the note, as the index shows them (Stale
+        otherwise), not marked already."""
+        self._lines_as_seen(target, note, start, end, None)
         old = note.lines[start - 1 : end]
         _not_superseded(target, old)
         return old
