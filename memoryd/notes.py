@@ -93,16 +93,23 @@ def read_lines(
     }
 
 
+def indexed_pieces(store: MemoryStore, path: str) -> dict[int, list[str]]:
+    """Each line of a note as the index holds it: its pieces, as a line too long for one chunk is split over
+    several (the first piece first)."""
+    rows = store.chunks_by_ids(list(store.chunk_ids(Filters.parse(path=path))))
+    held: dict[int, list[str]] = {}
+    for row in rows.values():
+        if row.path == path:
+            for offset, line in enumerate(row.text.split("\n")):
+                held.setdefault(row.file_line(offset), []).append(line)
+    return held
+
+
 def indexed_lines(store: MemoryStore, path: str, from_line: int = 1, lines: int | None = None) -> dict[str, Any] | None:
     """`read_lines`' answer made from the chunks a shared store holds of a note (None when it holds none): what a
     host that searches a namespace without a copy of its folder can read. Lines no chunk covers (blank lines
     between sections, front matter) come back empty; `from_index` says so."""
-    rows = store.chunks_by_ids(list(store.chunk_ids(Filters.parse(path=path))))
-    text_at: dict[int, str] = {}
-    for row in rows.values():
-        if row.path == path:
-            for offset, line in enumerate(row.text.split("\n")):
-                text_at.setdefault(row.file_line(offset), line)
+    text_at = {number: pieces[0] for number, pieces in indexed_pieces(store, path).items()}
     if not text_at:
         return None
     total = max(text_at)

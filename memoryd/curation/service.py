@@ -19,7 +19,7 @@ from memoryd.curation.notefile import NoteChanged
 from memoryd.curation.undo import undo_change, undoable, where
 from memoryd.entry_journal import EntryJournal
 from memoryd.ingest.shared import SharedRecord
-from memoryd.notes import RequestError, append_entry, entry_text
+from memoryd.notes import RequestError, append_entry, entry_text, indexed_pieces
 from memoryd.search.filters import Filters
 from memoryd.search.keyword import keyword_search
 from memoryd.sources.analyzer import query_terms
@@ -61,14 +61,7 @@ class Editing:
     def _indexed(self, path: str) -> dict[int, list[str]]:
         """Each line of a note as the index holds it (what a search's citation was made from): its pieces, as a
         line too long for one chunk is split over several."""
-        store = self._store()
-        rows = store.chunks_by_ids(list(store.chunk_ids(Filters.parse(path=path))))
-        held: dict[int, list[str]] = {}
-        for row in rows.values():
-            if row.path == path:
-                for offset, line in enumerate(row.text.split("\n")):
-                    held.setdefault(row.file_line(offset), []).append(line)
-        return held
+        return indexed_pieces(self._store(), path)
 
     def _finish(self, outcome: Outcome) -> dict[str, Any]:
         targets = list(outcome.reindex)
