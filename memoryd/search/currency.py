@@ -15,13 +15,13 @@ and LoCoMo together (docs/design.md, "The newest statement first")."""
 from __future__ import annotations
 
 import functools
-import math
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from memoryd.search.keyword import bm25_idf
 from memoryd.sources.analyzer import analyze, fold_text
 from memoryd.sources.entries import MARK, entries
 from memoryd.sources.metadata import note_date
@@ -131,7 +131,7 @@ def query_weights(query: str, frequencies: Callable[[list[str]], Mapping[str, in
     weigh little, and words none holds (the question's own: "which", "does") tell no statement from another."""
     tokens = list(set(analyze(query).body.split()))  # folded, stemmed, segmented: each found in a folded statement
     counts = frequencies(tokens)
-    weights = {t: math.log((total - counts[t] + 0.5) / (counts[t] + 0.5)) for t in tokens if counts.get(t)}
+    weights = {t: bm25_idf(counts[t], total) for t in tokens if counts.get(t)}
     return {t: weight for t, weight in weights.items() if weight > 0}
 
 

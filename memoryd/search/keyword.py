@@ -134,8 +134,13 @@ def keyword_evidence(store: MemoryStore, terms: list[Term], hits: list[KeywordHi
     whole = 0.0
     for term in terms:
         df = min(frequencies.get(t, 0) for t in term.phrase)
-        whole += max(1e-6, math.log((chunks - df + 0.5) / (df + 0.5)))
+        whole += max(1e-6, bm25_idf(df, chunks))
     return hits[0].bm25 / whole if whole > 0 else 0.0
+
+
+def bm25_idf(df: int, chunks: int) -> float:
+    """BM25's inverse document frequency of a token `df` of `chunks` chunks hold (negative past half of them)."""
+    return math.log((chunks - df + 0.5) / (df + 0.5))
 
 
 def _match(expression: str, groups: list[list[Term]], frequencies: Mapping[str, int]) -> Match:
