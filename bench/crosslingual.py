@@ -8,7 +8,7 @@ the second when odd, so every answer exists once, in one of the two; each langua
 A team's notes are often like this, and a question's own language must not outrank the answer written in the other.
 
 python -m bench.crosslingual [--langs vi,en,zh,th] [--mixed en+zh,en+vi,vi+th] [--only-mixed] [--workdir DIR]
-                             [--json OUT]
+                             [--model embeddinggemma-300m] [--json OUT]
 python -m bench crosslingual            # the same, kept for `python -m bench report`
 """
 
@@ -52,11 +52,12 @@ def measure(
     modes: tuple[str, ...] = MODES,
     mixes: list[str] | None = None,
     single: bool = True,
+    model_name: str = "",
 ) -> dict[str, Any]:
     from memoryd.config import DEFAULT_LOCAL_MODEL, default_data_dir
     from memoryd.embeddings.models.prepare import model_path
 
-    model = model_path(default_data_dir(), DEFAULT_LOCAL_MODEL)
+    model = model_path(default_data_dir(), model_name or DEFAULT_LOCAL_MODEL)
     sets = {lang: load_xquad(lang) for lang in {*langs, *(part for mix in mixes or [] for part in mix.split("+"))}}
     asked = {lang: positional(sets[lang]) for lang in langs}
     notes_sets = {lang: sets[lang] for lang in langs} if single else {}
@@ -153,11 +154,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--mixed", default=MIXED, help="notes in two languages at once, e.g. en+zh ('' for none)")
     parser.add_argument("--only-mixed", action="store_true", help="ask only the notes in two languages")
+    parser.add_argument("--model", default="", help="a prepared local model (default: multilingual-e5-small)")
     parser.add_argument("--workdir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     mixes = [mix for mix in args.mixed.split(",") if mix]
-    results = measure(args.langs.split(","), args.workdir, tuple(args.modes.split(",")), mixes, not args.only_mixed)
+    modes = tuple(args.modes.split(","))
+    results = measure(args.langs.split(","), args.workdir, modes, mixes, not args.only_mixed, args.model)
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

@@ -350,6 +350,17 @@ class AgentMemory:
             "time": time.time(),
         }
 
+    def _model_terms(self) -> dict[str, Any]:
+        """The active model's prompts (and where they come from) and licence."""
+        if self.embedder is None:
+            return {"prompts": None, "licence": None}
+        active = self.embedder.current
+        query, document = active.prompts
+        return {
+            "prompts": {"query": query, "document": document, "from": active.prompts_from or "none"},
+            "licence": active.licence or None,
+        }
+
     def _status(self) -> dict[str, Any]:
         counts = self.store.counts()
         embedder, reason = self._vector_state()
@@ -361,6 +372,7 @@ class AgentMemory:
             "embedding": {"waiting": self._vectors_waiting(counts)},
             "provider": self.embedder.provider if self.embedder else None,
             "model": self.embedder.model if self.embedder else None,
+            **self._model_terms(),
             "dims": self.store.dims or (self.embedder.dims if self.embedder else 0),
             "vector_available": embedder is not None,
             "vector_backend": self.store.vector_backend or None,

@@ -165,10 +165,12 @@ class EmbeddingConfig:
     threads: Annotated[int, Field(ge=0, le=256)] = 0
     """local: llama.cpp threads for indexing (0: every core); queries always use every core."""
     query_prefix: str | None = None
-    """local: text put before queries. Unset: what the model file's `memoryd.query_prefix` key says (E5:
-    "query: ")."""
+    """local and ollama: text put before queries. Unset: the model's own, from the model file that memoryd built
+    (E5: "query: "), else its family's (docs/configuration.md#model-prompts: EmbeddingGemma, Qwen3-Embedding,
+    nomic-embed, E5, ...)."""
     document_prefix: str | None = None
-    """local: text put before documents. Unset: the model file's `memoryd.document_prefix` (E5: "passage: ")."""
+    """local and ollama: text put before documents. Unset: the model's own, as for `query_prefix` (E5:
+    "passage: ")."""
 
 
 @dataclass(frozen=True)

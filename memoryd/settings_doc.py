@@ -40,6 +40,7 @@ TABLES: dict[str, tuple[str, type]] = {
     "chunking": ("`[agents.chunking]`, `[defaults.chunking]`", ChunkingConfig),
     "recall": ("`[agents.recall]`, `[defaults.recall]`", RecallConfig),
 }
+EXTRA_BLOCKS = ("prompts",)  # blocks written from another table than a settings schema
 BLOCK = re.compile(r"<!-- settings:(\w+) -->\n.*?<!-- /settings -->\n", re.S)
 KINDS = {"integer": "integer", "number": "number", "boolean": "boolean", "string": "string", "object": "table"}
 
@@ -118,9 +119,31 @@ def block(name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def prompts_block() -> str:
+    """The model families whose prompts memoryd knows (memoryd.embeddings.prompts)."""
+    from memoryd.embeddings.prompts import FAMILIES
+
+    lines = ["<!-- settings:prompts -->", "### Model prompts", ""]
+    lines += [_cell(_PROMPTS_INTRO), ""]
+    lines += ["| family | recognised by | query prompt | document prompt |", "|---|---|---|---|"]
+    for known in FAMILIES:
+        names = ", ".join(f"`{n}`" for n in (*known.architectures, *known.names))
+        prompts = (known.query, known.document)
+        shown = [_cell(f"`{json.dumps(p, ensure_ascii=False)}`") if p else "none" for p in prompts]
+        lines.append(f"| {known.name} | {names} | {shown[0]} | {shown[1]} |")
+    lines += ["", "<!-- /settings -->"]
+    return "\n".join(lines) + "\n"
+
+
+_PROMPTS_INTRO = """A model built by `memoryd model prepare` carries its own prompts. Any other GGUF (`model_path`) and
+any Ollama model gets its family's, recognised from the GGUF's architecture or from the model's name (GGUF name, file
+name, Ollama model); a model of no family here gets none. `query_prefix` and `document_prefix` override them.
+`memctl status` says which prompts a model uses and where they come from."""
+
+
 def render(text: str) -> str:
     """The document with every settings block written anew from the schema."""
-    return BLOCK.sub(lambda m: block(m.group(1)), text)
+    return BLOCK.sub(lambda m: prompts_block() if m.group(1) == "prompts" else block(m.group(1)), text)
 
 
 def documented(text: str) -> list[str]:
@@ -130,8 +153,8 @@ def documented(text: str) -> list[str]:
 def main(argv: list[str]) -> int:
     path = Path(argv[0] if argv else "docs/configuration.md")
     text = path.read_text(encoding="utf-8")
-    missing = [name for name in TABLES if name not in documented(text)]
-    unknown = sorted(set(documented(text)) - set(TABLES))
+    missing = [name for name in (*TABLES, *EXTRA_BLOCKS) if name not in documented(text)]
+    unknown = sorted(set(documented(text)) - set(TABLES) - set(EXTRA_BLOCKS))
     if missing or unknown:
         what = [f"no <!-- settings:NAME --> block for {', '.join(missing)}"] if missing else []
         what += [f"blocks for no table: {', '.join(unknown)}"] if unknown else []

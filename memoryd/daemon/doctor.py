@@ -176,13 +176,34 @@ def _model(config: Config, agent: AgentConfig) -> Iterator[Finding]:
         level = WARN if agent.embedding.provider == "auto" else FAIL
         yield Finding(level, f"agent {agent.id} model", f"{path} is missing (keyword search only)", fix)
     elif verify(path):
-        yield Finding(OK, f"agent {agent.id} model", f"{path}, checksum verified")
+        yield Finding(OK, f"agent {agent.id} model", f"{path}, checksum verified; {_model_terms(path, agent)}")
     elif path == default_model_path(config.data_dir):
         yield Finding(
             FAIL, f"agent {agent.id} model", f"{path} does not match its checksum", "memoryd model prepare --force"
         )
     else:
-        yield Finding(OK, f"agent {agent.id} model", f"{path} (your own file: no checksum recorded)")
+        yield Finding(
+            OK, f"agent {agent.id} model", f"{path} (your own file: no checksum recorded); {_model_terms(path, agent)}"
+        )
+
+
+def _model_terms(path: Path, agent: AgentConfig) -> str:
+    """The model's prompts (and where they come from) and licence, read from the file without loading it."""
+    from memoryd.embeddings.local import DESCRIBING_KEYS, known_prompts, licence_of
+    from memoryd.embeddings.models.gguf_meta import GGUFFormatError, read_keys
+
+    try:
+        metadata = {k: str(v) for k, v in read_keys(path, {*DESCRIBING_KEYS, "general.license"}).items()}
+    except (OSError, GGUFFormatError) as exc:
+        return f"not a readable GGUF ({exc})"
+    query, document, source = known_prompts(metadata, path)
+    cfg = agent.embedding
+    if (cfg.query_prefix, cfg.document_prefix) != (None, None):
+        query = query if cfg.query_prefix is None else cfg.query_prefix
+        document = document if cfg.document_prefix is None else cfg.document_prefix
+        source = "settings"
+    shown = f"prompts {query!r} / {document!r} ({source})" if query or document else f"no prompts ({source})"
+    return f"{shown}; licence: {licence_of(path, metadata) or 'not stated'}"
 
 
 def _index_offline(agent: AgentConfig, integrity: bool) -> Iterator[Finding]:

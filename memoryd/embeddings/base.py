@@ -25,6 +25,8 @@ class Embedder:
     key_fingerprint: str = ""  # distinguishes caches of different accounts or endpoints, never the key itself
     fallback_reason: str | None = None  # a chain that fell back to another provider says why
     last_batch_error: str | None = None  # the last asynchronous batch job that failed, where a provider runs them
+    prompts_from: str = ""  # where the query and document prompts come from ("" for a provider that has none)
+    licence: str = ""  # the model's licence, where known
 
     def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
         """One vector per text; `urgent` (a note a client waits for) may go ahead of batch work."""
@@ -35,6 +37,11 @@ class Embedder:
 
     def close(self) -> None:
         """Let go of what it holds (connections, a loaded model)."""
+
+    @property
+    def prompts(self) -> tuple[str, str]:
+        """(put before a query, put before a document): what this provider adds to the text it embeds."""
+        return "", ""
 
     @property
     def loaded(self) -> bool:

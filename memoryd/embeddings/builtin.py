@@ -79,6 +79,16 @@ def voyage(cfg: EmbeddingConfig, as_fallback: bool = False) -> Embedder:
 
 
 def ollama(cfg: EmbeddingConfig, as_fallback: bool = False) -> Embedder:
+    """Ollama serves models of every family under their own names: each gets its family's prompts (prompts.py)."""
     from memoryd.embeddings import ollama as module
+    from memoryd.embeddings.prompts import NONE, family
 
-    return _remote("ollama", module.OllamaEmbedder, module.DEFAULT_BASE, cfg, as_fallback)
+    embedder = _remote("ollama", module.OllamaEmbedder, module.DEFAULT_BASE, cfg, as_fallback)
+    assert isinstance(embedder, module.OllamaEmbedder)
+    known = family("", embedder.model)
+    if not as_fallback and (cfg.query_prefix, cfg.document_prefix) != (None, None):
+        query, document = cfg.query_prefix or "", cfg.document_prefix or ""
+        embedder.use_prompts(query, document, "settings")
+    else:
+        embedder.use_prompts(known.query, known.document, "none" if known is NONE else f"{known.name} family")
+    return embedder

@@ -16,7 +16,14 @@ import numpy as np
 
 from memoryd import heap
 from memoryd.embeddings.base import Embedder, EmbeddingError, Interrupted, clean_vectors, fingerprint
-from memoryd.embeddings.models.gguf_meta import TOKENIZER_KEY, GGUFFormatError, read_preparation
+from memoryd.embeddings.models.gguf_meta import (
+    DOCUMENT_PREFIX_KEY,
+    QUERY_PREFIX_KEY,
+    TOKENIZER_KEY,
+    GGUFFormatError,
+    read_preparation,
+)
+from memoryd.embeddings.prompts import NONE, family
 from memoryd.embeddings.unigram import UnigramTokenizer
 
 # llama.cpp's CPU threads are OpenMP's, which by default spin for about 300,000 rounds at every step before they
@@ -109,20 +116,27 @@ class LocalEmbedder(Embedder):
             raise EmbeddingError(f"could not load the model {path}: {exc}") from exc
         self.dims = int(self._model.n_embd())
         own = read_preparation(metadata)
+        known = known_prompts(metadata, path)
+        self.prompts_from = "settings" if (query_prefix, document_prefix) != (None, None) else known[2]
         self.text = replace(
             own,
-            query_prefix=own.query_prefix if query_prefix is None else query_prefix,
-            document_prefix=own.document_prefix if document_prefix is None else document_prefix,
+            query_prefix=known[0] if query_prefix is None else query_prefix,
+            document_prefix=known[1] if document_prefix is None else document_prefix,
         )
         self.model = path.name.removesuffix(".gguf")
         if (self.text.query_prefix, self.text.document_prefix) != (own.query_prefix, own.document_prefix):
             # other prefixes make other vectors: a distinct model name keeps them apart (and triggers a reindex)
             self.model += "+prefix-" + fingerprint(self.text.query_prefix + "\0" + self.text.document_prefix)[:8]
         self.key_fingerprint = fingerprint(_model_identity(path))
+        self.licence = licence_of(path, metadata)
 
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    @property
+    def prompts(self) -> tuple[str, str]:
+        return self.text.query_prefix, self.text.document_prefix
 
     @contextmanager
     def _using(self) -> Iterator[None]:
@@ -363,6 +377,28 @@ def _own_tokenizer(metadata: dict[str, str], path: Path) -> bool:
     if kind not in ("", "unigram"):
         raise GGUFFormatError(f"{path}: unknown {TOKENIZER_KEY} {kind!r} (this memoryd knows 'unigram')")
     return kind == "unigram"
+
+
+DESCRIBING_KEYS = {QUERY_PREFIX_KEY, DOCUMENT_PREFIX_KEY, "general.architecture", "general.name", "general.basename"}
+
+
+def known_prompts(metadata: dict[str, str], path: Path) -> tuple[str, str, str]:
+    """(query prefix, document prefix, where they come from): the file's own memoryd keys, else its family's."""
+    if QUERY_PREFIX_KEY in metadata or DOCUMENT_PREFIX_KEY in metadata:
+        return metadata.get(QUERY_PREFIX_KEY, ""), metadata.get(DOCUMENT_PREFIX_KEY, ""), "model file"
+    names = (metadata.get("general.name", ""), metadata.get("general.basename", ""), path.name)
+    found = family(metadata.get("general.architecture", ""), *names)
+    return found.query, found.document, "none" if found is NONE else f"{found.name} family"
+
+
+def licence_of(path: Path, metadata: dict[str, str]) -> str:
+    """What `memoryd model prepare` recorded of the model's licence, else what the file says, else ""."""
+    manifest = path.with_suffix(path.suffix + ".json")
+    try:
+        recorded = json.loads(manifest.read_text()).get("licence", "")
+    except (OSError, ValueError, AttributeError):
+        recorded = ""
+    return str(recorded or metadata.get("general.license", ""))
 
 
 def _model_identity(path: Path) -> str:

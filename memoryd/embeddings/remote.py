@@ -158,6 +158,17 @@ class RemoteEmbedder(Embedder):
         self._key = key
         self.last_batch_error: str | None = None
         self.key_fingerprint = fingerprint(f"{key}|{self.base_url}")
+        self._prompts = ("", "")
+
+    def use_prompts(self, query: str, document: str, source: str) -> None:
+        """Put these before queries and documents (a model that was trained with them); they name the vectors."""
+        self._prompts, self.prompts_from = (query, document), source
+        if query or document:
+            self.model += "+prefix-" + fingerprint(query + "\0" + document)[:8]
+
+    @property
+    def prompts(self) -> tuple[str, str]:
+        return self._prompts
 
     def __repr__(self) -> str:  # never show the key
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
@@ -167,7 +178,8 @@ class RemoteEmbedder(Embedder):
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         rows: list[np.ndarray] = []
-        clipped = [t[: self.truncate_chars] if t.strip() else " " for t in texts]
+        prompt = self._prompts[0] if kind == "query" else self._prompts[1]
+        clipped = [prompt + t[: self.truncate_chars] if t.strip() else " " for t in texts]
         for batch in batches(clipped, self.max_items, self.max_chars):
             vectors = with_retries(partial(self._send, batch, kind), self.retries, f"{self.provider} embeddings")
             if len(vectors) != len(batch):

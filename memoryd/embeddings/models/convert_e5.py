@@ -107,7 +107,9 @@ def convert_e5(
     progress: Callable[[str, int, int], None] | None = None,
     *,
     llama_tokenizer: bool = False,
+    own_prompts: bool = True,
 ) -> None:
+    """`own_prompts=False` leaves memoryd's prompt keys out, as a GGUF made by another converter would."""
     import gguf
 
     if quant not in E5_QUANTS:
@@ -153,8 +155,8 @@ def convert_e5(
     writer.add_add_eos_token(True)
     write_memoryd_metadata(
         writer,
-        query_prefix=QUERY_PREFIX,
-        document_prefix=DOCUMENT_PREFIX,
+        query_prefix=QUERY_PREFIX if own_prompts else None,
+        document_prefix=DOCUMENT_PREFIX if own_prompts else None,
         normalizer=json.dumps({str(cp): rep for cp, rep in sorted(src.normalizer.items())}, ensure_ascii=False),
         tokenizer="" if llama_tokenizer else "unigram",
     )

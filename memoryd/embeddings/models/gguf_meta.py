@@ -42,10 +42,13 @@ class TextPreparation:
 
 
 def write_memoryd_metadata(
-    writer: Any, *, query_prefix: str, document_prefix: str, normalizer: str = "", tokenizer: str = ""
+    writer: Any, *, query_prefix: str | None, document_prefix: str | None, normalizer: str = "", tokenizer: str = ""
 ) -> None:
-    writer.add_string(QUERY_PREFIX_KEY, query_prefix)
-    writer.add_string(DOCUMENT_PREFIX_KEY, document_prefix)
+    """memoryd's keys; prefixes of None are left out (the model's family then says them: prompts.py)."""
+    if query_prefix is not None:
+        writer.add_string(QUERY_PREFIX_KEY, query_prefix)
+    if document_prefix is not None:
+        writer.add_string(DOCUMENT_PREFIX_KEY, document_prefix)
     if normalizer:
         writer.add_string(NORMALIZER_KEY, normalizer)
     if tokenizer:
