@@ -98,8 +98,21 @@ def default_model_path(data_dir: Path) -> Path:
 
 
 def _with_model_path(embedding: EmbeddingConfig, data_dir: Path, base: Path | None) -> EmbeddingConfig:
+    """The local model's file: `model_path` as given, else the prepared model `model` names, else the default."""
     if embedding.model_path:
         return replace(embedding, model_path=str(_expand(embedding.model_path, base)))
+    if embedding.model and embedding.provider in ("local", "auto"):
+        from memoryd.embeddings.models.prepare import RECIPES, model_path
+
+        name, _, quant = embedding.model.partition(":")
+        if name in RECIPES and (not quant or quant in RECIPES[name].quants):
+            return replace(embedding, model_path=str(model_path(data_dir, name, quant or None)))
+        if embedding.provider == "local":
+            known = ", ".join(f"{n} ({'|'.join(r.quants)})" for n, r in RECIPES.items())
+            raise ConfigError(
+                f"embedding.model {embedding.model!r} is not a model memoryd prepares ({known}); "
+                "set embedding.model_path to any other GGUF file"
+            )
     return replace(embedding, model_path=str(default_model_path(data_dir)))
 
 
@@ -328,5 +341,8 @@ def missing_paths(agents: tuple[AgentConfig, ...], data_dir: Path) -> list[str]:
                     problems.append(f"agent {agent.id}: sessions_dir {folder} does not exist")
         model = Path(agent.embedding.model_path)
         if agent.embedding.provider == "local" and model != default_model_path(data_dir) and not model.is_file():
-            problems.append(f"agent {agent.id}: embedding.model_path {model} does not exist")
+            named = agent.embedding.model.partition(":")[0]
+            prepared = named and model.parent == data_dir / "models" and model.name.startswith(f"{named}.")
+            fix = f" (run: memoryd model prepare --model {named})" if prepared else ""
+            problems.append(f"agent {agent.id}: embedding.model_path {model} does not exist{fix}")
     return problems

@@ -136,7 +136,8 @@ class EmbeddingConfig:
     be had."""
     model: str = ""
     """Remote: the model's name. Default per provider: text-embedding-3-small (openai), gemini-embedding-001,
-    voyage-3.5-lite, nomic-embed-text (ollama)."""
+    voyage-3.5-lite, nomic-embed-text (ollama). local: a model `memoryd model prepare` built, by name, optionally
+    with its weight format ("embeddinggemma-300m", "embeddinggemma-300m:f16"), when `model_path` is unset."""
     model_path: str = ""
     """local: any GGUF embedding model. Default: the prepared multilingual-e5-small,
     `<data_dir>/models/multilingual-e5-small.q4_0.gguf`."""

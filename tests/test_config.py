@@ -135,3 +135,24 @@ def test_clients_find_the_data_dir_the_daemon_uses(tmp_path: Path, monkeypatch: 
     assert clients_data_dir() == str(load_config().data_dir)
     monkeypatch.setenv("MEMORYD_DATA_DIR", str(tmp_path / "explicit"))
     assert clients_data_dir() == str(load_config().data_dir)
+
+
+def test_a_prepared_model_is_named_instead_of_its_path(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    body = '[[agents]]\nid = "a"\nworkspace = "{ws}"\n[agents.embedding]\nprovider = "{provider}"\nmodel = "{model}"\n'
+    (tmp_path / "ws").mkdir()
+
+    def load(provider: str, model: str, check: bool = False) -> str:
+        cfg.write_text(body.format(ws=tmp_path / "ws", provider=provider, model=model))
+        return load_config(cfg, data_dir=tmp_path / "data", check_paths=check).default_agent.embedding.model_path
+
+    models = tmp_path / "data" / "models"
+    assert load("local", "embeddinggemma-300m") == str(models / "embeddinggemma-300m.q8_0.gguf")
+    assert load("local", "embeddinggemma-300m:f16") == str(models / "embeddinggemma-300m.f16.gguf")
+    assert load("auto", "all-MiniLM-L6-v2") == str(models / "all-MiniLM-L6-v2.q8_0.gguf")
+    assert load("auto", "text-embedding-3-small") == str(models / "multilingual-e5-small.q4_0.gguf")
+    for wrong in ("bert-huge", "embeddinggemma-300m:q4_0"):
+        with pytest.raises(ConfigError, match="not a model memoryd prepares"):
+            load("local", wrong)
+    with pytest.raises(ConfigError, match="memoryd model prepare --model embeddinggemma-300m"):
+        load("local", "embeddinggemma-300m", check=True)
