@@ -91,6 +91,7 @@ def test_ollama_models_get_their_familys_prompts_unless_settings_say_otherwise(f
         ["task: search result | query: which cache does billing use?"],
     ]
     assert gemma.prompts_from == "EmbeddingGemma family" and gemma.model.startswith("embeddinggemma:300m+prefix-")
+    assert {r.body["model"] for r in fake.embed_requests()} == {"embeddinggemma:300m"}, "Ollama is asked for its name"
     plain = build_provider("ollama", config(fake, model="some-embedder"))
     plain.embed_query("hello")
     assert fake.embed_requests()[-1].body["input"] == ["hello"]

@@ -20,7 +20,7 @@ class GeminiEmbedder(RemoteEmbedder):
 
     def _request(self, text: str, kind: str) -> dict[str, Any]:
         request: dict[str, Any] = {
-            "model": f"models/{self.model}",
+            "model": f"models/{self.api_model}",
             "content": {"parts": [{"text": text}]},
             "taskType": TASKS[kind],
         }
@@ -33,7 +33,7 @@ class GeminiEmbedder(RemoteEmbedder):
         return {"x-goog-api-key": self._key}
 
     def _send(self, texts: list[str], kind: str) -> list[list[float]]:
-        url = f"{self.base_url}/v1beta/models/{self.model}:batchEmbedContents"
+        url = f"{self.base_url}/v1beta/models/{self.api_model}:batchEmbedContents"
         body = {"requests": [self._request(t, kind) for t in texts]}
         data = request_json("POST", url, self._headers, self.timeout, body)
         try:
@@ -45,7 +45,7 @@ class GeminiEmbedder(RemoteEmbedder):
 
     def embed_batch_job(self, texts: list[str], timeout: float = 24 * 3600) -> np.ndarray:
         """Submit one asynchronous batch, poll it, and return its vectors in input order."""
-        url = f"{self.base_url}/v1beta/models/{self.model}:asyncBatchEmbedContent"
+        url = f"{self.base_url}/v1beta/models/{self.api_model}:asyncBatchEmbedContent"
         requests = [{"request": self._request(t, "document"), "metadata": {"key": str(i)}} for i, t in enumerate(texts)]
         body = {"batch": {"displayName": "memoryd", "inputConfig": {"requests": {"requests": requests}}}}
         created = with_retries(

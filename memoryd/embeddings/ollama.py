@@ -13,7 +13,7 @@ class OllamaEmbedder(RemoteEmbedder):
     max_items = 64
 
     def _send(self, texts: list[str], kind: str) -> list[list[float]]:
-        body: dict[str, object] = {"model": self.model, "input": texts, "truncate": True}
+        body: dict[str, object] = {"model": self.api_model, "input": texts, "truncate": True}
         if self.requested_dims:
             body["dimensions"] = self.requested_dims
         data = post_json(f"{self.base_url}/api/embed", body, {}, self.timeout)

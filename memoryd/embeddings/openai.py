@@ -48,7 +48,9 @@ class OpenAIEmbedder(RemoteEmbedder):
     def _send(self, texts: list[str], kind: str) -> list[list[float]]:
         extra: dict[str, Any] = {"dimensions": self.requested_dims} if self.requested_dims else {}
         try:
-            response = self._client.embeddings.create(model=self.model, input=texts, encoding_format="float", **extra)
+            response = self._client.embeddings.create(
+                model=self.api_model, input=texts, encoding_format="float", **extra
+            )
             return [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
         except Exception as exc:  # every SDK failure is mapped to transient (retry) or final
             raise _translate(exc) from None
@@ -63,7 +65,7 @@ class OpenAIEmbedder(RemoteEmbedder):
         lines = []
         for start in range(0, len(texts), self.max_items):
             body: dict[str, object] = {
-                "model": self.model,
+                "model": self.api_model,
                 "input": texts[start : start + self.max_items],
                 "encoding_format": "float",
             }

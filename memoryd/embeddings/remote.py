@@ -147,7 +147,8 @@ class RemoteEmbedder(Embedder):
         retries: RetryPolicy | None = None,
         batch_api: bool = False,
     ) -> None:
-        self.model = model
+        self.model = model  # the vectors' identity: the model's name, and its prompts if any
+        self.api_model = model  # what the API is asked for
         self.batch_api = batch_api and hasattr(self, "embed_batch_job")
         self.batch_failures = 0
         self.base_url = base_url.rstrip("/")
@@ -171,7 +172,7 @@ class RemoteEmbedder(Embedder):
         return self._prompts
 
     def __repr__(self) -> str:  # never show the key
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(model={self.api_model!r}, base_url={self.base_url!r})"
 
     def _send(self, texts: list[str], kind: str) -> list[list[float]]:
         raise NotImplementedError

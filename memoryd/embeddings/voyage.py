@@ -14,7 +14,7 @@ class VoyageEmbedder(RemoteEmbedder):
     max_chars = 300_000
 
     def _send(self, texts: list[str], kind: str) -> list[list[float]]:
-        body: dict[str, object] = {"input": texts, "model": self.model, "input_type": kind}
+        body: dict[str, object] = {"input": texts, "model": self.api_model, "input_type": kind}
         if self.requested_dims:
             body["output_dimension"] = self.requested_dims
         data = post_json(f"{self.base_url}/v1/embeddings", body, {"Authorization": f"Bearer {self._key}"}, self.timeout)
