@@ -102,17 +102,17 @@ def _with_model_path(embedding: EmbeddingConfig, data_dir: Path, base: Path | No
     if embedding.model_path:
         return replace(embedding, model_path=str(_expand(embedding.model_path, base)))
     if embedding.model and embedding.provider in ("local", "auto"):
-        from memoryd.embeddings.models.prepare import RECIPES, model_path
+        from memoryd.embeddings.models.recipes import RECIPES, model_path
 
         name, _, quant = embedding.model.partition(":")
-        if name in RECIPES and (not quant or quant in RECIPES[name].quants):
-            return replace(embedding, model_path=str(model_path(data_dir, name, quant or None)))
-        if embedding.provider == "local":
-            known = ", ".join(f"{n} ({'|'.join(r.quants)})" for n, r in RECIPES.items())
-            raise ConfigError(
-                f"embedding.model {embedding.model!r} is not a model memoryd prepares ({known}); "
-                "set embedding.model_path to any other GGUF file"
-            )
+        if name in RECIPES:
+            if quant and quant not in RECIPES[name].quants:
+                raise ConfigError(
+                    f"embedding.model {embedding.model!r}: {name} is prepared as {' or '.join(RECIPES[name].quants)}"
+                )
+            path = str(model_path(data_dir, name, quant or None))
+            # a remote provider that `auto` falls to is never asked for a local model's name
+            return replace(embedding, model_path=path, model=embedding.model if embedding.provider == "local" else "")
     return replace(embedding, model_path=str(default_model_path(data_dir)))
 
 

@@ -49,16 +49,38 @@ def gemma() -> Path:
 
 
 def test_nothing_is_fetched_until_the_gemma_terms_are_accepted(tmp_path: Path) -> None:
-    refused = memoryd("model", "prepare", "--model", GEMMA, "--data-dir", str(tmp_path), stdin="y\n")
-    assert refused.returncode == 1
-    assert "Gemma Terms of Use" in refused.stderr and "https://ai.google.dev/gemma/terms" in refused.stderr
-    assert "nothing was fetched" in refused.stderr and "--accept-terms" in refused.stderr
+    piped = memoryd("model", "prepare", "--model", GEMMA, "--data-dir", str(tmp_path), stdin="y\n")
+    assert piped.returncode == 1, "a 'y' on a pipe is not somebody accepting the terms"
+    assert "Gemma Terms of Use" in piped.stderr and "https://ai.google.dev/gemma/terms" in piped.stderr
+    assert "nothing was fetched" in piped.stderr and "--accept-terms" in piped.stderr
     assert not any(tmp_path.rglob("*")), "something was written before the terms were accepted"
+
+
+def test_a_person_at_a_terminal_is_asked_and_may_decline(tmp_path: Path) -> None:
+    import pty
+
+    cli = Path(sys.executable).with_name("memoryd")
+    command = [str(cli), "model", "prepare", "--model", GEMMA, "--data-dir", str(tmp_path)]
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(command, stdin=terminal, stdout=terminal, stderr=terminal)
+    os.close(terminal)
+    shown = b""
+    while b"Accept the Gemma Terms of Use?" not in shown:
+        shown += os.read(controller, 4096)
+    os.write(controller, b"n\n")
+    try:
+        while chunk := os.read(controller, 4096):
+            shown += chunk
+    except OSError:  # the terminal closes with the process
+        pass
+    assert process.wait(timeout=60) == 1
+    assert b"https://ai.google.dev/gemma/terms" in shown and b"nothing was fetched" in shown
+    assert not any(tmp_path.rglob("*"))
 
 
 def test_the_prepared_model_is_googles_and_agrees_with_its_vectors(gemma: Path) -> None:
     manifest = json.loads(gemma.with_suffix(".gguf.json").read_text())
-    assert {name: manifest["source_files"][name] for name in GOOGLE} == GOOGLE
+    assert {name: manifest["source_files"][name] for name in GOOGLE} == GOOGLE  # the recipe pins Google's digests
     assert manifest["licence"] == "Gemma Terms of Use" and manifest["terms_accepted"]["terms"] == "Gemma Terms of Use"
     assert len(manifest["reference_cosines"]) >= 8 and min(manifest["reference_cosines"]) >= MIN_COSINE
     agreement = compare(gemma, reference_file(GEMMA))  # again, now, on this machine's llama.cpp
@@ -68,7 +90,7 @@ def test_the_prepared_model_is_googles_and_agrees_with_its_vectors(gemma: Path) 
     assert not prep.downloads_dir(DATA_DIR, GEMMA).exists(), "the wheels outlived the build"
 
 
-def test_a_damaged_model_file_is_reported_and_rebuilt_by_force(gemma: Path, tmp_path: Path) -> None:
+def test_a_damaged_model_file_is_reported(gemma: Path, tmp_path: Path) -> None:
     copy = tmp_path / "models" / gemma.name
     copy.parent.mkdir()
     copy.write_bytes(gemma.read_bytes())

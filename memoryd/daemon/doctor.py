@@ -168,8 +168,17 @@ def _model(config: Config, agent: AgentConfig) -> Iterator[Finding]:
         yield Finding(OK, f"agent {agent.id} embeddings", f"provider {agent.embedding.provider}")
         return
     from memoryd.embeddings.models.prepare import verify
+    from memoryd.embeddings.models.recipes import RECIPES
 
     path = Path(agent.embedding.model_path)
+    named = agent.embedding.model
+    if agent.embedding.provider == "local" and named and named.partition(":")[0] not in RECIPES:
+        yield Finding(
+            WARN,
+            f"agent {agent.id} model",
+            f"embedding.model {named!r} is not a model memoryd prepares: the local provider uses {path}",
+            f"name one of {', '.join(RECIPES)}, or set embedding.model_path",
+        )
     if not path.is_file():
         fix = f"memoryd model prepare --data-dir {config.data_dir}"
         fix = fix if path == default_model_path(config.data_dir) else "set embedding.model_path"
@@ -189,19 +198,16 @@ def _model(config: Config, agent: AgentConfig) -> Iterator[Finding]:
 
 def _model_terms(path: Path, agent: AgentConfig) -> str:
     """The model's prompts (and where they come from) and licence, read from the file without loading it."""
-    from memoryd.embeddings.local import DESCRIBING_KEYS, known_prompts, licence_of
+    from memoryd.embeddings.local import licence_of
     from memoryd.embeddings.models.gguf_meta import GGUFFormatError, read_keys
+    from memoryd.embeddings.prompts import DESCRIBING_KEYS, known_prompts, with_settings
 
     try:
         metadata = {k: str(v) for k, v in read_keys(path, {*DESCRIBING_KEYS, "general.license"}).items()}
     except (OSError, GGUFFormatError) as exc:
         return f"not a readable GGUF ({exc})"
-    query, document, source = known_prompts(metadata, path)
     cfg = agent.embedding
-    if (cfg.query_prefix, cfg.document_prefix) != (None, None):
-        query = query if cfg.query_prefix is None else cfg.query_prefix
-        document = document if cfg.document_prefix is None else cfg.document_prefix
-        source = "settings"
+    query, document, source = with_settings(known_prompts(metadata, path), cfg.query_prefix, cfg.document_prefix)
     shown = f"prompts {query!r} / {document!r} ({source})" if query or document else f"no prompts ({source})"
     return f"{shown}; licence: {licence_of(path, metadata) or 'not stated'}"
 

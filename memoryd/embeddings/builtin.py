@@ -81,14 +81,14 @@ def voyage(cfg: EmbeddingConfig, as_fallback: bool = False) -> Embedder:
 def ollama(cfg: EmbeddingConfig, as_fallback: bool = False) -> Embedder:
     """Ollama serves models of every family under their own names: each gets its family's prompts (prompts.py)."""
     from memoryd.embeddings import ollama as module
-    from memoryd.embeddings.prompts import NONE, family
+    from memoryd.embeddings.prompts import NONE, family, with_settings
 
     embedder = _remote("ollama", module.OllamaEmbedder, module.DEFAULT_BASE, cfg, as_fallback)
-    assert isinstance(embedder, module.OllamaEmbedder)
-    known = family("", embedder.model)
-    if not as_fallback and (cfg.query_prefix, cfg.document_prefix) != (None, None):
-        query, document = cfg.query_prefix or "", cfg.document_prefix or ""
-        embedder.use_prompts(query, document, "settings")
-    else:
-        embedder.use_prompts(known.query, known.document, "none" if known is NONE else f"{known.name} family")
+    if not isinstance(embedder, module.OllamaEmbedder):
+        raise TypeError(f"expected an Ollama embedder, got {type(embedder).__name__}")
+    known = family("", embedder.api_model)
+    found = (known.query, known.document, "none" if known is NONE else f"{known.name} family")
+    if not as_fallback:  # the settings' prefixes are the primary's
+        found = with_settings(found, cfg.query_prefix, cfg.document_prefix)
+    embedder.use_prompts(*found)
     return embedder

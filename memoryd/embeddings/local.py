@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -16,14 +15,9 @@ import numpy as np
 
 from memoryd import heap
 from memoryd.embeddings.base import Embedder, EmbeddingError, Interrupted, clean_vectors, fingerprint
-from memoryd.embeddings.models.gguf_meta import (
-    DOCUMENT_PREFIX_KEY,
-    QUERY_PREFIX_KEY,
-    TOKENIZER_KEY,
-    GGUFFormatError,
-    read_preparation,
-)
-from memoryd.embeddings.prompts import NONE, family
+from memoryd.embeddings.models.gguf_meta import TOKENIZER_KEY, GGUFFormatError, read_preparation
+from memoryd.embeddings.models.recipes import recorded
+from memoryd.embeddings.prompts import known_prompts, with_settings
 from memoryd.embeddings.unigram import UnigramTokenizer
 
 # llama.cpp's CPU threads are OpenMP's, which by default spin for about 300,000 rounds at every step before they
@@ -116,13 +110,8 @@ class LocalEmbedder(Embedder):
             raise EmbeddingError(f"could not load the model {path}: {exc}") from exc
         self.dims = int(self._model.n_embd())
         own = read_preparation(metadata)
-        known = known_prompts(metadata, path)
-        self.prompts_from = "settings" if (query_prefix, document_prefix) != (None, None) else known[2]
-        self.text = replace(
-            own,
-            query_prefix=known[0] if query_prefix is None else query_prefix,
-            document_prefix=known[1] if document_prefix is None else document_prefix,
-        )
+        query, document, self.prompts_from = with_settings(known_prompts(metadata, path), query_prefix, document_prefix)
+        self.text = replace(own, query_prefix=query, document_prefix=document)
         self.model = path.name.removesuffix(".gguf")
         if (self.text.query_prefix, self.text.document_prefix) != (own.query_prefix, own.document_prefix):
             # other prefixes make other vectors: a distinct model name keeps them apart (and triggers a reindex)
@@ -379,33 +368,14 @@ def _own_tokenizer(metadata: dict[str, str], path: Path) -> bool:
     return kind == "unigram"
 
 
-DESCRIBING_KEYS = {QUERY_PREFIX_KEY, DOCUMENT_PREFIX_KEY, "general.architecture", "general.name", "general.basename"}
-
-
-def known_prompts(metadata: dict[str, str], path: Path) -> tuple[str, str, str]:
-    """(query prefix, document prefix, where they come from): the file's own memoryd keys, else its family's."""
-    if QUERY_PREFIX_KEY in metadata or DOCUMENT_PREFIX_KEY in metadata:
-        return metadata.get(QUERY_PREFIX_KEY, ""), metadata.get(DOCUMENT_PREFIX_KEY, ""), "model file"
-    names = (metadata.get("general.name", ""), metadata.get("general.basename", ""), path.name)
-    found = family(metadata.get("general.architecture", ""), *names)
-    return found.query, found.document, "none" if found is NONE else f"{found.name} family"
-
-
 def licence_of(path: Path, metadata: dict[str, str]) -> str:
     """What `memoryd model prepare` recorded of the model's licence, else what the file says, else ""."""
-    manifest = path.with_suffix(path.suffix + ".json")
-    try:
-        recorded = json.loads(manifest.read_text()).get("licence", "")
-    except (OSError, ValueError, AttributeError):
-        recorded = ""
-    return str(recorded or metadata.get("general.license", ""))
+    return str(recorded(path).get("licence") or metadata.get("general.license", ""))
 
 
 def _model_identity(path: Path) -> str:
     """The checksum recorded by `memoryd model prepare`, else size and mtime."""
-    manifest = path.with_suffix(path.suffix + ".json")
-    try:
-        return json.loads(manifest.read_text())["sha256"]
-    except (OSError, ValueError, KeyError):
-        stat = path.stat()
-        return f"{stat.st_size}:{stat.st_mtime_ns}"
+    if checksum := recorded(path).get("sha256"):
+        return str(checksum)
+    stat = path.stat()
+    return f"{stat.st_size}:{stat.st_mtime_ns}"

@@ -20,12 +20,11 @@ import numpy as np
 
 from memoryd.embeddings.models.gguf_meta import write_memoryd_metadata, write_out
 from memoryd.embeddings.models.sentencepiece_model import ModelFormatError, PieceType, read_pieces
+from memoryd.embeddings.prompts import EMBEDDING_GEMMA
 
 # q8_0 keeps cosine >= 0.9994 to the reference model on memoryd's check texts at 54% of f16's size and the same
 # speed; 4- and 5-bit weights fall to 0.93-0.99 (below the check's 0.99), and are not offered.
 GEMMA_QUANTS = ("q8_0", "f16")
-QUERY_PREFIX = "task: search result | query: "
-DOCUMENT_PREFIX = "title: none | text: "
 DENSE = {"2_Dense": "dense_2", "3_Dense": "dense_3"}
 _LAYER_NAMES = {
     "input_layernorm": "attn_norm",
@@ -79,13 +78,13 @@ def _vocabulary(source: Path, vocab_size: int) -> tuple[list[str], list[float], 
     added = source / "added_tokens.json"
     if added.is_file():
         for text, index in json.loads(added.read_text(encoding="utf-8")).items():
-            if index < vocab_size:
+            if 0 <= index < vocab_size:
                 tokens[index], scores[index], types[index] = text, -1000.0, int(PieceType.USER_DEFINED)
     config = source / "tokenizer_config.json"
     decoder = json.loads(config.read_text(encoding="utf-8")).get("added_tokens_decoder", {}) if config.is_file() else {}
     for key, entry in decoder.items():
         index, text = int(key), entry["content"]
-        if index >= vocab_size:
+        if not 0 <= index < vocab_size:
             continue
         if entry.get("special") or (text.startswith("<") and text.endswith(">")):
             types[index] = int(PieceType.CONTROL)
@@ -115,6 +114,15 @@ def convert_gemma(
     source: Path, out: Path, quant: str, name: str, progress: Callable[[str, int, int], None] | None = None
 ) -> None:
     """Write a llama.cpp GGUF from the sentence-transformers folder in source."""
+    try:
+        _convert(source, out, quant, name, progress)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a config without a key or of another shape
+        if isinstance(exc, ConversionError):
+            raise
+        raise ConversionError(f"the model's files are not EmbeddingGemma's: {type(exc).__name__}: {exc}") from exc
+
+
+def _convert(source: Path, out: Path, quant: str, name: str, progress: Callable[[str, int, int], None] | None) -> None:
     import gguf
     from safetensors.numpy import load_file
 
@@ -177,7 +185,7 @@ def convert_gemma(
     special.chat_template = None
     special.add_to_gguf(writer, quiet=True)
     writer.add_add_space_prefix(False)
-    write_memoryd_metadata(writer, query_prefix=QUERY_PREFIX, document_prefix=DOCUMENT_PREFIX)
+    write_memoryd_metadata(writer, query_prefix=EMBEDDING_GEMMA.query, document_prefix=EMBEDDING_GEMMA.document)
 
     tensors = load_file(str(source / "model.safetensors"))
     extra = {f"{prefix}.weight": (folder, prefix) for prefix, (folder, _, _) in dense.items()}

@@ -77,11 +77,17 @@ def _fields(data: bytes | memoryview) -> list[tuple[int, int, int | float | memo
 
 def read_pieces(path: Path) -> list[Piece]:
     """Every piece, in id order."""
+    try:
+        return _pieces(path)
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise ModelFormatError(f"{path} is not a SentencePiece model: {exc}") from exc
+
+
+def _pieces(path: Path) -> list[Piece]:
     pieces = []
-    for number, wire, value in _fields(path.read_bytes()):
-        if number != 1 or wire != 2:
+    for number, _, value in _fields(path.read_bytes()):
+        if number != 1 or not isinstance(value, memoryview):
             continue
-        assert isinstance(value, memoryview)
         text, score, kind = "", 0.0, PieceType.NORMAL
         for field, _, item in _fields(value):
             if field == 1 and isinstance(item, memoryview):

