@@ -2,6 +2,8 @@
 
 python -m bench all                     # everything (make bench)
 python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual | redaction | hooks | knowledge
+python -m bench models [--model-parts crosslingual,scifact,locomo,speed]   # e5-small beside EmbeddingGemma (hours;
+                                        # not part of `all`)
 python -m bench hostile --hostile-parts editor_race storm   # some of a part's parts
 python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
@@ -27,6 +29,7 @@ from bench import (
     hostile,
     knowledge,
     latency,
+    models,
     openclaw,
     pgstore,
     quality,
@@ -72,6 +75,7 @@ TARGETS = {
     **hostile.TARGETS,
     **hooks.TARGETS,
     **knowledge.TARGETS,
+    **models.TARGETS,
 }
 
 
@@ -162,6 +166,7 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         **hostile.headline(results.get("hostile", {})),
         **hooks.headline(results.get("hooks", {})),
         **knowledge.headline(results.get("knowledge", {})),
+        **models.headline(results.get("models", {})),
     }
 
 
@@ -257,6 +262,8 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
         lines += ["", *redaction.markdown(results["redaction"])]
     if results.get("knowledge"):
         lines += ["", *knowledge.markdown(results["knowledge"])]
+    if results.get("models"):
+        lines += ["", *models.markdown(results["models"])]
     if results.get("hooks"):
         lines += [
             "",
@@ -317,6 +324,7 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
             "redaction",
             "hooks",
             "knowledge",
+            "models",
         )
     ]
     for path in [path for kind in runs for path in kind]:
@@ -326,6 +334,10 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
                 continue
             if part == "pgstore":  # its parts run alone too (--pg-parts scale): the newest of each, each named
                 _merge_pgstore(merged, value, run.get("machine", {}))
+                continue
+            if part == "models":  # and these (--model-parts crosslingual): the newest of each part, both models
+                merged["models"] = {**merged.get("models", {}), **value}
+                merged.setdefault("machines", {}).update({f"models {sub}": run.get("machine", {}) for sub in value})
                 continue
             if part == "hostile":  # so do these (--hostile-parts storm)
                 merged["hostile"] = {**merged.get("hostile", {}), **value}
@@ -395,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
             "redaction",
             "hooks",
             "knowledge",
+            "models",
             "report",
         ],
         nargs="?",
@@ -408,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg-root", type=Path, help="pgstore: keep its PostgreSQL cluster here, for the next run")
     parser.add_argument("--pg-scales", default="100000", help="pgstore: index sizes of its scale part")
     parser.add_argument("--hostile-parts", nargs="+", choices=hostile.PARTS, help="hostile: which of its parts run")
+    parser.add_argument("--model-parts", default=",".join(models.PARTS), help="models: which of its parts run")
     args = parser.parse_args(argv)
     if args.part == "report":
         print(f"wrote {report(args.out, args.doc)}")
@@ -437,6 +451,10 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / f"knowledge-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))
         if args.part == "knowledge":
             return 0
+    if args.part == "models":  # hours with EmbeddingGemma: run by name only, not by `all`
+        found = {"machine": machine(), "models": models.main(["--parts", args.model_parts])}
+        (args.out / f"models-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))
+        return 0
     if args.part == "pgstore" or (args.part == "all" and not args.quick):
         kept = ["--pg-root", str(args.pg_root)] if args.pg_root else []
         found = {
@@ -450,8 +468,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"machine": machine()}
     if args.part in ("all", "quality"):
         names = ["scifact"] if args.quick else quality.DATASETS.split(",")
-        models = [DEFAULT_LOCAL_MODEL] if args.quick else quality.MODELS.split(",")
-        results["quality"] = {name: quality.measure(name, quality.CACHE, models) for name in names}
+        model_names = [DEFAULT_LOCAL_MODEL] if args.quick else quality.MODELS.split(",")
+        results["quality"] = {name: quality.measure(name, quality.CACHE, model_names) for name in names}
         if not args.quick:
             results["conversations"] = conversations.main([])
     if args.part in ("all", "speed"):

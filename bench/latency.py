@@ -190,20 +190,23 @@ def reindex_under_load(daemon: Daemon, qs: list[str]) -> dict[str, Any]:
     }
 
 
-def bare_model_rate(texts: list[str]) -> float:
+def bare_model_rate(texts: list[str], model_path: Path | None = None) -> float:
     from bench.beir import bare_throughput
     from memoryd.config import default_data_dir, default_model_path
 
-    return bare_throughput(default_model_path(default_data_dir()), texts)
+    return bare_throughput(model_path or default_model_path(default_data_dir()), texts)
 
 
-def measure(chunks: int, work: Path, n_queries: int = 300, reindex: bool = True) -> dict[str, Any]:
+def measure(
+    chunks: int, work: Path, n_queries: int = 300, reindex: bool = True, model_path: Path | None = None
+) -> dict[str, Any]:
+    """`model_path`: another local model than the default (bench.models)."""
     root = work / f"synthetic-{chunks}"
     workspace = build(root / "workspace", chunks)
     data = root / "data"
     fresh = not (data / "agents" / "main" / "index.sqlite").exists()
     print(f"[{chunks} chunks] starting daemon ({'first index' if fresh else 'index reused'})", flush=True)
-    daemon = start_daemon(workspace, data)
+    daemon = start_daemon(workspace, data, model_path=model_path)
     out: dict[str, Any] = {"chunks": chunks}
     try:
         state = daemon.wait_idle()
@@ -212,7 +215,7 @@ def measure(chunks: int, work: Path, n_queries: int = 300, reindex: bool = True)
         if fresh:
             rate = state["chunks"] / seconds
             sample = [p.read_text().split("\n\n")[0] for p in sorted(workspace.rglob("*.md"))[:300]]
-            bare = bare_model_rate(sample)
+            bare = bare_model_rate(sample, model_path)
             out["first_index"] = {
                 "seconds": round(seconds, 1),
                 "chunks_per_s": round(rate, 1),

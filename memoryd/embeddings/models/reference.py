@@ -39,9 +39,13 @@ def compare(gguf_path: Path, reference: Path) -> Agreement:
     """Embed every reference text with the GGUF (memoryd's own prefixes from the file) and compare."""
     from memoryd.embeddings.local import LocalEmbedder
 
-    rows = json.loads(reference.read_text(encoding="utf-8"))["texts"]
+    document = json.loads(reference.read_text(encoding="utf-8"))
+    rows = document["texts"]
     embedder = LocalEmbedder(gguf_path)
     try:
+        expected_prompts = (document["query_prefix"], document["document_prefix"])
+        if embedder.prompts != expected_prompts:
+            raise ValueError(f"the GGUF's prompts {embedder.prompts} are not the reference's {expected_prompts}")
         cosines, mismatches = [], []
         for index, row in enumerate(rows):
             expected = np.frombuffer(base64.b64decode(row["vector"]), dtype="<f2").astype(np.float32)
