@@ -101,7 +101,7 @@ def test_a_damaged_model_file_is_reported(gemma: Path, tmp_path: Path) -> None:
         fh.write(b"\0" * 64)
     assert not prep.verify(copy)
     status = memoryd("model", "status", "--data-dir", str(tmp_path))
-    assert "CHECKSUM MISMATCH" in status.stdout
+    assert "CHECKSUM MISMATCH" in status.stdout and "licence: Gemma Terms of Use" in status.stdout
 
 
 def test_a_daemon_on_embeddinggemma_finds_a_note_across_languages(gemma: Path, tmp_path: Path) -> None:

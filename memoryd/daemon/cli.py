@@ -275,7 +275,7 @@ def model_prepare(
 @model.command("status")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def model_status(data_dir: Path | None) -> None:
-    """Say which local models are present and intact."""
+    """Say which local models are present and intact, and under which licence."""
     import os
 
     from memoryd.embeddings.models.prepare import DEFAULT_MODEL, RECIPES, model_path, verify
@@ -291,7 +291,7 @@ def model_status(data_dir: Path | None) -> None:
             else:
                 state = "CHECKSUM MISMATCH (run: memoryd model prepare --force)"
             default = " (default)" if path == model_path(base, DEFAULT_MODEL) else ""
-            click.echo(f"{path}: {state}{default}")
+            click.echo(f"{path}: {state}{default}; licence: {spec.licence}")
     if not any(p.exists() for p, _ in paths):
         click.echo(f"no model in {base / 'models'} (run: memoryd model prepare)")
 
