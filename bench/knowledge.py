@@ -580,8 +580,12 @@ def figures_line(row: dict[str, Any], mode: str) -> str:
     )
 
 
-def model_file() -> Path:
-    return default_model_path(Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir()))
+def model_file(name: str = "") -> Path:
+    """The default local model's file, or the prepared model `name`'s."""
+    from memoryd.embeddings.models.prepare import model_path
+
+    data_dir = Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
+    return model_path(data_dir, name) if name else default_model_path(data_dir)
 
 
 def run(
@@ -590,8 +594,9 @@ def run(
     fact_count: int = FACTS,
     seed: int = SEED,
     work: Path = CACHE,
+    model_name: str = "",
 ) -> dict[str, Any]:
-    model = model_file()
+    model = model_file(model_name)
     if any(mode != "keyword" for mode in modes) and not model.is_file():
         raise SystemExit(
             f"bench knowledge: no local model at {model} (run: memoryd model prepare); hybrid search cannot be "
@@ -604,7 +609,8 @@ def run(
     started = time.perf_counter()
     for lang in langs:
         corpus = build_corpus(lang, seed, fact_count)
-        root = work / "knowledge" / f"{lang}-{fact_count}-{seed}-{embedding.provider}"
+        label = embedding.provider + (f"-{model_name}" if model_name and embedding.provider != "none" else "")
+        root = work / "knowledge" / f"{lang}-{fact_count}-{seed}-{label}"
         print(f"[{lang}] {len(corpus.files)} files, {len(corpus.questions)} questions", flush=True)
         out["languages"][lang] = measure(corpus, root, modes, embedding)
     out["seconds"] = round(time.perf_counter() - started, 1)
@@ -670,13 +676,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_FACTS} facts instead of {FACTS}")
     parser.add_argument("--fresh", action="store_true", help="rebuild the indexes (else earlier ones are reused)")
+    parser.add_argument("--model", default="", help="a prepared local model (default: multilingual-e5-small)")
     parser.add_argument("--workdir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.fresh:
         shutil.rmtree(args.workdir / "knowledge", ignore_errors=True)
     facts = QUICK_FACTS if args.quick else args.facts
-    results = run(tuple(args.langs.split(",")), tuple(args.modes.split(",")), facts, args.seed, args.workdir)
+    langs, modes = tuple(args.langs.split(",")), tuple(args.modes.split(","))
+    results = run(langs, modes, facts, args.seed, args.workdir, args.model)
     print("\n".join(markdown(results)))
     print(f"{results['seconds']} s")
     if args.json:
