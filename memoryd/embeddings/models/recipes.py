@@ -61,7 +61,7 @@ class Recipe:
     file_format: int = 1
     terms: Terms | None = None  # a licence to accept before fetching
     reference: bool = False  # check the GGUF against `<name>.reference.json` (reference.py)
-    work_bytes: int = 1 << 30  # free disk the build needs (downloads, extracted files, the GGUF)
+    work_bytes: int = 400_000_000  # free disk the build needs (downloads, extracted files, the GGUF)
 
     @property
     def default_quant(self) -> str:
