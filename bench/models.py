@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.beir import CACHE
+from bench.knowledge import model_file
 
 MODELS = ("multilingual-e5-small", "embeddinggemma-300m")
 PARTS = ("crosslingual", "scifact", "locomo", "speed")
@@ -47,30 +48,24 @@ def _scifact(model: str, work: Path) -> dict[str, Any]:
 
 def _locomo(model: str, work: Path) -> dict[str, Any]:
     from bench.conversations import measure
-    from memoryd.config import default_data_dir
-    from memoryd.embeddings.models.prepare import model_path
 
-    path = model_path(default_data_dir(), model)
+    path = model_file(model)
     return {layout: measure(layout, ["keyword", "hybrid"], work, path) for layout in ("notes", "transcripts")}
 
 
 def _speed(model: str, work: Path) -> dict[str, Any]:
     from bench.latency import measure
-    from memoryd.config import default_data_dir
-    from memoryd.embeddings.models.prepare import model_path
 
-    gguf = model_path(default_data_dir(), model)
-    return measure(10_000, work / "models-speed" / model, reindex=False, model_path=gguf)
+    return measure(10_000, work / "models-speed" / model, reindex=False, model_path=model_file(model))
 
 
 RUNNERS = {"crosslingual": _crosslingual, "scifact": _scifact, "locomo": _locomo, "speed": _speed}
 
 
 def run(models: tuple[str, ...] = MODELS, parts: tuple[str, ...] = PARTS, work: Path = CACHE) -> dict[str, Any]:
-    from memoryd.config import default_data_dir
-    from memoryd.embeddings.models.prepare import model_path, verify
+    from memoryd.embeddings.models.prepare import verify
 
-    missing = [m for m in models if not verify(model_path(default_data_dir(), m))]
+    missing = [m for m in models if not verify(model_file(m))]
     if missing:
         raise SystemExit(f"bench models: prepare {', '.join(missing)} first (memoryd model prepare --model NAME)")
     out: dict[str, Any] = {}

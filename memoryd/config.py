@@ -98,21 +98,28 @@ def default_model_path(data_dir: Path) -> Path:
 
 
 def _with_model_path(embedding: EmbeddingConfig, data_dir: Path, base: Path | None) -> EmbeddingConfig:
-    """The local model's file: `model_path` as given, else the prepared model `model` names, else the default."""
+    """The local model's file: `model_path` as given, else the prepared model `model` names, else the default.
+
+    A `model` naming a model memoryd prepares means that local model: with provider `auto` too, which then never
+    falls to a remote provider (the notes stay on this machine, and no remote API is asked for a local name)."""
+    from memoryd.embeddings.models.recipes import RECIPES, model_path
+
+    name, _, quant = embedding.model.partition(":")
+    prepared = embedding.provider in ("local", "auto") and name in RECIPES
+    if prepared:
+        if quant and quant not in RECIPES[name].quants:
+            raise ConfigError(
+                f"embedding.model {embedding.model!r}: {name} is prepared as {' or '.join(RECIPES[name].quants)}"
+            )
+        embedding = replace(embedding, provider="local")
+    elif embedding.provider == "local" and embedding.model and not embedding.model_path:
+        close = difflib.get_close_matches(name, list(RECIPES), n=1, cutoff=0.8)
+        if close:
+            raise ConfigError(f"embedding.model {embedding.model!r} is not a model memoryd prepares: {close[0]}?")
     if embedding.model_path:
         return replace(embedding, model_path=str(_expand(embedding.model_path, base)))
-    if embedding.model and embedding.provider in ("local", "auto"):
-        from memoryd.embeddings.models.recipes import RECIPES, model_path
-
-        name, _, quant = embedding.model.partition(":")
-        if name in RECIPES:
-            if quant and quant not in RECIPES[name].quants:
-                raise ConfigError(
-                    f"embedding.model {embedding.model!r}: {name} is prepared as {' or '.join(RECIPES[name].quants)}"
-                )
-            path = str(model_path(data_dir, name, quant or None))
-            # a remote provider that `auto` falls to is never asked for a local model's name
-            return replace(embedding, model_path=path, model=embedding.model if embedding.provider == "local" else "")
+    if prepared:
+        return replace(embedding, model_path=str(model_path(data_dir, name, quant or None)))
     return replace(embedding, model_path=str(default_model_path(data_dir)))
 
 
@@ -341,8 +348,9 @@ def missing_paths(agents: tuple[AgentConfig, ...], data_dir: Path) -> list[str]:
                     problems.append(f"agent {agent.id}: sessions_dir {folder} does not exist")
         model = Path(agent.embedding.model_path)
         if agent.embedding.provider == "local" and model != default_model_path(data_dir) and not model.is_file():
-            named = agent.embedding.model.partition(":")[0]
-            prepared = named and model.parent == data_dir / "models" and model.name.startswith(f"{named}.")
-            fix = f" (run: memoryd model prepare --model {named})" if prepared else ""
+            from memoryd.embeddings.models.recipes import prepare_command
+
+            command = prepare_command(data_dir, model)
+            fix = f" (run: {command})" if command else ""
             problems.append(f"agent {agent.id}: embedding.model_path {model} does not exist{fix}")
     return problems

@@ -152,7 +152,9 @@ def test_a_prepared_model_is_named_instead_of_its_path(tmp_path: Path) -> None:
     assert load("auto", "all-MiniLM-L6-v2") == str(models / "all-MiniLM-L6-v2.q8_0.gguf")
     cfg.write_text(body.format(ws=tmp_path / "ws", provider="auto", model="embeddinggemma-300m"))
     auto = load_config(cfg, data_dir=tmp_path / "data").default_agent.embedding
-    assert auto.model == "", "a remote provider `auto` falls to must not be asked for a local model's name"
+    assert auto.provider == "local", "a named local model never falls to a remote provider (nor sends it its name)"
+    with pytest.raises(ConfigError, match=r"embeddinggemma-300m\?"):
+        load("local", "embeddinggema-300m")  # a misspelt name is not silently the default model
     assert load("auto", "text-embedding-3-small") == str(models / "multilingual-e5-small.q4_0.gguf")
     # a name memoryd does not prepare is left to the providers that know it, as before (doctor says so for local)
     assert load("local", "text-embedding-3-small") == str(models / "multilingual-e5-small.q4_0.gguf")
@@ -161,5 +163,5 @@ def test_a_prepared_model_is_named_instead_of_its_path(tmp_path: Path) -> None:
             load("local", wrong)
         with pytest.raises(ConfigError, match="is prepared as"):
             load("auto", wrong)
-    with pytest.raises(ConfigError, match="memoryd model prepare --model embeddinggemma-300m"):
+    with pytest.raises(ConfigError, match="memoryd model prepare --model embeddinggemma-300m --accept-terms"):
         load("local", "embeddinggemma-300m", check=True)

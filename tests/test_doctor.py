@@ -76,3 +76,14 @@ def test_doctor_says_which_integrations_are_installed_and_whether_their_hooks_ca
     write(tmp_path / "data" / "integrations" / "codex.json", "{not json")
     broken = _doctor("--config", str(daemon.config))
     assert broken.returncode == 1 and "codex.json: not an integration marker" in broken.stdout
+
+
+def test_doctor_says_how_to_prepare_a_named_model_that_is_missing(tmp_path: Path, workspace: Path) -> None:
+    config = tmp_path / "config.toml"
+    body = f'data_dir = "{tmp_path / "data"}"\nsocket = "{tmp_path / "s.sock"}"\n[[agents]]\nid = "main"\n'
+    body += f'workspace = "{workspace}"\n[agents.embedding]\nprovider = "auto"\nmodel = "embeddinggemma-300m:f16"\n'
+    config.write_text(body)
+    found = _doctor("--config", str(config), "--no-integrity")
+    assert found.returncode == 1, "a named model that is not there is a failure, not a quiet fallback"
+    assert "embeddinggemma-300m.f16.gguf does not exist" in found.stdout
+    assert "memoryd model prepare --model embeddinggemma-300m --quant f16 --accept-terms" in found.stdout

@@ -58,6 +58,9 @@ def test_nothing_is_fetched_until_the_gemma_terms_are_accepted(tmp_path: Path) -
 
 def test_a_person_at_a_terminal_is_asked_and_may_decline(tmp_path: Path) -> None:
     import pty
+    import select
+    import time
+    from collections.abc import Callable
 
     cli = Path(sys.executable).with_name("memoryd")
     command = [str(cli), "model", "prepare", "--model", GEMMA, "--data-dir", str(tmp_path)]
@@ -65,14 +68,27 @@ def test_a_person_at_a_terminal_is_asked_and_may_decline(tmp_path: Path) -> None
     process = subprocess.Popen(command, stdin=terminal, stdout=terminal, stderr=terminal)
     os.close(terminal)
     shown = b""
-    while b"Accept the Gemma Terms of Use?" not in shown:
-        shown += os.read(controller, 4096)
-    os.write(controller, b"n\n")
+
+    def read_until(done: Callable[[bytes], bool], seconds: float = 60.0) -> bytes:
+        nonlocal shown
+        deadline = time.monotonic() + seconds
+        while not done(shown) and time.monotonic() < deadline:
+            if select.select([controller], [], [], 0.5)[0]:
+                try:
+                    chunk = os.read(controller, 4096)
+                except OSError:  # the terminal closes with the process
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+        return shown
+
     try:
-        while chunk := os.read(controller, 4096):
-            shown += chunk
-    except OSError:  # the terminal closes with the process
-        pass
+        assert b"Accept the Gemma Terms of Use?" in read_until(lambda out: b"Accept the Gemma Terms of Use?" in out)
+        os.write(controller, b"n\n")
+        read_until(lambda out: b"nothing was fetched" in out)
+    finally:
+        os.close(controller)
     assert process.wait(timeout=60) == 1
     assert b"https://ai.google.dev/gemma/terms" in shown and b"nothing was fetched" in shown
     assert not any(tmp_path.rglob("*"))

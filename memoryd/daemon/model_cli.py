@@ -35,6 +35,7 @@ def prepare_model(
             "check": "checking the model's files",
             "convert": "converting to GGUF",
             "reference": "comparing with the reference model",
+            "waiting": "waiting for another memoryd model prepare in this folder",
         }
     )
     model_name = model_name or DEFAULT_MODEL

