@@ -199,6 +199,10 @@ class DaemonConfig:
     """Priority of sync and reindex threads, and of the threads they start (Linux)."""
     sqlite_memory_mb: NonNegative = 64.0
     """Soft cap on SQLite's memory in the whole daemon, every index's page caches together (0: none)."""
+    ui: bool = True
+    """Serve the local web page (`memctl ui` opens it): loopback only, for this user alone, with a token."""
+    ui_port: Annotated[int, Field(ge=0, le=65535)] = 8377
+    """The web page's port on 127.0.0.1 (0: any free one; `memctl ui` asks the daemon which)."""
 
 
 @dataclass(frozen=True)
@@ -324,6 +328,8 @@ class Config:
     model_idle_minutes: float = DaemonConfig.model_idle_minutes
     index_nice: int = DaemonConfig.index_nice
     sqlite_memory_mb: float = DaemonConfig.sqlite_memory_mb
+    ui: bool = DaemonConfig.ui
+    ui_port: int = DaemonConfig.ui_port
     source_path: Path | None = None
     workspace_option: Path | None = None  # the --workspace it was loaded with (a reload loads it the same way)
 

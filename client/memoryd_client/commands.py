@@ -277,6 +277,52 @@ def agents(args: Parsed) -> int:
     return emit(args, listed, "\n".join(lines))
 
 
+def notes(args: Parsed) -> int:
+    options = {"agent": args["agent"], **args.schema_values("notes")}
+    listed = ask(args, lambda client: client.request("notes", **options))
+    lines = [f"{n['date']}  {n['size']:>9,}  {n['path']}" for n in listed["notes"]]
+    if len(listed["notes"]) < listed["total"]:
+        lines.append(f"(the newest {len(listed['notes'])} of {listed['total']}: --limit N for more)")
+    for chunk in listed.get("chunks") or []:
+        lines.append(f"  chunk L{chunk['start_line']}-L{chunk['end_line']}  {chunk['heading']}".rstrip())
+    return emit(args, listed, "\n".join(lines))
+
+
+def ui(args: Parsed) -> int:
+    """The page's address with this start's token in its fragment (which a browser never sends to a server)."""
+    import os
+    import stat
+
+    info = ask(args, lambda client: client.ping())
+    page = info.get("ui") or {}
+    if not page.get("url"):
+        print(
+            f"Error: the daemon serves no web page: {page.get('error') or 'a daemon from before the web page'}",
+            file=sys.stderr,
+        )
+        return 1
+    path = page["token_file"]
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, encoding="utf-8") as fh:
+            found = os.fstat(fh.fileno())
+            token = fh.read().strip()
+    except OSError as exc:
+        print(f"Error: cannot read the page's token {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    if not stat.S_ISREG(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        print(f"Error: {path} is not a private file of yours; restart the daemon to make a new one", file=sys.stderr)
+        return 1
+    url = f"{page['url']}#token={token}"
+    if args["print_url"] or args["json"]:
+        return emit(args, {"url": url}, url)
+    import webbrowser
+
+    if not webbrowser.open(url):
+        print(url)
+    return 0
+
+
 def mcp(args: Parsed) -> int:
     try:
         from memoryd_client.mcp_bridge import serve

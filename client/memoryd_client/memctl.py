@@ -183,6 +183,20 @@ MEMCTL = Command(
         ),
         Command("agents", "The daemon's agents.", options=_with_common(), run="memoryd_client.commands:agents"),
         Command(
+            "notes",
+            "The files memory holds, newest first, with their dates (--path: a folder, or one file and its chunks).",
+            options=_with_common("notes"),
+            run="memoryd_client.commands:notes",
+        ),
+        Command(
+            "ui",
+            "Open the daemon's web page (search, notes, recall log, status) in the browser, with its token.",
+            options=_with_common(
+                extra=[Option(("--print",), "print_url", "flag", "Print the address instead of opening it.")]
+            ),
+            run="memoryd_client.commands:ui",
+        ),
+        Command(
             "mcp",
             "Run an MCP server (stdio) with memory_search, memory_get, memory_write, memory_forget, memory_update and "
             "memory_status.",

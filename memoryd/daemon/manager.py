@@ -38,6 +38,7 @@ class Manager:
         self.reload_error: str | None = None  # why the last SIGHUP reload was refused
         self.recaller = Recaller.create(config.data_dir)
         self.integrations: dict[str, dict[str, Any]] = {}  # client name -> {last_seen, calls}, since start
+        self.ui: dict[str, Any] = {"url": None, "error": "starting"}  # the web page: where, or why not
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -216,6 +217,7 @@ class Manager:
             "index_nice": self.config.index_nice,
             "sqlite_memory_limit_mb": round(process_memory_limit() / 2**20, 1),
             "integrations": {name: dict(seen) for name, seen in list(self.integrations.items())},
+            "ui": self.ui,
         }
 
     def heard_from(self, client: str | None) -> None:

@@ -116,6 +116,11 @@ def undo(m: Manager, request: schema.Undo) -> dict[str, Any]:
     return runtime.edited(runtime.memory.edits.undo(request.count))
 
 
+def notes(m: Manager, request: schema.Notes) -> dict[str, Any]:
+    runtime = m.runtime(request.agent)
+    return _reading(runtime, lambda: runtime.memory.notes(request.path, request.day, request.limit))
+
+
 def changes(m: Manager, request: schema.Changes) -> dict[str, Any]:
     runtime = m.runtime(request.agent)
     return {"agent": runtime.agent.id, "changes": runtime.memory.edits.list_changes(request.limit)}
@@ -180,6 +185,7 @@ IMPLEMENTATIONS: dict[str, Callable[[Manager, Any], Any]] = {
     "write": write,
     "forget": forget,
     "update": update,
+    "notes": notes,
     "undo": undo,
     "changes": changes,
     "status": status,

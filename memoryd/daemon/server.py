@@ -26,6 +26,7 @@ from memoryd.daemon.methods import dispatch
 from memoryd.daemon.rpc import RPCServer
 from memoryd.store.backend import limit_process_memory
 from memoryd.store.lock import Locked, OwnerLock, data_dir_lock_path
+from memoryd.web.server import TOKEN_FILE, WebServer, write_token
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -204,12 +205,34 @@ async def _serve(config: Config, manager: Manager) -> None:
     loop.add_signal_handler(signal.SIGHUP, lambda: loop.run_in_executor(None, manager.reload))
     await server.start()
     log.info("serving", socket=str(config.socket), agents=[a.id for a in config.agents], pid=os.getpid())
+    web = _start_web(config, manager)
     try:
         await stop.wait()
         log.info("stopping")
     finally:
         manager.begin_stop()  # first, so that calls waiting on jobs return before the server closes
+        if web is not None:
+            web.close()
         await server.close()
+
+
+def _start_web(config: Config, manager: Manager) -> WebServer | None:
+    """The local web page, unless configured off; a port taken by something else is said in status, and the
+    daemon serves its socket all the same."""
+    if not config.ui:
+        manager.ui = {"url": None, "error": "off ([daemon] ui = false)"}
+        return None
+    try:
+        token = write_token(config.data_dir)
+        web = WebServer(config.ui_port, token, partial(dispatch, manager))
+    except OSError as exc:
+        why = f"port {config.ui_port}: {exc.strerror or exc}; set [daemon] ui_port"
+        log.warning("web page not served", error=why)
+        manager.ui = {"url": None, "error": why}
+        return None
+    web.start()
+    manager.ui = {"url": web.url, "token_file": str(config.data_dir / TOKEN_FILE), "error": None}
+    return web
 
 
 GIL_SWITCH_SECONDS = 0.0005  # Python's default, 5 ms, let a sync's Python work hold up each step of a search

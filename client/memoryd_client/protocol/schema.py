@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 MAX_RESULTS = 200
 RECALL_BUDGET = (64, 20_000)  # tokens a recall block may be given (the request's and the config's bounds)
 RECALL_LOG_LIMIT, RECALL_LOG_MAX = 20, 1000  # recalls `recall_log` answers by default, and at most
+NOTES_LIMIT, NOTES_MAX = 500, 100_000  # files `notes` lists by default, and at most
 MAX_WAIT_SECONDS = 3600.0
 DEFAULT_WAIT_SECONDS = 120.0  # how long `sync` and `reindex(wait)` wait unless told otherwise
 MODES = ("hybrid", "keyword", "vector")
@@ -346,6 +347,24 @@ class Undo(Request):
     agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
 
 
+class Notes(Request):
+    method, lane, idempotent = "notes", "bulk", True
+    summary = (
+        "The files memory holds, newest first, each with its date; given one file's path, also where its chunks "
+        "begin and end."
+    )
+    returns = (
+        "{agent, notes: [{path, source, date, modified, size}], total, days: {date: files}, "
+        "chunks: [{start_line, end_line, heading}]}"
+    )
+    path: str | None = param(
+        None, "Only this file, or the files in this folder.", max_length=MAX_PATH_CHARS, path=True, cli=("--path",)
+    )
+    day: str | None = param(None, "Only the files of this day (YYYY-MM-DD).", max_length=10, cli=("--day",))
+    limit: int = param(NOTES_LIMIT, "How many of the newest.", ge=1, le=NOTES_MAX, cli=("-n", "--limit"))
+    agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
+
+
 class Changes(Request):
     method, lane, idempotent = "changes", "control", True
     summary = "The latest changes memoryd made to the notes (forget, update, supersede), newest first."
@@ -393,6 +412,22 @@ class Agents(Request):
 
 METHODS: dict[str, type[Request]] = {
     m.method: m
-    for m in (Ping, Search, Recall, RecallLog, Get, Write, Forget, Update, Undo, Changes, Status, Sync, Reindex, Agents)
+    for m in (
+        Ping,
+        Search,
+        Recall,
+        RecallLog,
+        Get,
+        Write,
+        Forget,
+        Update,
+        Undo,
+        Notes,
+        Changes,
+        Status,
+        Sync,
+        Reindex,
+        Agents,
+    )
 }
 IDEMPOTENT = frozenset(name for name, m in METHODS.items() if m.idempotent)

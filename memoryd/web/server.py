@@ -1,0 +1,326 @@
+"""The local web page: static files and a JSON bridge to the RPC methods, on loopback, for the daemon's user alone.
+
+The page is one more client of the RPC schema: `POST /api/<method>` with a JSON object of named parameters runs
+`dispatch` exactly as a msgpack call does (same validation, same redaction), and `POST /api/events` streams the
+daemon's status as server-sent events. Every request is checked before anything else runs:
+- the `Host` header must name this server (127.0.0.1, localhost or [::1] at its port): a DNS-rebinding page that
+  reached the port under its own name is refused;
+- an `Origin` header, when sent, must be this server's: a cross-site request is refused, and no CORS header is ever
+  sent;
+- where the OS tells who owns the other end of a loopback connection (Linux), another user's is refused;
+- `/api/*` needs `Authorization: Bearer <token>`, the token made at each start and kept in a 0600 file that
+  `memctl ui` reads; data is only ever sent by POST with a JSON body (a form on another site cannot send one).
+The static files carry no data, so they need no token: the page reads the token from its URL's fragment, which a
+browser never sends to a server."""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import math
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from memoryd_client.http_gate import loopback_peer_uid
+from memoryd_client.protocol.schema import METHODS
+
+log = structlog.get_logger("memoryd.web")
+
+TOKEN_FILE = "ui.token"
+MAX_BODY = 1 << 20
+REQUEST_SECONDS = 15.0  # a connection that sends nothing for this long is closed
+MAX_STREAMS = 8  # live status streams open at once (each holds a thread)
+STREAM_SECONDS = 1.0  # how often a live stream sends the status
+STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/app.css": ("app.css", "text/css; charset=utf-8"),
+}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+Dispatch = Callable[[str, list[Any]], Any]
+
+
+class RPCFailure(Exception):
+    """What the dispatcher raises for an error answer: it has `code` and `message` (memoryd.daemon.rpc.RPCError)."""
+
+
+def write_token(data_dir: Path) -> str:
+    """A new token for this start, written 0600 through a temporary file and a rename: the old one stops working,
+    and a symlink planted at the path is replaced, never written through."""
+    data_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    path = data_dir / TOKEN_FILE
+    temporary = data_dir / f".{TOKEN_FILE}.{os.getpid()}.tmp"
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    os.replace(temporary, path)
+    return token
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
+    return str(value)
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: they go out as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def encode(value: Any) -> bytes:
+    return json.dumps(_finite(value), default=_json_default, ensure_ascii=False, allow_nan=False).encode()
+
+
+def schema_description() -> dict[str, Any]:
+    """Every method's parameters, as the page builds its forms from them (the same schema memctl and MCP use)."""
+    return {
+        name: {
+            "summary": method.summary,
+            "params": [
+                {
+                    "name": p.wire,
+                    "type": p.scalar,
+                    "many": p.many,
+                    "optional": p.optional,
+                    "required": p.required,
+                    "default": None if p.required else p.default,
+                    "choices": list(p.choices) if p.choices else None,
+                    "ge": p.ge,
+                    "le": p.le,
+                    "help": p.help,
+                }
+                for p in method.params
+            ],
+        }
+        for name, method in METHODS.items()
+    }
+
+
+class WebServer:
+    """The page's HTTP server, on threads of its own beside the daemon's event loop."""
+
+    def __init__(self, port: int, token: str, dispatch: Dispatch, host: str = "127.0.0.1") -> None:
+        self.token = token
+        self.dispatch = dispatch
+        self._expected = f"Bearer {token}".encode()
+        self._streams = threading.BoundedSemaphore(MAX_STREAMS)
+        self._stopping = threading.Event()
+        self.httpd = _Server((host, port), _handler_for(self))
+        self.port = int(self.httpd.server_address[1])
+        self.host = host
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/"
+
+    def allowed_hosts(self) -> set[str]:
+        return {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost", "[::1]")}
+
+    def allowed_origins(self) -> set[str]:
+        return {f"http://{host}" for host in self.allowed_hosts()}
+
+    def token_ok(self, header: str | None) -> bool:
+        return header is not None and hmac.compare_digest(header.encode(), self._expected)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="web", daemon=True)
+        self._thread.start()
+        log.info("web page", url=self.url)
+
+    def close(self) -> None:
+        self._stopping.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=3)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 64
+
+    def server_bind(self) -> None:
+        with contextlib.suppress(OSError):
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        super().server_bind()
+
+
+def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "memoryd"
+        sys_version = ""
+        protocol_version = "HTTP/1.1"
+        timeout = REQUEST_SECONDS
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # the request line may hold a query the user typed: nothing of it goes to the log
+
+        # refusals ---------------------------------------------------------------------------------------------
+        def _refusal(self) -> tuple[int, str] | None:
+            peer = self.client_address
+            uid = loopback_peer_uid((str(peer[0]), int(peer[1])), web.port) if peer else None
+            if uid is not None and uid != os.getuid():
+                return 403, "memoryd serves only the user it runs as"
+            if self.headers.get("Host", "").lower() not in web.allowed_hosts():
+                return 403, "this page answers only as 127.0.0.1 or localhost at its own port"
+            origin = self.headers.get("Origin")
+            if origin is not None and origin.lower() not in web.allowed_origins():
+                return 403, "requests from other sites are refused"
+            fetch_site = self.headers.get("Sec-Fetch-Site")
+            if fetch_site is not None and fetch_site not in ("same-origin", "none"):
+                return 403, "requests from other sites are refused"
+            return None
+
+        def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            for name, value in {**SECURITY_HEADERS, **(extra or {})}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def _error(self, status: int, code: str, message: str) -> None:
+            self._send(status, encode({"error": {"code": code, "message": message}}), "application/json")
+
+        def _read_body(self) -> bytes | None:
+            try:
+                length = int(self.headers.get("Content-Length", "0"))
+            except ValueError:
+                length = -1
+            if length < 0 or length > MAX_BODY:
+                self.close_connection = True
+                self._error(413, "too_large", f"a request body is at most {MAX_BODY} bytes")
+                return None
+            return self.rfile.read(length) if length else b""
+
+        # methods ----------------------------------------------------------------------------------------------
+        def do_GET(self) -> None:
+            refused = self._refusal()
+            if refused:
+                self._error(refused[0], "forbidden", refused[1])
+                return
+            page = STATIC.get(self.path.split("?", 1)[0])
+            if page is None:
+                self._error(404, "not_found", "no such page")
+                return
+            name, content_type = page
+            self._send(200, resources.files("memoryd.web").joinpath(f"static/{name}").read_bytes(), content_type)
+
+        do_HEAD = do_GET
+
+        def do_POST(self) -> None:
+            refused = self._refusal()
+            body = self._read_body()
+            if body is None:
+                return
+            if refused:
+                self._error(refused[0], "forbidden", refused[1])
+                return
+            if not web.token_ok(self.headers.get("Authorization")):
+                self._error(401, "unauthorized", "the page needs its token: open it with `memctl ui`")
+                return
+            if self.headers.get("Content-Type", "").split(";")[0].strip().lower() != "application/json":
+                self._error(415, "invalid_params", "send a JSON object (Content-Type: application/json)")
+                return
+            try:
+                params = json.loads(body or b"{}")
+            except ValueError:
+                self._error(400, "invalid_params", "the body is not JSON")
+                return
+            if not isinstance(params, dict):
+                self._error(400, "invalid_params", "the body must be a JSON object of named parameters")
+                return
+            route = self.path.split("?", 1)[0]
+            if route == "/api/schema":
+                self._send(200, encode({"result": schema_description()}), "application/json")
+            elif route == "/api/events":
+                self._stream(params)
+            elif route.startswith("/api/") and route[5:] in METHODS:
+                self._call(route[5:], params)
+            else:
+                self._error(404, "method_not_found", f"no method {route!r}")
+
+        def _call(self, method: str, params: dict[str, Any]) -> None:
+            try:
+                result = web.dispatch(method, [params])
+            except Exception as exc:
+                code = getattr(exc, "code", None)
+                if code is None:
+                    log.exception("web call failed", method=method)
+                    self._error(500, "internal", f"{type(exc).__name__}: {exc}")
+                    return
+                status = {"invalid_params": 400, "not_found": 404, "forbidden": 403}.get(code, 409)
+                self._error(status, code, str(getattr(exc, "message", exc)))
+                return
+            self._send(200, encode({"result": result}), "application/json")
+
+        def _stream(self, params: dict[str, Any]) -> None:
+            """The daemon's status every STREAM_SECONDS as server-sent events, until the page goes away."""
+            if not web._streams.acquire(blocking=False):
+                self._error(429, "busy", f"at most {MAX_STREAMS} live pages at once")
+                return
+            try:
+                self.send_response(200)
+                for name, value in SECURITY_HEADERS.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                self.send_header("X-Accel-Buffering", "no")
+                self.end_headers()
+                self.close_connection = True
+                agent = params.get("agent") if isinstance(params.get("agent"), str) else None
+                while not web._stopping.is_set():
+                    try:
+                        status = web.dispatch("status", [{"agent": agent} if agent else {}])
+                        self.wfile.write(b"event: status\ndata: " + encode(status) + b"\n\n")
+                    except OSError:
+                        raise
+                    except Exception as exc:
+                        self.wfile.write(b"event: failure\ndata: " + encode({"message": str(exc)}) + b"\n\n")
+                    self.wfile.flush()
+                    web._stopping.wait(STREAM_SECONDS)
+            except OSError:
+                pass  # the page went away
+            finally:
+                web._streams.release()
+
+    return Handler

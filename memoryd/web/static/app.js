@@ -1,0 +1,621 @@
+// memoryd's page: one more client of the daemon's RPC methods (POST /api/<method>, the schema's named parameters).
+// Every text from memory is put in the page as text (textContent), never as markup.
+"use strict";
+
+const state = { token: null, schema: null, agents: [], agent: null, status: null, rates: {}, onStatus: null };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+class ApiError extends Error {
+  constructor(code, message) { super(message); this.code = code; }
+}
+
+async function api(method, params) {
+  const response = await fetch(`/api/${method}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "Authorization": `Bearer ${state.token}` },
+    body: JSON.stringify(params || {}),
+    credentials: "omit",
+    cache: "no-store",
+  });
+  let body;
+  try { body = await response.json(); } catch { throw new ApiError("http", `HTTP ${response.status}`); }
+  if (body.error) throw new ApiError(body.error.code, body.error.message);
+  return body.result;
+}
+
+function agentParams(extra) {
+  const out = { ...(extra || {}) };
+  if (state.agent) out.agent = state.agent;
+  return out;
+}
+
+function when(seconds) {
+  if (seconds === null || seconds === undefined) return "–";
+  return new Date(seconds * 1000).toLocaleString();
+}
+
+function ago(seconds) {
+  if (!seconds) return "never";
+  const s = Math.max(0, Date.now() / 1000 - seconds);
+  if (s < 90) return `${Math.round(s)} s ago`;
+  if (s < 5400) return `${Math.round(s / 60)} min ago`;
+  if (s < 129600) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} days ago`;
+}
+
+function localDay(date) {
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+function showError(where, error) {
+  where.replaceChildren(el("p", { class: "error", text: `${error.code || "error"}: ${error.message}` }));
+}
+
+// routing -----------------------------------------------------------------------------------------------------------
+function route() {
+  const hash = location.hash.replace(/^#/, "") || "/search";
+  const [path, query] = hash.split("?");
+  return { page: path.replace(/^\//, "") || "search", params: new URLSearchParams(query || "") };
+}
+
+function go(page, params) {
+  const query = params ? `?${new URLSearchParams(params)}` : "";
+  location.hash = `#/${page}${query}`;
+}
+
+const pages = {};
+
+async function render() {
+  const { page, params } = route();
+  for (const link of document.querySelectorAll("header nav a")) {
+    link.classList.toggle("active", link.dataset.page === page || (page === "note" && link.dataset.page === "notes"));
+  }
+  const main = document.getElementById("main");
+  state.onStatus = null;
+  const draw = pages[page] || pages.search;
+  const turn = (state.turn = (state.turn || 0) + 1);
+  document.body.dataset.ready = "";
+  try {
+    await draw(main, params);
+  } catch (error) {
+    showError(main, error);
+  }
+  if (turn === state.turn) {  // drawn, for a test or `bench ui`: which page, and when since the page was opened
+    document.body.dataset.msSinceOpen = String(Math.round(performance.now()));
+    document.body.dataset.ready = page;
+  }
+}
+
+// lines of a note, with its chunks and a cited range marked ----------------------------------------------------------
+function noteLines(text, first, chunks, cited) {
+  const lines = text.split("\n");
+  if (lines.length && lines[lines.length - 1] === "") lines.pop();
+  const pre = el("pre", { class: "lines" });
+  lines.forEach((line, index) => {
+    const number = first + index;
+    const classes = ["ln"];
+    const chunkIndex = (chunks || []).findIndex((c) => c.start_line <= number && number <= c.end_line);
+    if (chunkIndex >= 0) {
+      classes.push(chunkIndex % 2 ? "chunk-b" : "chunk-a");
+      if (chunks[chunkIndex].start_line === number) classes.push("chunk-start");
+    }
+    if (cited && cited[0] <= number && number <= cited[1]) classes.push("cited");
+    pre.append(el("div", { class: classes.join(" "), id: `L${number}`, "data-line": number },
+      el("span", { class: "no", text: number }), el("span", { class: "tx", text: line })));
+  });
+  return pre;
+}
+
+function citationLink(citation, agent) {
+  const match = /^(.*)#L(\d+)-L(\d+)$/.exec(citation || "");
+  const params = match ? { path: match[1], from: match[2], to: match[3] } : { path: citation };
+  if (agent) params.agent = agent;
+  return el("a", { class: "cite", href: `#/note?${new URLSearchParams(params)}`, text: citation });
+}
+
+// search ------------------------------------------------------------------------------------------------------------
+function searchField(spec, values) {
+  const name = spec.name;
+  const value = values.get(name);
+  const help = spec.help;
+  if (spec.type === "bool") {
+    const on = value === null ? name === "explain" : value === "true";  // the breakdown shows unless unticked
+    const box = el("input", { type: "checkbox", name, checked: on });
+    return el("label", { class: "check", title: help }, box, name);
+  }
+  if (spec.choices && spec.many) {
+    const chosen = new Set(values.getAll(name));
+    return el("label", { title: help }, name,
+      el("span", {}, ...spec.choices.map((choice) => el("label", { class: "check" },
+        el("input", { type: "checkbox", name, value: choice, checked: chosen.has(choice) }), choice))));
+  }
+  if (spec.choices) {
+    const select = el("select", { name },
+      el("option", { value: "", text: spec.default === null ? "(default)" : `(default: ${spec.default})` }),
+      ...spec.choices.map((c) => el("option", { value: c, text: c, selected: value === c })));
+    return el("label", { title: help }, name, select);
+  }
+  const numeric = spec.type === "int" || spec.type === "float";
+  const input = el("input", {
+    name, value: value || "", type: numeric ? "number" : "text",
+    step: spec.type === "float" ? "any" : null, min: spec.ge, max: spec.le,
+    placeholder: spec.many ? "comma-separated" : (spec.default !== null && spec.default !== undefined ? String(spec.default) : ""),
+  });
+  return el("label", { title: help }, name, input);
+}
+
+function formParams(form, specs) {
+  const data = new FormData(form);
+  const out = {};
+  for (const spec of specs) {
+    if (spec.type === "bool") {
+      if (data.get(spec.name) !== null) out[spec.name] = true;
+      continue;
+    }
+    const values = data.getAll(spec.name).map(String).filter((v) => v !== "");
+    if (!values.length) continue;
+    if (spec.many) {
+      out[spec.name] = values.flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+    } else if (spec.type === "int") {
+      out[spec.name] = parseInt(values[0], 10);
+    } else if (spec.type === "float" && !/[^0-9.eE+-]/.test(values[0])) {
+      out[spec.name] = parseFloat(values[0]);
+    } else {
+      out[spec.name] = values[0];
+    }
+  }
+  return out;
+}
+
+function termsOf(query) {
+  const words = query.toLowerCase().split(/[\s\p{P}\p{S}]+/u).filter((w) => w.length > 1 || /[^\x00-\x7f]/.test(w));
+  const out = new Set();
+  for (const word of words) {
+    if (/[\p{Script=Han}\p{Script=Thai}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(word) && word.length > 2) {
+      for (let i = 0; i + 2 <= word.length; i++) out.add(word.slice(i, i + 2));  // unspaced scripts: bigrams
+    } else {
+      out.add(word);
+    }
+  }
+  return [...out].sort((a, b) => b.length - a.length);
+}
+
+function highlighted(text, terms) {
+  const span = el("span");
+  if (!terms.length) { span.textContent = text; return span; }
+  const escaped = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const pattern = new RegExp(`(${escaped.join("|")})`, "giu");
+  let last = 0;
+  for (const match of text.matchAll(pattern)) {
+    span.append(text.slice(last, match.index), el("mark", { text: match[0] }));
+    last = match.index + match[0].length;
+  }
+  span.append(text.slice(last));
+  return span;
+}
+
+function explainChart(explain) {
+  const rows = [
+    ["keyword", explain.text_score], ["vector", explain.vector_score], ["fusion", explain.fused],
+    ["decay", explain.decay], ["importance", explain.importance], ["access", explain.access_factor],
+    ["final", explain.final],
+  ];
+  const chart = el("div", { class: "chart" });
+  for (const [label, value] of rows) {
+    const bar = el("span");
+    bar.style.width = `${Math.max(0, Math.min(1, value || 0)) * 100}%`;
+    chart.append(el("span", { text: label }), el("div", { class: "bar" }, bar),
+      el("span", { text: value === null || value === undefined ? "–" : Number(value).toFixed(3) }));
+  }
+  const notes = explain.notes ? el("div", { class: "muted", text: [].concat(explain.notes).join("; ") }) : null;
+  return el("div", { class: "explain" }, chart, notes);
+}
+
+async function showContext(button, hit) {
+  const holder = button.closest("li").querySelector(".context");
+  if (holder.childElementCount) { holder.replaceChildren(); return; }
+  const from = Math.max(1, hit.start_line - 3);
+  const got = await api("get", { path: hit.path, from, lines: hit.end_line - from + 4, agent: hit.agent || state.agent || undefined });
+  holder.replaceChildren(noteLines(got.text, got.from, null, [hit.start_line, hit.end_line]));
+}
+
+pages.search = async (main, params) => {
+  const specs = state.schema.search.params.filter((p) => p.name !== "agent");
+  const form = el("form", { class: "search", id: "search-form" });
+  const query = specs.find((p) => p.name === "query");
+  form.append(el("div", { class: "query" },
+    el("input", { name: "query", type: "search", value: params.get("query") || "", placeholder: query.help, autofocus: true }),
+    el("button", { type: "submit", text: "Search" })));
+  for (const spec of specs) if (spec.name !== "query") form.append(searchField(spec, params));
+  const out = el("div", { id: "search-results" });
+  main.replaceChildren(form, out);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const values = formParams(form, specs);
+    const shown = {};
+    for (const [k, v] of Object.entries(values)) shown[k] = Array.isArray(v) ? v.join(",") : String(v);
+    if (!values.explain) shown.explain = "false";
+    go("search", shown);
+  });
+  if (!params.get("query")) return;
+  const request = agentParams(formParams(form, specs));
+  out.replaceChildren(el("p", { class: "muted", text: "Searching…" }));
+  try {
+    const answer = await api("search", request);
+    drawHits(out, answer, params.get("query"));
+  } catch (error) {
+    showError(out, error);
+  }
+};
+
+function drawHits(out, answer, query) {
+  const terms = termsOf(query);
+  const summary = [`${answer.results.length} results`, `mode ${answer.mode}`, `${answer.took_ms} ms`];
+  if (answer.model) summary.push(`model ${answer.model}`);
+  if (answer.degraded) summary.push(`degraded: ${answer.degraded}`);
+  const list = el("ol", { class: "hits" });
+  answer.results.forEach((hit, index) => {
+    const button = el("button", { type: "button", text: "context", onclick: (e) => showContext(e.target, hit).catch((err) => alert(err.message)) });
+    list.append(el("li", { class: "hit", "data-citation": hit.citation },
+      el("div", { class: "hit-head" },
+        el("span", { class: "rank", text: `${index + 1}.` }), citationLink(hit.citation, hit.agent),
+        el("span", { class: "score", text: `score ${hit.score.toFixed(3)}` }),
+        hit.date ? el("span", { class: "muted", text: hit.date.slice(0, 10) }) : null,
+        hit.agent ? el("span", { class: "muted", text: `agent ${hit.agent}` }) : null,
+        hit.superseded ? el("span", { class: "superseded", text: `superseded ${hit.superseded}` }) : null,
+        button),
+      el("div", { class: "snippet" }, highlighted(hit.snippet, terms)),
+      hit.explain ? explainChart(hit.explain) : null,
+      el("div", { class: "context" })));
+  });
+  out.replaceChildren(el("p", { class: "summary", text: summary.join(" · ") }), list);
+}
+
+// one note ----------------------------------------------------------------------------------------------------------
+pages.note = async (main, params) => {
+  const path = params.get("path");
+  const agent = params.get("agent") || state.agent || undefined;
+  const from = parseInt(params.get("from") || "0", 10);
+  const to = parseInt(params.get("to") || String(from), 10);
+  const [listing, got] = await Promise.all([
+    api("notes", { path, agent }).catch(() => ({ chunks: null, notes: [] })),
+    api("get", { path, agent }),
+  ]);
+  const chunks = listing.chunks || [];
+  const info = listing.notes && listing.notes[0];
+  main.replaceChildren(
+    el("h2", { class: "cite", text: path }),
+    el("p", { class: "muted", text: `${got.total_lines} lines · ${chunks.length} chunks${info ? ` · ${info.date} · modified ${when(info.modified)}` : ""}${got.truncated ? " · truncated" : ""}` }),
+    noteLines(got.text, got.from, chunks, from ? [from, to] : null));
+  if (from) document.getElementById(`L${from}`)?.scrollIntoView({ block: "center" });
+};
+
+// notes and timeline ------------------------------------------------------------------------------------------------
+function folderTree(notes) {
+  const root = { folders: new Map(), files: [] };
+  for (const note of notes) {
+    const parts = note.path.split("/");
+    let node = root;
+    for (const part of parts.slice(0, -1)) {
+      if (!node.folders.has(part)) node.folders.set(part, { folders: new Map(), files: [] });
+      node = node.folders.get(part);
+    }
+    node.files.push(note);
+  }
+  const draw = (node, depth) => {
+    const items = [];
+    for (const [name, child] of [...node.folders.entries()].sort()) {
+      items.push(el("details", { open: depth < 1 }, el("summary", { text: `${name}/` }), ...draw(child, depth + 1)));
+    }
+    for (const file of node.files.sort((a, b) => a.path.localeCompare(b.path))) {
+      items.push(el("a", { href: noteHref(file.path), text: file.path.split("/").pop() }));
+    }
+    return items;
+  };
+  return el("div", { class: "tree" }, ...draw(root, 0));
+}
+
+function calendar(days, month, onPick) {
+  const first = new Date(month.getFullYear(), month.getMonth(), 1);
+  const grid = el("div", { class: "calendar", id: "calendar" });
+  for (const name of ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]) grid.append(el("div", { class: "dow", text: name }));
+  for (let i = 0; i < (first.getDay() + 6) % 7; i++) grid.append(el("div"));
+  const today = localDay(new Date());
+  for (let day = new Date(first); day.getMonth() === first.getMonth(); day.setDate(day.getDate() + 1)) {
+    const key = localDay(day);
+    const held = days[key] || 0;
+    const classes = ["day", held ? "has" : "", key === today ? "today" : ""].filter(Boolean).join(" ");
+    grid.append(el("button", { type: "button", class: classes, "data-day": key, onclick: () => onPick(key) },
+      String(day.getDate()), held ? el("span", { class: "n", text: held }) : null));
+  }
+  return grid;
+}
+
+const TREE_FILES = 2000;  // the newest files drawn in the folder tree; a folder's own page lists the rest
+
+function noteHref(path) {
+  return `#/note?${new URLSearchParams({ path, ...(state.agent ? { agent: state.agent } : {}) })}`;
+}
+
+pages.notes = async (main, params) => {
+  const folder = params.get("path") || undefined;
+  const shownDay = params.get("day") || localDay(new Date());
+  const [listing, ofDay] = await Promise.all([
+    api("notes", agentParams({ limit: TREE_FILES, path: folder })),
+    api("notes", agentParams({ day: shownDay, limit: 1000, path: folder })),
+  ]);
+  const month = new Date(`${(params.get("month") || shownDay.slice(0, 7))}-01T12:00:00`);
+  const dayList = el("div", { class: "daylist", id: "daylist" },
+    el("h3", { text: `${shownDay}: ${ofDay.total} written` }),
+    ...ofDay.notes.map((n) => el("a", { href: noteHref(n.path), text: n.path })));
+  const pick = (day) => go("notes", { ...(folder ? { path: folder } : {}), month: day.slice(0, 7), day });
+  const shift = (by) => {
+    const next = new Date(month.getFullYear(), month.getMonth() + by, 1);
+    go("notes", { ...(folder ? { path: folder } : {}), month: localDay(next).slice(0, 7), day: shownDay });
+  };
+  const monthName = month.toLocaleDateString(undefined, { year: "numeric", month: "long" });
+  const shown = listing.notes.length;
+  main.replaceChildren(
+    el("p", { class: "muted", text: `${listing.total} files in ${folder ? `${folder}/` : "memory"}${listing.total > shown ? ` (the newest ${shown} in the tree)` : ""}` }),
+    el("div", { class: "columns" },
+      el("section", {}, el("h3", { text: "By folder" }), folderTree(listing.notes)),
+      el("section", {}, el("h3", { text: "By date" }),
+        el("div", { class: "month" }, el("button", { type: "button", text: "‹", onclick: () => shift(-1) }),
+          el("strong", { text: monthName }), el("button", { type: "button", text: "›", onclick: () => shift(1) })),
+        calendar(listing.days, month, pick), dayList)));
+  let seen = null;
+  state.onStatus = (status) => {
+    const stamp = status.agents.map((a) => `${a.files}/${a.chunks}/${a.last_sync}`).join();
+    if (seen !== null && stamp !== seen) render();
+    seen = stamp;
+  };
+};
+
+// recall log --------------------------------------------------------------------------------------------------------
+function dialog(title, body, actions) {
+  const box = document.getElementById("dialog");
+  const close = () => { box.hidden = true; box.replaceChildren(); };
+  box.replaceChildren(el("div", {}, el("h3", { text: title }), body,
+    el("div", { class: "actions" }, ...actions(close), el("button", { type: "button", text: "Cancel", onclick: close }))));
+  box.hidden = false;
+}
+
+async function forgetMemory(citation, agent) {
+  const match = /^(.*)#L(\d+)-L(\d+)$/.exec(citation);
+  const got = match ? await api("get", { path: match[1], from: parseInt(match[2], 10), lines: match[3] - match[2] + 1, agent }) : null;
+  dialog(`Forget ${citation}?`, el("pre", { class: "snippet", text: got ? got.text : citation }), (close) => [
+    el("button", { type: "button", id: "confirm-forget", text: "Forget", onclick: async () => {
+      try {
+        const done = await api("forget", { citation, expect: got ? got.hash : undefined, agent });
+        close();
+        alert(`Forgotten: ${(done.forgotten || []).map((f) => f.citation || f).join(", ") || citation}`);
+        render();
+      } catch (error) { alert(error.message); }
+    } }),
+  ]);
+}
+
+async function editMemory(citation, agent) {
+  const match = /^(.*)#L(\d+)-L(\d+)$/.exec(citation);
+  if (!match) return;
+  const got = await api("get", { path: match[1], from: parseInt(match[2], 10), lines: match[3] - match[2] + 1, agent });
+  const area = el("textarea", { id: "edit-text" });
+  area.value = got.text.replace(/\n$/, "");
+  dialog(`Edit ${citation}`, area, (close) => [
+    el("button", { type: "button", id: "confirm-edit", text: "Save", onclick: async () => {
+      try {
+        await api("update", { citation, text: area.value, expect: got.hash, agent });
+        close();
+        render();
+      } catch (error) { alert(`${error.code}: ${error.message}`); }
+    } }),
+  ]);
+}
+
+pages.recall = async (main, params) => {
+  const request = { skipped: true, limit: 1000 };
+  if (state.agent) request.agent = state.agent;
+  if (params.get("session")) request.session = params.get("session");
+  const log = await api("recall_log", request);
+  const sessions = new Map();
+  for (const entry of log.entries) {
+    const key = `${entry.agent} · ${entry.session || "(no session)"}`;
+    sessions.set(key, [...(sessions.get(key) || []), entry]);
+  }
+  const blocks = [...sessions.entries()].reverse().map(([key, entries]) => el("section", { class: "session" },
+    el("h3", { text: key }),
+    ...entries.slice().reverse().map((entry) => el("div", { class: "entry" },
+      el("div", { class: "muted", text: `${when(entry.time)} · ${entry.client || "client ?"} · ${entry.tokens || 0} tokens` }),
+      el("div", { class: "prompt", text: entry.prompt }),
+      entry.memories && entry.memories.length
+        ? el("table", {}, el("tr", {}, el("th", { text: "memory" }), el("th", { text: "score" }), el("th", { text: "date" }), el("th")),
+          ...entry.memories.map((m) => el("tr", {},
+            el("td", {}, citationLink(m.citation, entry.agent)),
+            el("td", { text: m.score === null || m.score === undefined ? "–" : Number(m.score).toFixed(3) }),
+            el("td", { text: m.date ? String(m.date).slice(0, 10) : "–" }),
+            el("td", {},
+              el("button", { type: "button", class: "forget", text: "forget", onclick: () => forgetMemory(m.citation, entry.agent).catch((e) => alert(e.message)) }),
+              el("button", { type: "button", class: "edit", text: "edit", onclick: () => editMemory(m.citation, entry.agent).catch((e) => alert(e.message)) })))))
+        : el("div", { class: "muted", text: `nothing put before it: ${entry.skipped || "no memory bore on it"}` })))));
+  main.replaceChildren(
+    el("p", { class: "muted", text: `${log.entries.length} prompts` }),
+    ...(blocks.length ? blocks : [el("p", { class: "muted", text: "No recall yet: the agent hooks write here." })]));
+  let seen = null;
+  state.onStatus = (status) => {
+    const stamp = JSON.stringify(status.agents.map((a) => a.recall_log));
+    if (seen !== null && stamp !== seen) render();
+    seen = stamp;
+  };
+};
+
+// status ------------------------------------------------------------------------------------------------------------
+function kv(pairs) {
+  const list = el("dl");
+  for (const [key, value] of pairs) {
+    if (value === undefined) continue;
+    list.append(el("dt", { text: key }), el("dd", {}, value instanceof Node ? value : (value === null ? "–" : String(value))));
+  }
+  return list;
+}
+
+function progressBar(done, total, id) {
+  const bar = el("span");
+  bar.style.width = `${total ? Math.min(100, (100 * done) / total) : 100}%`;
+  return el("div", { class: "progress", id, role: "progressbar", "aria-valuenow": done, "aria-valuemax": total }, bar);
+}
+
+function agentCard(agent) {
+  const chunks = agent.chunks || 0;
+  const embedded = agent.embedded_chunks || 0;
+  const rate = state.rates[agent.agent];
+  const sync = (agent.reindex && agent.reindex.state === "running") ? agent.reindex : agent.sync_progress;
+  const waiting = (agent.embedding && agent.embedding.waiting) || 0;
+  const health = agent.index_error || agent.sync_error || (agent.embedding && agent.embedding.error);
+  const languages = Object.entries(agent.languages || {}).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ");
+  return el("div", { class: "card", id: `agent-${agent.agent}` },
+    el("h3", { text: `agent ${agent.agent}` }),
+    sync && sync.state === "running" ? el("div", {},
+      el("div", { class: "muted", text: `${sync.kind || "sync"}: ${sync.done ?? 0} / ${sync.total ?? "?"} files${sync.eta_s ? ` · about ${Math.round(sync.eta_s)} s left` : ""}` }),
+      progressBar(sync.done || 0, sync.total || 0, `sync-${agent.agent}`)) : null,
+    el("div", { class: "muted", text: `vectors ${embedded} / ${chunks}${waiting ? `, ${waiting} waiting` : ""}${rate ? ` · ${rate.toFixed(1)} chunks/s` : ""}` }),
+    progressBar(embedded, chunks, `embed-${agent.agent}`),
+    kv([
+      ["health", el("span", { class: health ? "bad" : "ok", text: health || "ok" })],
+      ["files", agent.files], ["chunks", chunks], ["workspace", agent.workspace],
+      ["store", `${agent.store_kind || ""} ${agent.role ? `(${agent.role})` : ""}`],
+      ["model", agent.model ? `${agent.provider} · ${agent.model}` : "none (keyword only)"],
+      ["licence", agent.licence],
+      ["languages", languages || "–"],
+      ["watcher", agent.watcher === undefined ? undefined : (typeof agent.watcher === "string" ? agent.watcher : JSON.stringify(agent.watcher))],
+      ["last sync", agent.last_sync ? ago(agent.last_sync) : "never"],
+      ["recalls", agent.recall_log ? `${agent.recall_log.recalls} shown, ${agent.recall_log.skipped} with nothing to show, last ${ago(agent.recall_log.last)}` : undefined],
+      ["replica lag", agent.replica_lag_s === undefined ? undefined : agent.replica_lag_s],
+      ["writer lock", agent.writer === undefined ? undefined : JSON.stringify(agent.writer)],
+      ["namespaces", agent.granted === undefined ? undefined : JSON.stringify(agent.granted)],
+    ]));
+}
+
+function drawStatus(holder, status) {
+  const daemon = status.daemon;
+  const integrations = Object.entries(daemon.integrations || {});
+  holder.replaceChildren(
+    el("div", { class: "cards" },
+      el("div", { class: "card", id: "daemon" }, el("h3", { text: "daemon" }), kv([
+        ["version", daemon.version], ["pid", daemon.pid], ["up", `${Math.round(daemon.uptime_s)} s`],
+        ["memory", daemon.rss_mb ? `${daemon.rss_mb} MB` : null], ["socket", daemon.socket],
+        ["reload error", daemon.reload_error || undefined],
+        ["integrations", integrations.length
+          ? integrations.map(([name, seen]) => `${name}: ${seen.calls} calls, last ${ago(seen.last_seen)}`).join("; ")
+          : "no hook has reached the daemon since it started"],
+      ])),
+      ...status.agents.map(agentCard)));
+}
+
+pages.status = async (main) => {
+  const holder = el("div", { id: "status" });
+  main.replaceChildren(holder);
+  drawStatus(holder, state.status || await api("status", {}));
+  state.onStatus = (status) => drawStatus(holder, status);
+};
+
+// the live stream ---------------------------------------------------------------------------------------------------
+function trackRates(status) {
+  const now = Date.now() / 1000;
+  for (const agent of status.agents) {
+    const last = state.rates[`_${agent.agent}`];
+    if (last && now > last.t && agent.embedded_chunks > last.n) {
+      const rate = (agent.embedded_chunks - last.n) / (now - last.t);
+      state.rates[agent.agent] = state.rates[agent.agent] ? 0.6 * state.rates[agent.agent] + 0.4 * rate : rate;
+    } else if (last && agent.embedded_chunks >= agent.chunks) {
+      delete state.rates[agent.agent];
+    }
+    state.rates[`_${agent.agent}`] = { t: now, n: agent.embedded_chunks || 0 };
+  }
+}
+
+async function live() {
+  const dot = document.getElementById("live");
+  for (;;) {
+    try {
+      const response = await fetch("/api/events", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "Authorization": `Bearer ${state.token}` },
+        body: "{}", credentials: "omit", cache: "no-store",
+      });
+      if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+      dot.classList.add("on");
+      dot.textContent = "●";
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const event = /^event: (.*)$/m.exec(block);
+          const data = /^data: (.*)$/m.exec(block);
+          if (event && event[1] === "status" && data) {
+            state.status = JSON.parse(data[1]);
+            trackRates(state.status);
+            if (state.onStatus) state.onStatus(state.status);
+          }
+        }
+      }
+    } catch (error) {
+      // the daemon restarted or went away: try again shortly
+    }
+    dot.classList.remove("on");
+    dot.textContent = "○";
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+// start -------------------------------------------------------------------------------------------------------------
+async function start() {
+  const fragment = new URLSearchParams(location.hash.replace(/^#/, ""));
+  if (fragment.get("token")) {
+    sessionStorage.setItem("memoryd-token", fragment.get("token"));
+    history.replaceState(null, "", `${location.pathname}#/search`);
+  }
+  state.token = sessionStorage.getItem("memoryd-token");
+  const main = document.getElementById("main");
+  if (!state.token) {
+    main.replaceChildren(el("p", { class: "error", text: "This page needs its token: open it with `memctl ui`." }));
+    return;
+  }
+  try {
+    state.schema = await api("schema", {});
+    state.agents = await api("agents", {});
+  } catch (error) {
+    showError(main, error);
+    return;
+  }
+  const picker = document.getElementById("agent");
+  for (const agent of state.agents) picker.append(el("option", { value: agent.id, text: agent.id, selected: agent.default }));
+  state.agent = picker.value || null;
+  picker.addEventListener("change", () => { state.agent = picker.value; render(); });
+  window.addEventListener("hashchange", render);
+  render();
+  live();
+}
+
+start();
