@@ -25,12 +25,15 @@ install: $(BIN)/.installed
 run: install
 	$(BIN)/memoryd run --prepare-model $(if $(WORKSPACE),--workspace $(WORKSPACE))
 
-# Debian packages the tests need: Neovim (a msgpack-rpc client that is not ours), npm, and SQLite's headers, which
-# bm25_topk (memoryd/store/fts5_topk.c) is built against; first, so that the install builds it.
+# Debian packages the tests need: Neovim (a msgpack-rpc client that is not ours), npm, Chromium and its driver (the web
+# page's tests), and SQLite's headers, which bm25_topk (memoryd/store/fts5_topk.c) is built against; first, so that
+# the install builds it.
 system-deps:
 	@pkgs=; command -v nvim >/dev/null 2>&1 || pkgs="$$pkgs neovim"; \
 	  command -v npm >/dev/null 2>&1 || pkgs="$$pkgs npm"; \
 	  [ -f /usr/include/sqlite3ext.h ] || pkgs="$$pkgs libsqlite3-dev"; \
+	  command -v chromium >/dev/null 2>&1 || pkgs="$$pkgs chromium"; \
+	  command -v chromedriver >/dev/null 2>&1 || pkgs="$$pkgs chromium-driver"; \
 	  [ -z "$$pkgs" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs >/dev/null; }

@@ -12,7 +12,6 @@ the daemon serves it over RPC, and a program can embed it directly:
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -21,6 +20,7 @@ from typing import Any
 
 import structlog
 
+from memoryd.catalog import list_notes
 from memoryd.config import AgentConfig
 from memoryd.curation.service import Editing
 from memoryd.embeddings.base import Embedder, EmbeddingError
@@ -29,10 +29,8 @@ from memoryd.entry_journal import EntryJournal
 from memoryd.ingest.batch import Progress, SyncReport
 from memoryd.ingest.sync import Syncer
 from memoryd.notes import RequestError, indexed_lines, read_lines
-from memoryd.search.filters import Filters
 from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.sources.discovery import SourceFile, display_path, real_workspace
-from memoryd.sources.metadata import note_date
 from memoryd.store.backend import open_backend
 from memoryd.store.errors import CORRUPT, FAILED, FULL, NotGranted, StoreUnavailable
 from memoryd.store.gate import SwapGate
@@ -291,40 +289,9 @@ class AgentMemory:
             return found
 
     def notes(self, path: str | None = None, day: str | None = None, limit: int = 500) -> dict[str, Any]:
-        """The indexed files, newest first, each with its day (a dated note's date, any other file's modification,
-        local time) and how many there are per day; for one file, where its chunks begin and end."""
-        folder = path.strip("/") if path else ""
-        if day is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-            raise RequestError(f"day {day!r} is not a date (YYYY-MM-DD)")
+        """What memory holds, file by file (see catalog.list_notes)."""
         with self.gate.use():
-            held = self.store.files().values()
-            rows = [r for r in held if not folder or r.path == folder or r.path.startswith(f"{folder}/")]
-            chunks = None
-            if folder and len(rows) == 1 and rows[0].path == folder:
-                ids = self.store.chunk_ids(Filters(path=folder))
-                found = [c for c in self.store.chunks_by_ids(sorted(ids)).values() if c.path == folder]
-                chunks = [
-                    {"start_line": c.start_line, "end_line": c.end_line, "heading": c.heading}
-                    for c in sorted(found, key=lambda c: (c.start_line, c.end_line))
-                ]
-        if folder and not rows:
-            raise RequestError(f"memory holds no file at or under {path!r}")
-        dated = []
-        for row in rows:
-            written = note_date(row.path)
-            when = written if written is not None else row.mtime_ns / 1e9
-            stamp = time.gmtime(when) if written is not None else time.localtime(when)
-            dated.append((when, time.strftime("%Y-%m-%d", stamp), row))
-        dated.sort(key=lambda item: (-item[0], item[2].path))
-        days: dict[str, int] = {}
-        for _, on, _ in dated:
-            days[on] = days.get(on, 0) + 1
-        shown = [item for item in dated if day is None or item[1] == day]
-        notes = [
-            {"path": r.path, "source": r.source, "date": on, "modified": round(r.mtime_ns / 1e9, 3), "size": r.size}
-            for _, on, r in shown[:limit]
-        ]
-        return {"agent": self.agent.id, "notes": notes, "total": len(shown), "days": days, "chunks": chunks}
+            return {"agent": self.agent.id, **list_notes(self.store, path, day, limit)}
 
     def write(
         self,

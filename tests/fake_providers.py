@@ -33,6 +33,7 @@ class FakeProvider:
     requests: list[Seen] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seconds_per_request: float = 0.0  # each embedding request answered this late (a slow provider)
 
     def __post_init__(self) -> None:
         self.dead = False
@@ -222,6 +223,8 @@ class FakeProvider:
                 fake.requests.append(
                     Seen(method, self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
                 )
+                if fake.seconds_per_request and "embed" in self.path:
+                    time.sleep(fake.seconds_per_request)
                 status, headers, payload = fake.answer(method, self.path.split("?")[0], body)
                 self.send_response(status)
                 headers = {"Content-Type": "application/json", **headers}

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # typing is a fifth of a hook's start-up
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    from memoryd_client.protocol.schema import Param
+    from memoryd_client.protocol.request import Param
 
 
 class UsageError(Exception):

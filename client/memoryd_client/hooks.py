@@ -260,6 +260,14 @@ def run(
         return ""
 
 
+def canonical_event(event: str) -> str:
+    """An event as memctl names it: the platform's own CamelCase name (Claude Code's `UserPromptSubmit`) becomes
+    `user-prompt-submit`."""
+    if event[:1].isupper() and "-" not in event:
+        return "".join(f"-{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(event))
+    return event
+
+
 def wrong_call(platform: str, event: str) -> str | None:
     """What is wrong with a hook's platform and event, or None."""
     if platform in NOT_HOOKED:
@@ -313,6 +321,7 @@ def main(args: Parsed) -> int:
         ignore_sigpipe()
         words = args["words"]
         given_platform, given_event = [*words, "", ""][:2]
+        given_event = canonical_event(given_event)
         platform, event = given_platform or "?", given_event or "?"
         if args["help"]:
             _write(f"{USAGE}\n\n{__doc__}")

@@ -223,6 +223,6 @@ class Manager:
     def heard_from(self, client: str | None) -> None:
         """An integration's hook reached the daemon (status and `memoryd doctor` say when each last did)."""
         if client:
-            seen = self.integrations.setdefault(client, {"calls": 0})  # one of a few names (schema.Param.known)
+            seen = self.integrations.setdefault(client, {"calls": 0})  # one of a few names (Param.known)
             seen["calls"] += 1
             seen["last_seen"] = round(time.time(), 3)

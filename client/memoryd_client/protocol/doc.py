@@ -10,7 +10,8 @@ import re
 import sys
 from pathlib import Path
 
-from memoryd_client.protocol.schema import METHODS, Param, Request
+from memoryd_client.protocol.request import Param, Request
+from memoryd_client.protocol.schema import METHODS
 
 BLOCK = re.compile(r"<!-- schema:(\w+) -->\n.*?<!-- /schema -->\n", re.S)
 

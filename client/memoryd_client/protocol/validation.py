@@ -13,7 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 from pydantic import create_model as _create_model
 
-from memoryd_client.protocol.schema import METHODS, OTHER_CLIENT, Param, Request
+from memoryd_client.protocol.request import Param, Request
+from memoryd_client.protocol.schema import METHODS, OTHER_CLIENT
 
 
 class InvalidParams(ValueError):

@@ -44,6 +44,7 @@ local idempotent = {
   search = true,
   recall_log = true,
   get = true,
+  notes = true,
   changes = true,
   status = true,
   agents = true,

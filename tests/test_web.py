@@ -1,0 +1,407 @@
+"""The daemon's web page (issue 46), against real daemons: its refusals over raw HTTP (a foreign Host or Origin, no
+token, another address, GET for data), and every page in Debian's chromium (tests/browser.py): a search whose results
+equal `memctl search`'s, a note opened at a citation, today's notes in the timeline, the block a Claude Code hook was
+given in the recall log, forgetting from there, and the status page's bar moving during a first index."""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.client
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import daemon as d
+from .browser import chromium, open_page, wait_for
+from .fake_providers import FakeProvider
+from .harness import wait_answering
+
+pytestmark = pytest.mark.slow
+
+SECRET = "AKIAIOSFODNN7EXAMPLE"
+TODAY = dt.date.today().isoformat()
+NOTES = {
+    "MEMORY.md": "# Decisions\n\n## Queue\nWe use RabbitMQ for the billing queue.\n\n## Database\n"
+    "Postgres 16 for the ledger service.\n",
+    "memory/2026-10-02.md": "# 2026-10-02\n\n- The heron dataset lives in the cold bucket.\n"
+    f"- The deploy key is {SECRET} (rotate it monthly).\n",
+    "memory/2026-10-15.md": "# 2026-10-15\n\n- Billing moved its cache from Redis to Memcached after the incident.\n"
+    "- Alice prefers Postgres for the billing service.\n",
+    "memory/projects/osprey.md": "# Osprey\n\nOsprey is the search rewrite; its index is rebuilt nightly at 02:00.\n",
+}
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def memctl(daemon: d.Daemon, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
+    env["MEMORYD_SOCKET"] = str(daemon.socket)
+    env["MEMORYD_DATA_DIR"] = str(daemon.data_dir)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd_client.memctl", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
+def page_address(daemon: d.Daemon) -> tuple[str, int, str]:
+    """(url, port, token) as `memctl ui --print` hands them over."""
+    out = memctl(daemon, "ui", "--print")
+    assert out.returncode == 0, out.stderr
+    url = out.stdout.strip()
+    parts = urllib.parse.urlsplit(url)
+    assert parts.hostname == "127.0.0.1" and parts.fragment.startswith("token=")
+    return url.split("#")[0], int(parts.port or 0), parts.fragment.removeprefix("token=")
+
+
+def call(
+    port: int,
+    path: str,
+    body: Any = None,
+    *,
+    token: str | None = None,
+    method: str = "POST",
+    host: str | None = None,
+    headers: dict[str, str] | None = None,
+    address: str = "127.0.0.1",
+) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection(address, port, timeout=30)
+    try:
+        connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        connection.putheader("Host", host or f"127.0.0.1:{port}")
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        if token is not None:
+            sent["Authorization"] = f"Bearer {token}"
+        payload = b"" if body is None else json.dumps(body).encode()
+        for name, value in sent.items():
+            connection.putheader(name, value)
+        connection.putheader("Content-Length", str(len(payload)))
+        connection.endheaders(payload)
+        answer = connection.getresponse()
+        return answer.status, answer.read()
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[d.Daemon]:
+    tmp = tmp_path_factory.mktemp("web")
+    ws = tmp / "ws"
+    for path, text in NOTES.items():
+        write(ws / path, text)
+    daemon = d.start(tmp, ws)
+    daemon.wait_idle()
+    yield daemon
+    d.cleanup(daemon)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as driver:
+        yield driver
+
+
+def opened(browser: Any, daemon: d.Daemon, route: str, page: str) -> None:
+    """The page at `route`, the token handed over as `memctl ui` hands it (the first time)."""
+    url, _, token = page_address(daemon)
+    open_page(browser, f"{url}#token={token}", "search")
+    open_page(browser, f"{url}#{route}", page)
+
+
+# -- refusals ------------------------------------------------------------------------------------------------------
+
+
+def test_the_token_file_is_private_and_made_anew_at_each_start(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws / "MEMORY.md", "# Notes\n\n- one line\n")
+    daemon = d.start(tmp_path, ws)
+    try:
+        _, port, token = page_address(daemon)
+        token_file = daemon.data_dir / "ui.token"
+        found = token_file.lstat()
+        assert stat.S_ISREG(found.st_mode) and stat.S_IMODE(found.st_mode) == 0o600
+        assert token_file.read_text().strip() == token
+        assert call(port, "/api/ping", {}, token=token)[0] == 200
+    finally:
+        daemon.stop()
+    planted = tmp_path / "elsewhere"
+    planted.write_text("not a token\n")
+    token_file.unlink()
+    token_file.symlink_to(planted)  # a symlink at the path is replaced, never written through
+    again = d.start(tmp_path, ws, socket=daemon.socket, data_dir=daemon.data_dir)
+    try:
+        _, port2, token2 = page_address(again)
+        assert token2 != token and not token_file.is_symlink() and planted.read_text() == "not a token\n"
+        assert call(port2, "/api/ping", {}, token=token)[0] == 401  # the last start's token no longer works
+        assert call(port2, "/api/ping", {}, token=token2)[0] == 200
+    finally:
+        d.cleanup(again)
+
+
+def test_a_request_without_the_token_is_refused(site: d.Daemon) -> None:
+    _, port, token = page_address(site)
+    for sent in (None, "", token[:-1] + ("A" if token[-1] != "A" else "B"), token + "x"):
+        status, body = call(port, "/api/search", {"query": "billing"}, token=sent)
+        assert status == 401 and b"billing" not in body.lower().replace(b"memctl", b"")
+    assert call(port, "/api/schema", {}, token=None)[0] == 401
+    assert call(port, "/api/events", {}, token=None)[0] == 401
+    ok, body = call(port, "/api/search", {"query": "billing"}, token=token)
+    assert ok == 200 and json.loads(body)["result"]["results"]
+
+
+def test_a_foreign_host_or_origin_is_refused_even_with_the_token(site: d.Daemon) -> None:
+    _, port, token = page_address(site)
+    for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1:{port + 1}", "127.0.0.1", f"10.0.0.1:{port}"):
+        assert call(port, "/api/status", {}, token=token, host=host)[0] == 403, host
+        assert call(port, "/", method="GET", host=host)[0] == 403, host
+    for origin in ("https://evil.example", f"http://evil.example:{port}", "null", f"http://127.0.0.1:{port + 1}"):
+        status, _ = call(port, "/api/status", {}, token=token, headers={"Origin": origin})
+        assert status == 403, origin
+    cross = call(port, "/api/status", {}, token=token, headers={"Sec-Fetch-Site": "cross-site"})
+    assert cross[0] == 403
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}"):
+        assert call(port, "/api/status", {}, token=token, host=host, headers={"Origin": f"http://{host}"})[0] == 200
+
+
+def test_data_only_by_post_with_json_and_never_with_cors(site: d.Daemon) -> None:
+    _, port, token = page_address(site)
+    assert call(port, "/api/status", None, token=token, method="GET")[0] == 404
+    form = call(port, "/api/status", None, token=token, headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert form[0] == 415
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("OPTIONS", "/api/status", headers={"Origin": f"http://127.0.0.1:{port}"})
+    answer = connection.getresponse()
+    assert answer.status in (404, 405, 501) and answer.getheader("Access-Control-Allow-Origin") is None
+    connection.close()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", "/")
+    page = connection.getresponse()
+    assert page.status == 200 and page.getheader("Access-Control-Allow-Origin") is None
+    assert "frame-ancestors 'none'" in (page.getheader("Content-Security-Policy") or "")
+    connection.close()
+    bad = call(port, "/api/search", {"query": "x", "mode": "sideways"}, token=token)
+    assert bad[0] == 400 and json.loads(bad[1])["error"]["code"] == "invalid_params"
+
+
+def _other_addresses() -> list[str]:
+    """This machine's addresses that are not 127.0.0.1: 127.0.0.2 (loopback, but not the one bound) and every
+    interface's own."""
+    found = {"127.0.0.2"}
+    out = subprocess.run(["ip", "-o", "addr", "show"], capture_output=True, text=True, check=False).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) > 3 and fields[2] in ("inet", "inet6"):
+            address = fields[3].split("/")[0]
+            if address not in ("127.0.0.1", "::1") and not address.startswith("fe80"):
+                found.add(address)
+    return sorted(found)
+
+
+def test_the_page_is_not_reachable_on_another_address(site: d.Daemon) -> None:
+    _, port, _ = page_address(site)
+    for address in _other_addresses():
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.settimeout(3)
+            assert probe.connect_ex((address, port)) != 0, f"the page answered on {address}"
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(3)
+        assert probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_page_is_off_with_one_setting(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws / "MEMORY.md", "# Notes\n")
+    daemon = d.start(tmp_path, ws, extra="ui = false")
+    try:
+        info = daemon.client().ping()
+        assert info["ui"]["url"] is None and "off" in info["ui"]["error"]
+        out = memctl(daemon, "ui", "--print")
+        assert out.returncode == 1 and "no web page" in out.stderr
+        assert not (daemon.data_dir / "ui.token").exists()
+    finally:
+        d.cleanup(daemon)
+
+
+def test_a_taken_port_leaves_the_daemon_serving_and_says_why(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        ws = tmp_path / "ws"
+        write(ws / "MEMORY.md", "# Notes\n\n- the taken port\n")
+        daemon = d.start(tmp_path, ws, extra=f"ui_port = {port}")
+        try:
+            info = daemon.client().ping()
+            assert info["ui"]["url"] is None and str(port) in info["ui"]["error"]
+            assert daemon.client().search("taken port").results
+        finally:
+            d.cleanup(daemon)
+
+
+# -- the pages, in chromium ----------------------------------------------------------------------------------------
+
+
+def _texts(browser: Any, css: str, attribute: str | None = None) -> list[str]:
+    found = browser.find_elements("css selector", css)
+    return [(e.get_attribute(attribute) if attribute else e.text) or "" for e in found]
+
+
+def test_search_shows_what_memctl_search_finds_in_the_same_order(site: d.Daemon, browser: Any) -> None:
+    for options, route in (
+        ([], "/search?query=billing+cache"),
+        (["-n", "2", "--mode", "keyword"], "/search?query=billing+cache&max_results=2&mode=keyword"),
+        (["--source", "memory", "--path", "memory/"], "/search?query=Postgres&sources=memory&path=memory%2F"),
+    ):
+        query = urllib.parse.parse_qs(route.split("?")[1])["query"][0]
+        expected = json.loads(memctl(site, "--json", "search", query, *options).stdout)["results"]
+        opened(browser, site, route, "search")
+        shown = _texts(browser, "li.hit", "data-citation")
+        assert shown == [hit["citation"] for hit in expected] and shown, route
+    marks = [m.text.lower() for m in browser.find_elements("css selector", "li.hit mark")]
+    assert "postgres" in marks  # the matched words are highlighted
+    chart = browser.find_element("css selector", "li.hit .chart").text
+    assert all(label in chart for label in ("keyword", "vector", "fusion", "decay", "importance"))
+
+
+def test_a_note_opens_at_its_citation_with_its_chunks_marked(site: d.Daemon, browser: Any) -> None:
+    opened(browser, site, "/search?query=RabbitMQ+queue", "search")
+    link = browser.find_element("css selector", "li.hit a.cite")
+    citation = link.text
+    path, lines = citation.split("#L")
+    first, last = (int(n.lstrip("L")) for n in lines.split("-"))
+    link.click()
+    wait_for(lambda: browser.find_element("tag name", "body").get_attribute("data-ready") == "note", what="note")
+    cited = [int(x) for x in _texts(browser, ".ln.cited", "data-line")]
+    assert cited == list(range(first, last + 1)) and path == "MEMORY.md"
+    chunks = json.loads(memctl(site, "--json", "notes", "--path", path).stdout)["chunks"]
+    starts = [int(x) for x in _texts(browser, ".ln.chunk-start", "data-line")]
+    assert starts == [c["start_line"] for c in chunks] and len(starts) >= 2
+    assert "We use RabbitMQ for the billing queue." in browser.find_element("css selector", "pre.lines").text
+
+
+def test_the_timeline_shows_the_notes_written_today(site: d.Daemon, browser: Any) -> None:
+    written = json.loads(memctl(site, "--json", "write", "The osprey rollout starts on Monday.").stdout)
+    assert written["path"] == f"memory/{TODAY}.md"
+    opened(browser, site, "/notes", "notes")
+    assert f"memory/{TODAY}.md" in _texts(browser, "#daylist a")
+    day = browser.find_element("css selector", f'#calendar .day[data-day="{TODAY}"]')
+    assert "today" in (day.get_attribute("class") or "") and day.find_element("css selector", ".n").text.isdigit()
+    tree = _texts(browser, ".tree a", "textContent")  # every note, in folders (memory/projects/ folded)
+    assert sorted(tree) == sorted(["MEMORY.md", "2026-10-02.md", "2026-10-15.md", f"{TODAY}.md", "osprey.md"])
+    opened(browser, site, "/notes?month=2026-10&day=2026-10-15", "notes")
+    assert _texts(browser, "#daylist a") == ["memory/2026-10-15.md"]
+
+
+def test_the_recall_log_shows_the_block_a_hook_put_before_a_prompt(
+    site: d.Daemon, browser: Any, tmp_path: Path
+) -> None:
+    prompt = "Which database does Alice prefer for the billing service?"
+    hook_input = {
+        "session_id": "web-1",
+        "transcript_path": str(tmp_path / "web-1.jsonl"),
+        "cwd": str(tmp_path),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    out = memctl(site, "hook", "claude-code", "UserPromptSubmit", stdin=json.dumps(hook_input))
+    assert out.returncode == 0, out.stderr
+    block = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    injected = sorted({word.strip("()[],.") for word in block.split() if "#L" in word and ".md" in word})
+    assert injected, block
+    opened(browser, site, "/recall", "recall")
+    session = next(s for s in browser.find_elements("css selector", ".session") if "web-1" in s.text)
+    assert prompt in session.text
+    shown = sorted(a.text for a in session.find_elements("css selector", "a.cite"))
+    assert shown == injected
+    assert all(cell.text for cell in session.find_elements("css selector", "td:nth-child(2)"))
+
+
+def test_a_memory_shown_in_the_recall_log_can_be_forgotten_there(site: d.Daemon, browser: Any) -> None:
+    prompt = "where does the heron dataset live?"
+    out = memctl(
+        site, "hook", "claude-code", "UserPromptSubmit", stdin=json.dumps({"session_id": "web-2", "prompt": prompt})
+    )
+    assert "heron" in out.stdout.lower(), out.stdout
+    opened(browser, site, "/recall?session=web-2", "recall")
+    row = next(r for r in browser.find_elements("css selector", ".session tr") if "2026-10-02" in r.text)
+    citation = row.find_element("css selector", "a.cite").text
+    row.find_element("css selector", "button.forget").click()
+    wait_for(lambda: browser.find_element("id", "confirm-forget")).click()
+    wait_for(lambda: browser.switch_to.alert).accept()
+    gone = lambda: "cold bucket" not in memctl(site, "--json", "search", "heron dataset cold bucket").stdout  # noqa: E731
+    wait_for(gone, what="the forgotten line out of search")
+    changes = json.loads(memctl(site, "--json", "changes").stdout)["changes"]
+    assert changes[0]["kind"] == "forget" and changes[0]["citation"] == citation
+    assert memctl(site, "undo").returncode == 0
+
+
+def test_a_planted_secret_appears_on_no_page(site: d.Daemon, browser: Any) -> None:
+    _, port, token = page_address(site)
+    for method, params in (
+        ("search", {"query": "deploy key rotate"}),
+        ("get", {"path": "memory/2026-10-02.md"}),
+        ("notes", {"path": "memory/2026-10-02.md"}),
+        ("recall_log", {"skipped": True}),
+        ("status", {}),
+    ):
+        status, body = call(port, f"/api/{method}", params, token=token)
+        assert status == 200 and SECRET.encode() not in body, method
+    for route, page in (
+        ("/search?query=deploy+key+rotate", "search"),
+        ("/note?path=memory%2F2026-10-02.md&from=4&to=4", "note"),
+        ("/notes?day=2026-10-02&month=2026-10", "notes"),
+        ("/recall", "recall"),
+        ("/status", "status"),
+    ):
+        opened(browser, site, route, page)
+        assert SECRET not in browser.page_source, route
+        if page in ("search", "note"):
+            assert "it monthly" in browser.page_source, route  # the line is shown, its secret is not
+
+
+def test_the_status_bar_moves_during_a_first_index(tmp_path: Path, browser: Any) -> None:
+    provider = FakeProvider("openai", dims=32, seconds_per_request=0.3)
+    ws = tmp_path / "ws"
+    for day in range(1, 401):
+        write(
+            ws / "memory" / f"2026-09-{day % 30 + 1:02d}-{day}.md", f"# Day {day}\n\n- entry {day} about item {day}\n"
+        )
+    extra = (
+        f'[[agents]]\nid = "main"\nworkspace = "{ws}"\n[agents.embedding]\nprovider = "openai"\n'
+        f'model = "text-embedding-3-small"\nbase_url = "{provider.base_url}"\napi_key = "sk-test"\nbatch_size = 2\n'
+    )
+    daemon = d.start(tmp_path, ws, extra=extra, agent=False, wait=False)
+    try:
+        wait_answering(daemon)
+        opened(browser, daemon, "/status", "status")
+        seen: list[tuple[int, int]] = []
+
+        def sample() -> bool:
+            bar = browser.find_element("id", "embed-main")
+            seen.append((int(bar.get_attribute("aria-valuenow")), int(bar.get_attribute("aria-valuemax"))))
+            return seen[-1][1] > 0 and seen[-1][0] >= seen[-1][1]
+
+        wait_for(sample, timeout=120, what="the first index's end")
+        moving = sorted({done for done, total in seen if 0 < done < total})
+        assert len(moving) >= 2, sorted(set(seen))  # drawn part way more than once, without a reload
+        assert [done for done, _ in seen] == sorted(done for done, _ in seen)  # and only ever forward
+        assert browser.find_element("id", "live").text == "●"
+    finally:
+        d.cleanup(daemon)
+        provider.close()
