@@ -2,6 +2,7 @@
 
 python -m bench all                     # everything (make bench)
 python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual | redaction | hooks | knowledge
+python -m bench ui                      # the web page's load times at 100k chunks (--screenshots: bench.ui)
 python -m bench models [--model-parts crosslingual,scifact,locomo,speed]   # e5-small beside EmbeddingGemma (hours;
                                         # not part of `all`)
 python -m bench hostile --hostile-parts editor_race storm   # some of a part's parts
@@ -35,6 +36,7 @@ from bench import (
     quality,
     recall,
     redaction,
+    ui,
 )
 from memoryd.config import DEFAULT_LOCAL_MODEL
 
@@ -76,6 +78,7 @@ TARGETS = {
     **hooks.TARGETS,
     **knowledge.TARGETS,
     **models.TARGETS,
+    **ui.TARGETS,
 }
 
 
@@ -167,6 +170,7 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         **hooks.headline(results.get("hooks", {})),
         **knowledge.headline(results.get("knowledge", {})),
         **models.headline(results.get("models", {})),
+        **ui.headline(results.get("ui", {})),
     }
 
 
@@ -264,6 +268,8 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
         lines += ["", *knowledge.markdown(results["knowledge"])]
     if results.get("models"):
         lines += ["", *models.markdown(results["models"])]
+    if results.get("ui"):
+        lines += ["", *ui.markdown(results["ui"])]
     if results.get("hooks"):
         lines += [
             "",
@@ -325,6 +331,7 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
             "hooks",
             "knowledge",
             "models",
+            "ui",
         )
     ]
     for path in [path for kind in runs for path in kind]:
@@ -408,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
             "hooks",
             "knowledge",
             "models",
+            "ui",
             "report",
         ],
         nargs="?",
@@ -440,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         ("crosslingual", crosslingual),
         ("redaction", redaction),
         ("hooks", hooks),
+        ("ui", ui),
     ):
         if args.part == name or (args.part == "all" and not args.quick):
             found = {"machine": machine(), name: part.main([])}

@@ -505,7 +505,10 @@ function agentCard(agent) {
       ["watcher", agent.watcher === undefined ? undefined : (typeof agent.watcher === "string" ? agent.watcher : JSON.stringify(agent.watcher))],
       ["last sync", agent.last_sync ? ago(agent.last_sync) : "never"],
       ["recalls", agent.recall_log ? `${agent.recall_log.recalls} shown, ${agent.recall_log.skipped} with nothing to show, last ${ago(agent.recall_log.last)}` : undefined],
-      ["replica lag", agent.replica_lag_s === undefined ? undefined : agent.replica_lag_s],
+      ["namespace", agent.namespace],
+      ["store health", agent.store_health === undefined ? undefined : JSON.stringify(agent.store_health)],
+      ["reads from", agent.read_from],
+      ["replica lag", agent.replica_lag_s === undefined ? undefined : (agent.replica_lag_s === null ? "–" : `${agent.replica_lag_s} s`)],
       ["writer lock", agent.writer === undefined ? undefined : JSON.stringify(agent.writer)],
       ["namespaces", agent.granted === undefined ? undefined : JSON.stringify(agent.granted)],
     ]));
