@@ -302,8 +302,15 @@ def test_the_timeline_shows_the_notes_written_today(site: d.Daemon, browser: Any
     assert f"memory/{TODAY}.md" in _texts(browser, "#daylist a")
     day = browser.find_element("css selector", f'#calendar .day[data-day="{TODAY}"]')
     assert "today" in (day.get_attribute("class") or "") and day.find_element("css selector", ".n").text.isdigit()
-    tree = _texts(browser, ".tree a", "textContent")  # every note, in folders (memory/projects/ folded)
-    assert sorted(tree) == sorted(["MEMORY.md", "2026-10-02.md", "2026-10-15.md", f"{TODAY}.md", "osprey.md"])
+    assert _texts(browser, "#main .tree > a") == ["MEMORY.md"]  # the tree's first level: MEMORY.md and memory/
+    for folder, files in (
+        ("memory", ["2026-10-02.md", "2026-10-15.md", f"{TODAY}.md"]),
+        ("memory/projects", ["osprey.md"]),
+    ):
+        browser.find_element("css selector", f'details[data-folder="{folder}"] > summary').click()
+        inside = f'details[data-folder="{folder}"] > .inner > .tree > a'
+        assert wait_for(lambda: _texts(browser, inside), what=folder) == files  # noqa: B023
+    assert "(1)" in browser.find_element("css selector", 'details[data-folder="memory/projects"] > summary').text
     opened(browser, site, "/notes?month=2026-10&day=2026-10-15", "notes")
     assert _texts(browser, "#daylist a") == ["memory/2026-10-15.md"]
 

@@ -214,12 +214,12 @@ class Undo(Request):
 class Notes(Request):
     method, lane, idempotent = "notes", "bulk", True
     summary = (
-        "The files memory holds, newest first, each with its date; given one file's path, also where its chunks "
-        "begin and end."
+        "The files memory holds, newest first, each with its date; how many each day; a folder's own files and "
+        "subfolders; one file's chunks."
     )
     returns = (
-        "{agent, notes: [{path, source, date, modified, size}], total, days: {date: files}, "
-        "chunks: [{start_line, end_line, heading}]}"
+        "{agent, notes: [{path, source, date, modified, size}], total, days: {date: files}, folders: {name: files}, "
+        "files: [...], chunks: [{start_line, end_line, heading}]}"
     )
     path: str | None = param(
         None, "Only this file, or the files in this folder.", max_length=MAX_PATH_CHARS, path=True, cli=("--path",)

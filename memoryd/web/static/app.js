@@ -307,28 +307,22 @@ pages.note = async (main, params) => {
 };
 
 // notes and timeline ------------------------------------------------------------------------------------------------
-function folderTree(notes) {
-  const root = { folders: new Map(), files: [] };
-  for (const note of notes) {
-    const parts = note.path.split("/");
-    let node = root;
-    for (const part of parts.slice(0, -1)) {
-      if (!node.folders.has(part)) node.folders.set(part, { folders: new Map(), files: [] });
-      node = node.folders.get(part);
-    }
-    node.files.push(note);
-  }
-  const draw = (node, depth) => {
-    const items = [];
-    for (const [name, child] of [...node.folders.entries()].sort()) {
-      items.push(el("details", { open: depth < 1 }, el("summary", { text: `${name}/` }), ...draw(child, depth + 1)));
-    }
-    for (const file of node.files.sort((a, b) => a.path.localeCompare(b.path))) {
-      items.push(el("a", { href: noteHref(file.path), text: file.path.split("/").pop() }));
-    }
-    return items;
-  };
-  return el("div", { class: "tree" }, ...draw(root, 0));
+function folderLevel(listing, folder) {
+  // one level of a folder: its subfolders (opened on demand, a call each) and its own files
+  const prefix = folder ? `${folder}/` : "";
+  const items = Object.entries(listing.folders || {}).map(([name, count]) => {
+    const inner = el("div", { class: "inner" });
+    const details = el("details", { "data-folder": `${prefix}${name}` }, el("summary", { text: `${name}/ (${count})` }), inner);
+    details.addEventListener("toggle", async () => {
+      if (!details.open || inner.childElementCount) return;
+      try {
+        inner.replaceChildren(folderLevel(await api("notes", agentParams({ path: `${prefix}${name}`, limit: TREE_FILES })), `${prefix}${name}`));
+      } catch (error) { showError(inner, error); }
+    });
+    return details;
+  });
+  for (const file of listing.files || []) items.push(el("a", { href: noteHref(file.path), text: file.path.split("/").pop() }));
+  return el("div", { class: "tree" }, ...items);
 }
 
 function calendar(days, month, onPick) {
@@ -347,7 +341,7 @@ function calendar(days, month, onPick) {
   return grid;
 }
 
-const TREE_FILES = 2000;  // the newest files drawn in the folder tree; a folder's own page lists the rest
+const TREE_FILES = 1000;  // files listed at one level of the tree, and on one day
 
 function noteHref(path) {
   return `#/note?${new URLSearchParams({ path, ...(state.agent ? { agent: state.agent } : {}) })}`;
@@ -356,25 +350,22 @@ function noteHref(path) {
 pages.notes = async (main, params) => {
   const folder = params.get("path") || undefined;
   const shownDay = params.get("day") || localDay(new Date());
-  const [listing, ofDay] = await Promise.all([
-    api("notes", agentParams({ limit: TREE_FILES, path: folder })),
-    api("notes", agentParams({ day: shownDay, limit: 1000, path: folder })),
-  ]);
+  const listing = await api("notes", agentParams({ day: shownDay, limit: TREE_FILES, path: folder }));
   const month = new Date(`${(params.get("month") || shownDay.slice(0, 7))}-01T12:00:00`);
   const dayList = el("div", { class: "daylist", id: "daylist" },
-    el("h3", { text: `${shownDay}: ${ofDay.total} written` }),
-    ...ofDay.notes.map((n) => el("a", { href: noteHref(n.path), text: n.path })));
+    el("h3", { text: `${shownDay}: ${listing.total} written` }),
+    ...listing.notes.map((n) => el("a", { href: noteHref(n.path), text: n.path })));
   const pick = (day) => go("notes", { ...(folder ? { path: folder } : {}), month: day.slice(0, 7), day });
   const shift = (by) => {
     const next = new Date(month.getFullYear(), month.getMonth() + by, 1);
     go("notes", { ...(folder ? { path: folder } : {}), month: localDay(next).slice(0, 7), day: shownDay });
   };
   const monthName = month.toLocaleDateString(undefined, { year: "numeric", month: "long" });
-  const shown = listing.notes.length;
+  const files = Object.values(listing.days).reduce((a, b) => a + b, 0);
   main.replaceChildren(
-    el("p", { class: "muted", text: `${listing.total} files in ${folder ? `${folder}/` : "memory"}${listing.total > shown ? ` (the newest ${shown} in the tree)` : ""}` }),
+    el("p", { class: "muted", text: `${files} files in ${folder ? `${folder}/` : "memory"}` }),
     el("div", { class: "columns" },
-      el("section", {}, el("h3", { text: "By folder" }), folderTree(listing.notes)),
+      el("section", {}, el("h3", { text: "By folder" }), folderLevel(listing, folder)),
       el("section", {}, el("h3", { text: "By date" }),
         el("div", { class: "month" }, el("button", { type: "button", text: "‹", onclick: () => shift(-1) }),
           el("strong", { text: monthName }), el("button", { type: "button", text: "›", onclick: () => shift(1) })),
@@ -606,8 +597,7 @@ async function start() {
     return;
   }
   try {
-    state.schema = await api("schema", {});
-    state.agents = await api("agents", {});
+    [state.schema, state.agents] = await Promise.all([api("schema", {}), api("agents", {})]);
   } catch (error) {
     showError(main, error);
     return;
