@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import glob
 import re
 import time
 from typing import Any
@@ -72,9 +73,9 @@ def list_notes(store: MemoryStore, path: str | None, day: str | None, limit: int
     here.sort(key=lambda r: r.path)
     chunks = None
     if one is not None:
-        found = [
-            c for c in store.chunks_by_ids(sorted(store.chunk_ids(Filters(path=folder)))).values() if c.path == folder
-        ]
+        exact = glob.escape(folder) if glob.has_magic(folder) else folder  # `[` in a name is not a pattern here
+        ids = sorted(store.chunk_ids(Filters(path=exact)))
+        found = [c for c in store.chunks_by_ids(ids).values() if c.path == folder]
         chunks = [
             {"start_line": c.start_line, "end_line": c.end_line, "heading": c.heading}
             for c in sorted(found, key=lambda c: (c.start_line, c.end_line))

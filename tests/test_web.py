@@ -13,6 +13,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -174,8 +175,10 @@ def test_a_foreign_host_or_origin_is_refused_even_with_the_token(site: d.Daemon)
         assert status == 403, origin
     cross = call(port, "/api/status", {}, token=token, headers={"Sec-Fetch-Site": "cross-site"})
     assert cross[0] == 403
-    for host in (f"localhost:{port}", f"127.0.0.1:{port}"):
-        assert call(port, "/api/status", {}, token=token, host=host, headers={"Origin": f"http://{host}"})[0] == 200
+    for host in (f"localhost:{port}", f"[::1]:{port}"):  # names that may lead a browser elsewhere
+        assert call(port, "/api/status", {}, token=token, host=host)[0] == 403, host
+    ours = f"127.0.0.1:{port}"
+    assert call(port, "/api/status", {}, token=token, host=ours, headers={"Origin": f"http://{ours}"})[0] == 200
 
 
 def test_data_only_by_post_with_json_and_never_with_cors(site: d.Daemon) -> None:
@@ -412,3 +415,113 @@ def test_the_status_bar_moves_during_a_first_index(tmp_path: Path, browser: Any)
     finally:
         d.cleanup(daemon)
         provider.close()
+
+
+# -- hardening: other users, malformed bodies, slow requests, the browser's command line ----------------------------
+
+OTHER_USER_PROBE = """
+import socket, sys
+port, token = int(sys.argv[1]), sys.argv[2]
+request = (f"POST /api/status HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\nAuthorization: Bearer {token}\\r\\n"
+           "Content-Type: application/json\\r\\nContent-Length: 2\\r\\n\\r\\n{}").encode()
+for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::ffff:127.0.0.1")):
+    with socket.socket(family) as s:
+        s.settimeout(5)
+        s.connect((address, port))
+        try:
+            s.sendall(request)
+            answer = s.recv(100)
+        except OSError:
+            answer = b""
+        print(family.name, answer[:12].decode(errors="replace") or "closed")
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a probe as another user")
+def test_another_users_connection_is_closed_even_with_the_token(site: d.Daemon) -> None:
+    _, port, token = page_address(site)
+    probe = subprocess.run(
+        ["/usr/bin/python3", "-c", OTHER_USER_PROBE, str(port), token],
+        user=65534,
+        group=65534,
+        extra_groups=[],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split() == ["AF_INET", "closed", "AF_INET6", "closed"], probe.stdout
+    assert call(port, "/api/status", {}, token=token)[0] == 200  # this user's own still is answered
+
+
+def _raw(port: int, data: bytes, wait: float = 5.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as s:
+        s.sendall(data)
+        got = b""
+        while chunk := s.recv(65536):
+            got += chunk
+    return got
+
+
+def test_a_chunked_body_or_two_lengths_are_refused_and_the_connection_closed(site: d.Daemon) -> None:
+    _, port, token = page_address(site)
+    head = f"POST /api/search HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+    head += "Content-Type: application/json\r\n"
+    smuggled = f"POST /api/status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+    chunked = (head + "Transfer-Encoding: chunked\r\n\r\n" + f"{len(smuggled):x}\r\n{smuggled}\r\n0\r\n\r\n").encode()
+    answer = _raw(port, chunked)
+    assert answer.startswith(b"HTTP/1.1 400") and answer.count(b"HTTP/1.1") == 1  # nothing read as a 2nd request
+    twice = (head + "Content-Length: 2\r\nContent-Length: 30\r\n\r\n{}").encode()
+    assert _raw(port, twice).startswith(b"HTTP/1.1 400")
+    odd = (head + "Content-Length: 0_2\r\n\r\n{}").encode()
+    assert _raw(port, odd).startswith(b"HTTP/1.1 400")
+    deep = json.dumps({"query": "x"})[:-1] + ', "nested": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request(
+        "POST",
+        "/api/search",
+        body=deep.encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+    )
+    answer_deep = connection.getresponse()
+    assert answer_deep.status == 400 and json.loads(answer_deep.read())["error"]["code"] == "invalid_params"
+    connection.close()
+
+
+def test_a_request_sent_a_byte_at_a_time_is_cut_off(site: d.Daemon) -> None:
+    _, port, _ = page_address(site)
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        started = time.monotonic()
+        closed_after = None
+        for byte in b"POST /api/status HTTP/1.1\r\nHost: 127.0.0.1:" + str(port).encode() + b"\r\nX-Slow: " + b"a" * 60:
+            try:
+                s.sendall(bytes([byte]))
+                time.sleep(0.4)  # within any one read's timeout
+                if s.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) == b"":
+                    closed_after = time.monotonic() - started
+                    break
+            except BlockingIOError:
+                continue
+            except OSError:
+                closed_after = time.monotonic() - started
+                break
+    assert closed_after is not None and closed_after < 25, "a trickled request kept its connection"
+
+
+def test_memctl_ui_never_puts_the_token_on_the_browsers_command_line(site: d.Daemon, tmp_path: Path) -> None:
+    record = tmp_path / "argv"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\n')
+    browser.chmod(0o700)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_") and k != "DISPLAY"}
+    env.update(MEMORYD_SOCKET=str(site.socket), MEMORYD_DATA_DIR=str(site.data_dir), BROWSER=f"{browser} %s")
+    out = subprocess.run(
+        [sys.executable, "-m", "memoryd_client.memctl", "ui"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    url, _, token = page_address(site)
+    argv = wait_for(lambda: record.exists() and record.read_text(), what="the browser's command line")
+    assert token not in argv and argv.strip() == f"file://{site.data_dir / 'ui-open.html'}"
+    opener = site.data_dir / "ui-open.html"
+    assert stat.S_IMODE(opener.stat().st_mode) == 0o600 and f"{url}#token={token}" in opener.read_text()

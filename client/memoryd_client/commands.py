@@ -288,39 +288,65 @@ def notes(args: Parsed) -> int:
     return emit(args, listed, "\n".join(lines))
 
 
+UI_URL = r"http://127\.0\.0\.1:\d{1,5}/"
+UI_TOKEN = r"[A-Za-z0-9_-]{43}"
+
+
 def ui(args: Parsed) -> int:
-    """The page's address with this start's token in its fragment (which a browser never sends to a server)."""
+    """Open the page with this start's token. The browser is given a file only this user can read that leads to
+    the page with the token in the address's fragment, never the token itself: a command line is readable by every
+    local user (/proc/PID/cmdline) for as long as the browser runs."""
     import os
+    import re
     import stat
 
-    info = ask(args, lambda client: client.ping())
+    socket_path, info = ask(args, lambda client: (client.socket_path, client.ping()))
+    if os.stat(socket_path).st_uid != os.getuid():
+        print(f"Error: {socket_path} belongs to another user; not asking it for a token", file=sys.stderr)
+        return 1
     page = info.get("ui") or {}
     if not page.get("url"):
-        print(
-            f"Error: the daemon serves no web page: {page.get('error') or 'a daemon from before the web page'}",
-            file=sys.stderr,
-        )
+        why = page.get("error") or "a daemon from before the web page"
+        print(f"Error: the daemon serves no web page: {why}", file=sys.stderr)
         return 1
-    path = page["token_file"]
+    url, path = str(page["url"]), str(page.get("token_file") or "")
+    if not re.fullmatch(UI_URL, url) or os.path.basename(path) != "ui.token":
+        print(f"Error: the daemon's answer is not a memoryd page ({url}, {path})", file=sys.stderr)
+        return 1
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, encoding="utf-8") as fh:
             found = os.fstat(fh.fileno())
-            token = fh.read().strip()
+            token = fh.read(100).strip()
     except OSError as exc:
         print(f"Error: cannot read the page's token {path}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    if not stat.S_ISREG(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
-        print(f"Error: {path} is not a private file of yours; restart the daemon to make a new one", file=sys.stderr)
+    private = stat.S_ISREG(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o077
+    if not private or not re.fullmatch(UI_TOKEN, token):
+        print(f"Error: {path} is not a private token file of yours; restart the daemon", file=sys.stderr)
         return 1
-    url = f"{page['url']}#token={token}"
+    address = f"{url}#token={token}"
     if args["print_url"] or args["json"]:
-        return emit(args, {"url": url}, url)
+        return emit(args, {"url": address}, address)
+    opener = os.path.join(os.path.dirname(path), "ui-open.html")
+    _write_private(opener, f'<!doctype html><meta http-equiv="refresh" content="0;url={address}">\n')
     import webbrowser
 
-    if not webbrowser.open(url):
-        print(url)
+    if not webbrowser.open(f"file://{opener}"):
+        print(f"Open {url} with the token in {path}, or: memctl ui --print", file=sys.stderr)
+        return 1
     return 0
+
+
+def _write_private(path: str, text: str) -> None:
+    """`text` at `path`, 0600, through a new file and a rename (a symlink there is replaced, never followed)."""
+    import os
+
+    temporary = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(temporary, path)
 
 
 def mcp(args: Parsed) -> int:

@@ -87,8 +87,7 @@ def guarded_protocol(port: int) -> type:
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             peer = transport.get_extra_info("peername")
-            uid = loopback_peer_uid((str(peer[0]), int(peer[1])), port) if peer else None
-            if uid is not None and uid != os.getuid():
+            if peer and other_user((str(peer[0]), int(peer[1])), port):
                 transport.abort()
                 return
             self._arm()
@@ -122,30 +121,46 @@ def guarded_protocol(port: int) -> type:
 
 
 def loopback_peer_uid(client: tuple[str, int], server_port: int) -> int | None:
-    """The uid owning the client end of a loopback TCP connection (Linux), or None where the OS does not say."""
+    """The uid owning the client end of a loopback TCP connection (Linux), or None where the OS does not say. The
+    client's socket may be IPv6 even when the server's is IPv4 (`::ffff:127.0.0.1`): both tables are read."""
     host, port = client
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         packed = socket.inet_pton(family, host)
     except (OSError, ValueError):
         return None
+    wanted = {f"{_hex6(packed) if family == socket.AF_INET6 else _hex4(packed)}:{port:04X}"}
     if family == socket.AF_INET:
-        wanted = "".join(f"{b:02X}" for b in reversed(packed))
-        table = "/proc/net/tcp"
-    else:
-        wanted = "".join("".join(f"{b:02X}" for b in reversed(packed[i : i + 4])) for i in range(0, 16, 4))
-        table = "/proc/net/tcp6"
-    local = f"{wanted}:{port:04X}"
-    try:
-        with open(table, encoding="ascii") as fh:
-            next(fh, None)
-            for line in fh:
-                fields = line.split()
-                if len(fields) > 7 and fields[1] == local and fields[2].endswith(f":{server_port:04X}"):
-                    return int(fields[7])
-    except (OSError, ValueError):
-        return None
+        mapped = bytes(10) + bytes((0xFF, 0xFF)) + packed  # the same end, seen from an IPv6 socket
+        wanted.add(f"{_hex6(mapped)}:{port:04X}")
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as fh:
+                next(fh, None)
+                for line in fh:
+                    fields = line.split()
+                    if len(fields) > 7 and fields[1] in wanted and fields[2].endswith(f":{server_port:04X}"):
+                        return int(fields[7])
+        except (OSError, ValueError):
+            continue
     return None
+
+
+def _hex4(packed: bytes) -> str:
+    return "".join(f"{b:02X}" for b in reversed(packed))
+
+
+def _hex6(packed: bytes) -> str:
+    return "".join(_hex4(packed[i : i + 4]) for i in range(0, 16, 4))
+
+
+def other_user(client: tuple[str, int], server_port: int) -> bool:
+    """Whether a loopback connection comes from another user's process. Where the OS keeps the table (Linux), a
+    connection it does not list is refused too: an owner that cannot be told is not taken to be ours."""
+    uid = loopback_peer_uid(client, server_port)
+    if uid is None:
+        return os.access("/proc/net/tcp", os.R_OK)
+    return uid != os.getuid()
 
 
 class TokenGate:
@@ -175,10 +190,8 @@ class TokenGate:
 
     def _refusal(self, scope: Scope) -> tuple[int, str] | None:
         client = scope.get("client")
-        if client is not None:
-            uid = loopback_peer_uid((str(client[0]), int(client[1])), self.port)
-            if uid is not None and uid != os.getuid():
-                return 403, "memoryd serves only the user it runs as\n"
+        if client is not None and other_user((str(client[0]), int(client[1])), self.port):
+            return 403, "memoryd serves only the user it runs as\n"
         sent = dict(scope.get("headers") or []).get(b"authorization", b"")
         if not hmac.compare_digest(sent, self._expected):
             return (

@@ -224,6 +224,12 @@ def _start_web(config: Config, manager: Manager) -> WebServer | None:
         return None
     try:
         token = write_token(config.data_dir)
+    except OSError as exc:
+        why = f"cannot write the page's token {config.data_dir / TOKEN_FILE}: {exc.strerror or exc}"
+        log.warning("web page not served", error=why)
+        manager.ui = {"url": None, "error": why}
+        return None
+    try:
         web = WebServer(config.ui_port, token, partial(dispatch, manager))
     except OSError as exc:
         why = f"port {config.ui_port}: {exc.strerror or exc}; set [daemon] ui_port"

@@ -1,15 +1,19 @@
 """The local web page: static files and a JSON bridge to the RPC methods, on loopback, for the daemon's user alone.
 
 The page is one more client of the RPC schema: `POST /api/<method>` with a JSON object of named parameters runs
-`dispatch` exactly as a msgpack call does (same validation, same redaction), and `POST /api/events` streams the
-daemon's status as server-sent events. Every request is checked before anything else runs:
-- the `Host` header must name this server (127.0.0.1, localhost or [::1] at its port): a DNS-rebinding page that
-  reached the port under its own name is refused;
-- an `Origin` header, when sent, must be this server's: a cross-site request is refused, and no CORS header is ever
-  sent;
-- where the OS tells who owns the other end of a loopback connection (Linux), another user's is refused;
-- `/api/*` needs `Authorization: Bearer <token>`, the token made at each start and kept in a 0600 file that
-  `memctl ui` reads; data is only ever sent by POST with a JSON body (a form on another site cannot send one).
+`dispatch` as a msgpack call does (same validation, same redaction; at most MAX_CALLS at once, beside the socket's
+lanes), and `POST /api/events` streams the daemon's status as server-sent events. Every connection and request is
+checked before anything else runs:
+- where the OS tells who owns the other end of a loopback connection (Linux, /proc/net/tcp and tcp6), another
+  user's is closed as it is accepted, before it holds a thread; at most MAX_CONNECTIONS are open, and a request must
+  arrive whole within REQUEST_SECONDS;
+- the `Host` header must be 127.0.0.1 at this port, the address it listens on: a DNS-rebinding page that reached
+  the port under its own name is refused;
+- an `Origin` or `Sec-Fetch-Site` header, when sent, must say the request comes from this page; no CORS header is
+  ever sent;
+- `/api/*` needs `Authorization: Bearer <token>`, the token made at each start and kept in a 0600 file that `memctl
+  ui` reads; data is only ever sent by POST with a JSON body of one Content-Length (a form on another site cannot
+  send one).
 The static files carry no data, so they need no token: the page reads the token from its URL's fragment, which a
 browser never sends to a server."""
 
@@ -23,6 +27,7 @@ import math
 import os
 import secrets
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,15 +37,17 @@ from typing import Any
 
 import structlog
 
-from memoryd_client.http_gate import loopback_peer_uid
+from memoryd_client.http_gate import other_user
 from memoryd_client.protocol.schema import METHODS
 
 log = structlog.get_logger("memoryd.web")
 
 TOKEN_FILE = "ui.token"
 MAX_BODY = 1 << 20
-REQUEST_SECONDS = 15.0  # a connection that sends nothing for this long is closed
-MAX_STREAMS = 8  # live status streams open at once (each holds a thread)
+REQUEST_SECONDS = 15.0  # a connection must send a whole request this soon after it opens or its last answer
+MAX_CONNECTIONS = 64  # open at once (each holds a thread); one more is closed as it comes
+MAX_CALLS = 8  # methods running at once for the page (the socket's lanes do not see these calls)
+MAX_STREAMS = 8  # live status streams open at once
 STREAM_SECONDS = 1.0  # how often a live stream sends the status
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -77,9 +84,14 @@ def write_token(data_dir: Path) -> str:
     with contextlib.suppress(FileNotFoundError):
         temporary.unlink()
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(token + "\n")
-    os.replace(temporary, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(token + "\n")
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
     return token
 
 
@@ -141,9 +153,10 @@ class WebServer:
         self.dispatch = dispatch
         self._expected = f"Bearer {token}".encode()
         self._streams = threading.BoundedSemaphore(MAX_STREAMS)
+        self.calls = threading.BoundedSemaphore(MAX_CALLS)
         self._stopping = threading.Event()
         self.httpd = _Server((host, port), _handler_for(self))
-        self.port = int(self.httpd.server_address[1])
+        self.port = self.httpd.port = int(self.httpd.server_address[1])
         self.host = host
         self._thread: threading.Thread | None = None
 
@@ -156,7 +169,9 @@ class WebServer:
         return f"http://{self.host}:{self.port}/"
 
     def allowed_hosts(self) -> set[str]:
-        return {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost", "[::1]")}
+        """127.0.0.1 only, the address it listens on: `localhost` may lead a browser to ::1, where another user
+        could be listening at the same port."""
+        return {f"{self.host}:{self.port}"}
 
     def allowed_origins(self) -> set[str]:
         return {f"http://{host}" for host in self.allowed_hosts()}
@@ -181,6 +196,41 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 64
+    port = 0
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        self.open_connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._held: set[Any] = set()
+        self._held_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        """Another user's connection, or one past MAX_CONNECTIONS, is closed as it is accepted, before it holds a
+        thread (the token is checked later, on each request)."""
+        if other_user((str(client_address[0]), int(client_address[1])), self.port):
+            return False
+        if not self.open_connections.acquire(blocking=False):
+            return False
+        with self._held_lock:
+            self._held.add(request)
+        return True
+
+    def shutdown_request(self, request: Any) -> None:
+        try:
+            super().shutdown_request(request)
+        finally:
+            with self._held_lock:
+                held = request in self._held
+                self._held.discard(request)
+            if held:
+                self.open_connections.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away is no error; anything else is logged once, without the request."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError, socket.timeout)):
+            return
+        log.warning("web request failed", error=f"{type(error).__name__}: {error}")
 
     def server_bind(self) -> None:
         with contextlib.suppress(OSError):
@@ -195,6 +245,8 @@ def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         timeout = REQUEST_SECONDS
 
+        _deadline: threading.Timer | None = None
+
         def setup(self) -> None:
             super().setup()
             # a reply's headers and body go out as two writes: with Nagle's algorithm the body waited for the
@@ -202,17 +254,40 @@ def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
             with contextlib.suppress(OSError):
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+        def handle_one_request(self) -> None:
+            """One request, which must arrive whole within REQUEST_SECONDS: a connection that sends its headers a
+            byte at a time is closed, whatever the timeout of each read."""
+            self._deadline = threading.Timer(REQUEST_SECONDS, self._too_slow)
+            self._deadline.daemon = True
+            self._deadline.start()
+            try:
+                super().handle_one_request()
+            finally:
+                self._arrived()
+
+        def _arrived(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _too_slow(self) -> None:
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """The standard library's own refusals (a malformed request line, headers too long) as JSON, with the
+            page's headers."""
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self._error(code, "bad_request", message or "malformed request")
+
         def log_message(self, format: str, *args: Any) -> None:
             pass  # the request line may hold a query the user typed: nothing of it goes to the log
 
         # refusals ---------------------------------------------------------------------------------------------
         def _refusal(self) -> tuple[int, str] | None:
-            peer = self.client_address
-            uid = loopback_peer_uid((str(peer[0]), int(peer[1])), web.port) if peer else None
-            if uid is not None and uid != os.getuid():
-                return 403, "memoryd serves only the user it runs as"
             if self.headers.get("Host", "").lower() not in web.allowed_hosts():
-                return 403, "this page answers only as 127.0.0.1 or localhost at its own port"
+                return 403, f"this page answers only at {web.url} (memctl ui opens it)"
             origin = self.headers.get("Origin")
             if origin is not None and origin.lower() not in web.allowed_origins():
                 return 403, "requests from other sites are refused"
@@ -235,18 +310,25 @@ def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
             self._send(status, encode({"error": {"code": code, "message": message}}), "application/json")
 
         def _read_body(self) -> bytes | None:
-            try:
-                length = int(self.headers.get("Content-Length", "0"))
-            except ValueError:
-                length = -1
-            if length < 0 or length > MAX_BODY:
+            """The body, by one plain Content-Length; anything else (chunked, two lengths, too long) is refused and
+            the connection closed, so that no byte of it is read as another request."""
+            lengths = self.headers.get_all("Content-Length") or ["0"]
+            if self.headers.get("Transfer-Encoding") is not None or len(lengths) > 1 or not lengths[0].isdigit():
+                self.close_connection = True
+                self._error(400, "bad_request", "send the body with one Content-Length, not chunked")
+                return None
+            length = int(lengths[0])
+            if length > MAX_BODY:
                 self.close_connection = True
                 self._error(413, "too_large", f"a request body is at most {MAX_BODY} bytes")
                 return None
-            return self.rfile.read(length) if length else b""
+            body = self.rfile.read(length) if length else b""
+            self._arrived()
+            return body
 
         # methods ----------------------------------------------------------------------------------------------
         def do_GET(self) -> None:
+            self._arrived()
             refused = self._refusal()
             if refused:
                 self._error(refused[0], "forbidden", refused[1])
@@ -272,11 +354,11 @@ def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
                 self._error(401, "unauthorized", "the page needs its token: open it with `memctl ui`")
                 return
             if self.headers.get("Content-Type", "").split(";")[0].strip().lower() != "application/json":
-                self._error(415, "invalid_params", "send a JSON object (Content-Type: application/json)")
+                self._error(415, "unsupported_media_type", "send a JSON object (Content-Type: application/json)")
                 return
             try:
                 params = json.loads(body or b"{}")
-            except ValueError:
+            except (ValueError, RecursionError):
                 self._error(400, "invalid_params", "the body is not JSON")
                 return
             if not isinstance(params, dict):
@@ -294,12 +376,13 @@ def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
 
         def _call(self, method: str, params: dict[str, Any]) -> None:
             try:
-                result = web.dispatch(method, [params])
+                with web.calls:
+                    result = web.dispatch(method, [params])
             except Exception as exc:
                 code = getattr(exc, "code", None)
                 if code is None:
                     log.exception("web call failed", method=method)
-                    self._error(500, "internal", f"{type(exc).__name__}: {exc}")
+                    self._error(500, "internal_error", f"{type(exc).__name__}: {exc}")
                     return
                 status = {"invalid_params": 400, "not_found": 404, "forbidden": 403}.get(code, 409)
                 self._error(status, code, str(getattr(exc, "message", exc)))

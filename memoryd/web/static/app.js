@@ -544,13 +544,21 @@ function trackRates(status) {
 }
 
 async function live() {
+  // one stream while the tab is visible: a browser keeps six connections to a host, and hidden tabs that each held
+  // one would leave the visible one none
   const dot = document.getElementById("live");
+  let stopper = null;
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden && stopper) stopper.abort();
+  });
   for (;;) {
+    while (document.hidden) await new Promise((resolve) => setTimeout(resolve, 500));
+    stopper = new AbortController();
     try {
       const response = await fetch("/api/events", {
         method: "POST",
         headers: { "Content-Type": "application/json", "Authorization": `Bearer ${state.token}` },
-        body: "{}", credentials: "omit", cache: "no-store",
+        body: "{}", credentials: "omit", cache: "no-store", signal: stopper.signal,
       });
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
       dot.classList.add("on");
@@ -575,11 +583,11 @@ async function live() {
         }
       }
     } catch (error) {
-      // the daemon restarted or went away: try again shortly
+      // hidden, or the daemon restarted or went away: try again shortly
     }
     dot.classList.remove("on");
     dot.textContent = "○";
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    if (!document.hidden) await new Promise((resolve) => setTimeout(resolve, 2000));
   }
 }
 
