@@ -185,3 +185,18 @@ def test_a_large_write_answers_before_all_its_vectors_are_made(
     memory.sync()
     counts = memory.store.counts()
     assert counts["embedded_chunks"] == counts["chunks"]
+
+
+def test_a_file_stamped_past_2262_does_not_stop_the_sync(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    """Its modification time does not fit the store's 64-bit integer: it is clamped, and every note is indexed."""
+    far = workspace / "memory" / "far.md"
+    far.parent.mkdir(parents=True, exist_ok=True)
+    far.write_text("# Far\n\n- the pelican ledger is reconciled weekly\n")
+    (workspace / "memory" / "near.md").write_text("# Near\n\n- the osprey index rebuilds nightly\n")
+    os.utime(far, ns=(10**24, 10**24))
+    memory = memory_factory()
+    memory.sync()
+    assert memory.search("pelican ledger").results and memory.search("osprey index").results
+    assert memory.sync().files_indexed == 0  # and it is not read again at every sync

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -86,9 +87,18 @@ def stored(chunk: Chunk) -> NewChunk:
     )
 
 
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def mtime_ns(stat: os.stat_result) -> int:
+    """A file's modification time as a store keeps it: a time past 2262 (or before 1677) does not fit the 64-bit
+    integer a store holds, and a file someone stamped so must not stop every sync (it is clamped)."""
+    return min(max(stat.st_mtime_ns, INT64[0]), INT64[1])
+
+
 def changed_since_read(item: Pending) -> bool:
     try:
         stat = item.file.abs_path.stat()
     except OSError:
         return False  # gone: the next sync removes it
-    return (stat.st_mtime_ns, stat.st_size) != (item.mtime_ns, item.size)
+    return (mtime_ns(stat), stat.st_size) != (item.mtime_ns, item.size)

@@ -20,6 +20,7 @@ from memoryd.ingest.batch import (
     changed_since_read,
     chunking_signature,
     embedding_signature,
+    mtime_ns,
     reason,
     stored,
 )
@@ -228,7 +229,7 @@ class Syncer:
         row = known.get(source_file.path)
         try:
             stat = source_file.abs_path.stat()
-            if row and not force and row.mtime_ns == stat.st_mtime_ns and row.size == stat.st_size:
+            if row and not force and row.mtime_ns == mtime_ns(stat) and row.size == stat.st_size:
                 report.files_unchanged += 1
                 return None
             if stat.st_size > MAX_FILE_BYTES:
@@ -249,14 +250,14 @@ class Syncer:
             return None
         digest = hashlib.sha256(data).hexdigest()
         if row and not force and row.hash == digest:
-            self.store.touch_file(source_file.path, stat.st_mtime_ns, stat.st_size)
+            self.store.touch_file(source_file.path, mtime_ns(stat), stat.st_size)
             report.files_unchanged += 1
             return None
         text = self.redact(data.decode("utf-8", errors="replace"))  # whole, so a secret split by a chunk edge is caught
         text = self.forgotten.without_passages(text)
         chunks = chunk_markdown(text, self.agent.chunking.tokens, self.agent.chunking.overlap)
         chunks = annotate(chunks, text, source_file.path, stat.st_mtime)
-        return Pending(source_file, digest, stat.st_mtime_ns, stat.st_size, chunks)
+        return Pending(source_file, digest, mtime_ns(stat), stat.st_size, chunks)
 
     def _read_transcript(self, source_file: SourceFile, known: dict, force: bool, report: SyncReport) -> Pending | None:
         """Read only what was appended since the last sync; re-read a file that was truncated or replaced."""
@@ -294,7 +295,7 @@ class Syncer:
             report.files_unchanged += 1  # only a partial line so far: wait for its newline
             return None
         cursor_after = (stat.st_ino, new_offset, lines_before + len(lines))
-        return Pending(source_file, "", stat.st_mtime_ns, stat.st_size, chunks, cursor_after, append=resume)
+        return Pending(source_file, "", mtime_ns(stat), stat.st_size, chunks, cursor_after, append=resume)
 
     def _embed(
         self,
