@@ -56,7 +56,7 @@ def _recalls(daemon: Daemon, count: int) -> None:
 def measure(chunks: int = 100_000, loads: int = 15, work: Path = CACHE) -> dict[str, Any]:
     root = work / f"ui-{chunks}"
     workspace = build(root / "workspace", chunks)
-    daemon = start_daemon(workspace, root / "data-hash", provider="hash", daemon_extra="ui_port = 0")
+    daemon = start_daemon(workspace, root / "data-hash", provider="hash")
     try:
         state = daemon.wait_idle()
         _recalls(daemon, 50)
@@ -100,7 +100,7 @@ def screenshots(out_dir: Path, work: Path = CACHE) -> list[Path]:
         target = workspace / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
-    daemon = start_daemon(workspace, root / "data", provider="hash", daemon_extra="ui_port = 0")
+    daemon = start_daemon(workspace, root / "data", provider="hash")
     written = []
     try:
         daemon.wait_idle()

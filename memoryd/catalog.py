@@ -38,53 +38,59 @@ def _entry(row: FileRow) -> dict[str, Any]:
 
 
 def list_notes(store: MemoryStore, path: str | None, day: str | None, limit: int) -> dict[str, Any]:
-    """The indexed files at or under `path`, newest first, with how many there are each day; the folder's own files
-    (by name) and its subfolders (with how many files each holds), for browsing it a level at a time; and for one
-    file, where its chunks begin and end."""
+    """The indexed files at or under `path`, newest first (of `day` only, when given), with how many there are each
+    day; the folder's own files (by name) and its subfolders (with how many files each holds), to browse it a level
+    at a time; and for one file, where its chunks begin and end."""
     folder = path.strip("/") if path else ""
     if day is not None and not DAY.fullmatch(day):
         raise RequestError(f"day {day!r} is not a date (YYYY-MM-DD)")
     one = store.file_row(folder) if folder else None
-    if one is not None:
-        rows = [one]
-    else:
-        prefix = f"{folder}/" if folder else ""
-        rows = [r for r in store.files().values() if r.path.startswith(prefix)]
-        if folder and not rows:
-            raise RequestError(f"memory holds no file at or under {path!r}")
+    rows = [one] if one is not None else _under(store, folder)
+    if folder and not rows:
+        raise RequestError(f"memory holds no file at or under {path!r}")
     days: dict[str, int] = {}
-    order = []
+    newest = []
     for row in rows:
         when, on = dated(row.path, row.mtime_ns)
         days[on] = days.get(on, 0) + 1
         if day is None or on == day:
-            order.append((-when, row.path, row))
-    order.sort(key=lambda item: (item[0], item[1]))
-    start = len(folder) + 1 if folder and one is None else 0
+            newest.append((-when, row.path, row))
+    newest.sort(key=lambda item: (item[0], item[1]))
+    folders, here = _level(rows, folder) if one is None else ({}, [])
+    return {
+        "notes": [_entry(r) for _, _, r in newest[:limit]],
+        "total": len(newest),
+        "days": days,
+        "folders": folders,
+        "files": [_entry(r) for r in here[:limit]],
+        "files_total": len(here),
+        "chunks": _chunks_of(store, folder) if one is not None else None,
+    }
+
+
+def _under(store: MemoryStore, folder: str) -> list[FileRow]:
+    prefix = f"{folder}/" if folder else ""
+    return [r for r in store.files().values() if r.path.startswith(prefix)]
+
+
+def _level(rows: list[FileRow], folder: str) -> tuple[dict[str, int], list[FileRow]]:
+    """A folder's subfolders, with how many files each holds at any depth, and its own files, by name."""
+    skip = len(folder) + 1 if folder else 0
     folders: dict[str, int] = {}
     here = []
-    for row in rows if one is None else []:
-        rest = row.path[start:]
-        if "/" in rest:
-            name = rest.split("/", 1)[0]
+    for row in rows:
+        name, nested, _ = row.path[skip:].partition("/")
+        if nested:
             folders[name] = folders.get(name, 0) + 1
         else:
             here.append(row)
-    here.sort(key=lambda r: r.path)
-    chunks = None
-    if one is not None:
-        exact = glob.escape(folder) if glob.has_magic(folder) else folder  # `[` in a name is not a pattern here
-        ids = sorted(store.chunk_ids(Filters(path=exact)))
-        found = [c for c in store.chunks_by_ids(ids).values() if c.path == folder]
-        chunks = [
-            {"start_line": c.start_line, "end_line": c.end_line, "heading": c.heading}
-            for c in sorted(found, key=lambda c: (c.start_line, c.end_line))
-        ]
-    return {
-        "notes": [_entry(r) for _, _, r in order[:limit]],
-        "total": len(order),
-        "days": days,
-        "folders": dict(sorted(folders.items())),
-        "files": [_entry(r) for r in here[:limit]],
-        "chunks": chunks,
-    }
+    return dict(sorted(folders.items())), sorted(here, key=lambda r: r.path)
+
+
+def _chunks_of(store: MemoryStore, path: str) -> list[dict[str, Any]]:
+    exact = glob.escape(path) if glob.has_magic(path) else path  # `[` in a name is not a pattern here
+    found = [c for c in store.chunks_by_ids(sorted(store.chunk_ids(Filters(path=exact)))).values() if c.path == path]
+    return [
+        {"start_line": c.start_line, "end_line": c.end_line, "heading": c.heading}
+        for c in sorted(found, key=lambda c: (c.start_line, c.end_line))
+    ]

@@ -201,8 +201,9 @@ class DaemonConfig:
     """Soft cap on SQLite's memory in the whole daemon, every index's page caches together (0: none)."""
     ui: bool = True
     """Serve the local web page (`memctl ui` opens it): loopback only, for this user alone, with a token."""
-    ui_port: Annotated[int, Field(ge=0, le=65535)] = 8377
-    """The web page's port on 127.0.0.1 (0: any free one; `memctl ui` asks the daemon which)."""
+    ui_port: Annotated[int, Field(ge=0, le=65535)] = 0
+    """The web page's port on 127.0.0.1; 0: a free one, new at each start (`memctl ui` asks the daemon which), so
+    that several users' daemons on one machine never compete for a port. Read at start."""
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,6 @@ def write_config(
 ) -> Path:
     """`extra` goes into [daemon] and may bring its own [[agents]] (then pass agent=False)."""
     default_agent = f'[[agents]]\nid = "main"\nworkspace = "{workspace}"\n[agents.embedding]\nprovider = "{provider}"\n'
-    if "ui" not in extra.split("[[agents]]")[0]:
-        extra = f"ui_port = 0\n{extra}"  # the web page on any free port: test daemons run side by side
     path.write_text(
         f"""
 data_dir = "{data_dir}"

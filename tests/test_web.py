@@ -29,7 +29,6 @@ from .harness import wait_answering
 pytestmark = pytest.mark.slow
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
-TODAY = dt.date.today().isoformat()
 NOTES = {
     "MEMORY.md": "# Decisions\n\n## Queue\nWe use RabbitMQ for the billing queue.\n\n## Database\n"
     "Postgres 16 for the ledger service.\n",
@@ -278,8 +277,14 @@ def test_search_shows_what_memctl_search_finds_in_the_same_order(site: d.Daemon,
         assert shown == [hit["citation"] for hit in expected] and shown, route
     marks = [m.text.lower() for m in browser.find_elements("css selector", "li.hit mark")]
     assert "postgres" in marks  # the matched words are highlighted
-    chart = browser.find_element("css selector", "li.hit .chart").text
-    assert all(label in chart for label in ("keyword", "vector", "fusion", "decay", "importance"))
+    chart = browser.find_element("css selector", "li.hit .chart").text.split("\n")
+    explained = json.loads(
+        memctl(site, "--json", "search", "Postgres", "--source", "memory", "--path", "memory/", "--explain").stdout
+    )
+    first = explained["results"][0]["explain"]
+    shown = dict(zip(chart[0::2], chart[1::2], strict=False))
+    assert shown["keyword"] == f"{first['text_score']:.3f}" and shown["final"] == f"{first['final']:.3f}"
+    assert shown["fusion"] == f"{first['fused']:.3f}" and shown["decay"] == f"{first['decay']:.3f}"
 
 
 def test_a_note_opens_at_its_citation_with_its_chunks_marked(site: d.Daemon, browser: Any) -> None:
@@ -300,14 +305,18 @@ def test_a_note_opens_at_its_citation_with_its_chunks_marked(site: d.Daemon, bro
 
 def test_the_timeline_shows_the_notes_written_today(site: d.Daemon, browser: Any) -> None:
     written = json.loads(memctl(site, "--json", "write", "The osprey rollout starts on Monday.").stdout)
-    assert written["path"] == f"memory/{TODAY}.md"
+    today = written["path"].removeprefix("memory/").removesuffix(".md")
+    assert today == dt.date.today().isoformat()
     opened(browser, site, "/notes", "notes")
-    assert f"memory/{TODAY}.md" in _texts(browser, "#daylist a")
-    day = browser.find_element("css selector", f'#calendar .day[data-day="{TODAY}"]')
-    assert "today" in (day.get_attribute("class") or "") and day.find_element("css selector", ".n").text.isdigit()
+    assert f"memory/{today}.md" in _texts(browser, "#daylist a")
+    day = browser.find_element("css selector", f'#calendar .day[data-day="{today}"]')
+    written_today = json.loads(memctl(site, "--json", "notes", "--day", today).stdout)["total"]
+    assert "today" in (day.get_attribute("class") or "") and day.find_element("css selector", ".n").text == str(
+        written_today
+    )
     assert _texts(browser, "#main .tree > a") == ["MEMORY.md"]  # the tree's first level: MEMORY.md and memory/
     for folder, files in (
-        ("memory", ["2026-10-02.md", "2026-10-15.md", f"{TODAY}.md"]),
+        ("memory", ["2026-10-02.md", "2026-10-15.md", f"{today}.md"]),
         ("memory/projects", ["osprey.md"]),
     ):
         browser.find_element("css selector", f'details[data-folder="{folder}"] > summary').click()
@@ -342,23 +351,98 @@ def test_the_recall_log_shows_the_block_a_hook_put_before_a_prompt(
     assert all(cell.text for cell in session.find_elements("css selector", "td:nth-child(2)"))
 
 
+def _recalled(site: d.Daemon, session: str, prompt: str) -> None:
+    hook = {"session_id": session, "prompt": prompt}
+    out = memctl(site, "hook", "claude-code", "UserPromptSubmit", stdin=json.dumps(hook))
+    assert out.returncode == 0 and out.stdout, out.stderr
+
+
+def _memory_row(browser: Any, day: str) -> Any:
+    return next(r for r in browser.find_elements("css selector", ".session tr") if day in r.text)
+
+
 def test_a_memory_shown_in_the_recall_log_can_be_forgotten_there(site: d.Daemon, browser: Any) -> None:
-    prompt = "where does the heron dataset live?"
-    out = memctl(
-        site, "hook", "claude-code", "UserPromptSubmit", stdin=json.dumps({"session_id": "web-2", "prompt": prompt})
-    )
-    assert "heron" in out.stdout.lower(), out.stdout
+    _recalled(site, "web-2", "where does the heron dataset live?")
     opened(browser, site, "/recall?session=web-2", "recall")
-    row = next(r for r in browser.find_elements("css selector", ".session tr") if "2026-10-02" in r.text)
+    row = _memory_row(browser, "2026-10-02")
     citation = row.find_element("css selector", "a.cite").text
+    row.find_element("css selector", "button.shown").click()  # what the agent was shown, from the note
+    assert "cold bucket" in wait_for(lambda: browser.find_element("css selector", "tr.shown-text").text)
     row.find_element("css selector", "button.forget").click()
     wait_for(lambda: browser.find_element("id", "confirm-forget")).click()
-    wait_for(lambda: browser.switch_to.alert).accept()
+    said = wait_for(lambda: browser.find_element("id", "notice").text, what="the notice")
+    assert said.startswith(f"Forgotten: {citation}")
     gone = lambda: "cold bucket" not in memctl(site, "--json", "search", "heron dataset cold bucket").stdout  # noqa: E731
     wait_for(gone, what="the forgotten line out of search")
     changes = json.loads(memctl(site, "--json", "changes").stdout)["changes"]
     assert changes[0]["kind"] == "forget" and changes[0]["citation"] == citation
     assert memctl(site, "undo").returncode == 0
+
+
+def test_an_edit_from_the_recall_log_never_overwrites_a_newer_save(site: d.Daemon, browser: Any) -> None:
+    _recalled(site, "web-3", "which cache does billing use now?")
+    opened(browser, site, "/recall?session=web-3", "recall")
+    _memory_row(browser, "2026-10-15").find_element("css selector", "button.edit").click()
+    area = wait_for(lambda: browser.find_element("id", "edit-text"))
+    note = site.workspace / "memory" / "2026-10-15.md"
+    saved = note.read_text().replace("after the incident", "after the March incident")
+    note.write_text(saved)  # an editor saves while the dialog is open
+    area.clear()
+    area.send_keys("# 2026-10-15\n\n- Billing's cache is Memcached.")
+    browser.find_element("id", "confirm-edit").click()
+    said = wait_for(lambda: browser.find_element("id", "dialog-said").text, what="the conflict")
+    assert "changed since you opened" in said and "March incident" in said
+    assert note.read_text() == saved  # nothing written over the editor's save; the dialog keeps the user's text
+    assert "Memcached." in browser.find_element("id", "edit-text").get_attribute("value")
+    browser.find_element("id", "confirm-edit").click()  # a second save, knowing what is there now, goes through
+    wait_for(lambda: browser.find_element("id", "notice").text.startswith("Saved:"), what="the save")
+    assert "Billing's cache is Memcached." in note.read_text() and "March incident" not in note.read_text()
+    assert memctl(site, "undo").returncode == 0 and note.read_text() == saved
+
+
+def test_the_search_form_sends_every_option_it_shows(site: d.Daemon, browser: Any) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    opened(browser, site, "/search", "search")
+    form = browser.find_element("id", "search-form")
+    names = {e.get_attribute("name") for e in form.find_elements("css selector", "[name]")}
+    schema = json.loads(call(page_address(site)[1], "/api/schema", {}, token=page_address(site)[2])[1])["result"]
+    assert names == {p["name"] for p in schema["search"]["params"]} - {"agent"}  # every option but the picker's
+    form.find_element("name", "query").send_keys("billing cache")
+    form.find_element("name", "max_results").send_keys("2")
+    Select(form.find_element("name", "mode")).select_by_value("keyword")
+    Select(form.find_element("name", "decay")).select_by_value("false")
+    for box in form.find_elements("css selector", 'input[name="sources"]'):
+        box.click()  # both sources
+    form.find_element("css selector", "button[type=submit]").click()
+    wait_for(lambda: "mode=keyword" in browser.current_url and browser.find_elements("css selector", "li.hit"))
+    route = urllib.parse.parse_qs(browser.current_url.split("?", 1)[1])
+    assert route["sources"] == ["memory", "sessions"] and route["decay"] == ["false"] and route["max_results"] == ["2"]
+    expected = memctl(
+        site,
+        "--json",
+        "search",
+        "billing cache",
+        "-n",
+        "2",
+        "--mode",
+        "keyword",
+        "--source",
+        "memory",
+        "--source",
+        "sessions",
+    )
+    shown = wait_for(lambda: _texts(browser, "li.hit", "data-citation"))
+    assert shown == [hit["citation"] for hit in json.loads(expected.stdout)["results"]]
+    opened(browser, site, "/search?" + browser.current_url.split("?", 1)[1], "search")  # the URL draws the same form
+    form = browser.find_element("id", "search-form")
+    ticked = [
+        b.get_attribute("value") for b in form.find_elements("css selector", 'input[name="sources"]') if b.is_selected()
+    ]
+    assert (
+        ticked == ["memory", "sessions"]
+        and Select(form.find_element("name", "decay")).first_selected_option.text == "off"
+    )
 
 
 def test_a_planted_secret_appears_on_no_page(site: d.Daemon, browser: Any) -> None:
@@ -386,9 +470,9 @@ def test_a_planted_secret_appears_on_no_page(site: d.Daemon, browser: Any) -> No
 
 
 def test_the_status_bar_moves_during_a_first_index(tmp_path: Path, browser: Any) -> None:
-    provider = FakeProvider("openai", dims=32, seconds_per_request=0.3)
+    provider = FakeProvider("openai", dims=32, seconds_per_request=0.6)
     ws = tmp_path / "ws"
-    for day in range(1, 401):
+    for day in range(1, 321):
         write(
             ws / "memory" / f"2026-09-{day % 30 + 1:02d}-{day}.md", f"# Day {day}\n\n- entry {day} about item {day}\n"
         )
@@ -407,7 +491,7 @@ def test_the_status_bar_moves_during_a_first_index(tmp_path: Path, browser: Any)
             seen.append((int(bar.get_attribute("aria-valuenow")), int(bar.get_attribute("aria-valuemax"))))
             return seen[-1][1] > 0 and seen[-1][0] >= seen[-1][1]
 
-        wait_for(sample, timeout=120, what="the first index's end")
+        wait_for(sample, timeout=180, what="the first index's end")
         moving = sorted({done for done, total in seen if 0 < done < total})
         assert len(moving) >= 2, sorted(set(seen))  # drawn part way more than once, without a reload
         assert [done for done, _ in seen] == sorted(done for done, _ in seen)  # and only ever forward

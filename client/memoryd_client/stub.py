@@ -334,6 +334,16 @@ class MemoryClient:
         state: dict[str, Any] = self.request("status", agent=agent)
         return state
 
+    def notes(self, path: str | None = None, **options: Any) -> dict[str, Any]:
+        """The files memory holds, newest first (options: day, limit, agent; see schema.Notes)."""
+        listed: dict[str, Any] = self.request("notes", path=path, **options)
+        return listed
+
+    def recall_log(self, **options: Any) -> dict[str, Any]:
+        """What automatic recall put before which prompt (options: agent, session, limit, skipped)."""
+        logged: dict[str, Any] = self.request("recall_log", **options)
+        return logged
+
     def sync(self, agent: str | None = None, force: bool = False, timeout: float = 600) -> dict[str, Any]:
         """Sync and wait at most `timeout` seconds; the answer's `done` says whether it finished."""
         named = METHODS["sync"](agent=agent, force=force, timeout=timeout).wire_params()

@@ -15,7 +15,8 @@ import stat
 import struct
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any
 
@@ -357,6 +358,20 @@ class RPCServer:
     def _pool(self, method: Any) -> FairPool:
         lane = LANES.get(method) if isinstance(method, str) else None
         return {"jobs": self.jobs, "control": self.control, "bulk": self.bulk}.get(lane or "", self.executor)
+
+    def call_from(self, caller: Hashable, method: str, params: Any) -> Any:
+        """A call from another front end (the web page), run in the lane its method has, beside the socket's calls
+        and fairly with them; the calling thread waits for it. Raises Dropped when the daemon stops first."""
+        if LANES.get(method) == "inline":
+            return self.dispatch(method, params)
+        try:
+            future = self._pool(method).submit(caller, self.dispatch, method, params)
+        except RuntimeError:  # the pool is shut down: the daemon stops
+            raise Dropped from None
+        try:
+            return future.result()
+        except CancelledError:
+            raise Dropped from None
 
     async def _call(self, caller: object, method: Any, params: Any) -> Any:
         """The method's result; `Dropped` when it was dropped unstarted (its client left, or the daemon stops)."""

@@ -205,7 +205,7 @@ async def _serve(config: Config, manager: Manager) -> None:
     loop.add_signal_handler(signal.SIGHUP, lambda: loop.run_in_executor(None, manager.reload))
     await server.start()
     log.info("serving", socket=str(config.socket), agents=[a.id for a in config.agents], pid=os.getpid())
-    web = _start_web(config, manager)
+    web = _start_web(config, manager, server)
     try:
         await stop.wait()
         log.info("stopping")
@@ -216,7 +216,7 @@ async def _serve(config: Config, manager: Manager) -> None:
         await server.close()
 
 
-def _start_web(config: Config, manager: Manager) -> WebServer | None:
+def _start_web(config: Config, manager: Manager, server: RPCServer) -> WebServer | None:
     """The local web page, unless configured off; a port taken by something else is said in status, and the
     daemon serves its socket all the same."""
     if not config.ui:
@@ -230,7 +230,7 @@ def _start_web(config: Config, manager: Manager) -> WebServer | None:
         manager.ui = {"url": None, "error": why}
         return None
     try:
-        web = WebServer(config.ui_port, token, partial(dispatch, manager))
+        web = WebServer(config.ui_port, token, server.call_from)
     except OSError as exc:
         why = f"port {config.ui_port}: {exc.strerror or exc}; set [daemon] ui_port"
         log.warning("web page not served", error=why)

@@ -1,9 +1,9 @@
 """The local web page: static files and a JSON bridge to the RPC methods, on loopback, for the daemon's user alone.
 
 The page is one more client of the RPC schema: `POST /api/<method>` with a JSON object of named parameters runs
-`dispatch` as a msgpack call does (same validation, same redaction; at most MAX_CALLS at once, beside the socket's
-lanes), and `POST /api/events` streams the daemon's status as server-sent events. Every connection and request is
-checked before anything else runs:
+`dispatch` as a msgpack call does (same validation, same redaction, in the same lanes as the socket's calls), and
+`POST /api/events` streams the daemon's status as server-sent events. Every connection and request is checked
+before anything else runs:
 - where the OS tells who owns the other end of a loopback connection (Linux, /proc/net/tcp and tcp6), another
   user's is closed as it is accepted, before it holds a thread; at most MAX_CONNECTIONS are open, and a request must
   arrive whole within REQUEST_SECONDS;
@@ -25,11 +25,12 @@ import hmac
 import json
 import math
 import os
+import re
 import secrets
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
@@ -37,16 +38,17 @@ from typing import Any
 
 import structlog
 
+from memoryd.daemon.rpc import Dropped, RPCError
 from memoryd_client.http_gate import other_user
 from memoryd_client.protocol.schema import METHODS
 
 log = structlog.get_logger("memoryd.web")
 
 TOKEN_FILE = "ui.token"
+DIGITS = re.compile(r"[0-9]{1,12}")
 MAX_BODY = 1 << 20
 REQUEST_SECONDS = 15.0  # a connection must send a whole request this soon after it opens or its last answer
 MAX_CONNECTIONS = 64  # open at once (each holds a thread); one more is closed as it comes
-MAX_CALLS = 8  # methods running at once for the page (the socket's lanes do not see these calls)
 MAX_STREAMS = 8  # live status streams open at once
 STREAM_SECONDS = 1.0  # how often a live stream sends the status
 STATIC = {
@@ -67,11 +69,7 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 
-Dispatch = Callable[[str, list[Any]], Any]
-
-
-class RPCFailure(Exception):
-    """What the dispatcher raises for an error answer: it has `code` and `message` (memoryd.daemon.rpc.RPCError)."""
+Call = Callable[[Hashable, str, list[Any]], Any]  # (caller, method, params) -> result, in the method's lane
 
 
 def write_token(data_dir: Path) -> str:
@@ -98,7 +96,7 @@ def write_token(data_dir: Path) -> str:
 def _json_default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return value.decode("utf-8", "replace")
-    if isinstance(value, (set, frozenset, tuple)):
+    if isinstance(value, (set, frozenset)):
         return list(value)
     if hasattr(value, "as_dict"):
         return value.as_dict()
@@ -148,12 +146,11 @@ def schema_description() -> dict[str, Any]:
 class WebServer:
     """The page's HTTP server, on threads of its own beside the daemon's event loop."""
 
-    def __init__(self, port: int, token: str, dispatch: Dispatch, host: str = "127.0.0.1") -> None:
+    def __init__(self, port: int, token: str, call: Call, host: str = "127.0.0.1") -> None:
         self.token = token
-        self.dispatch = dispatch
+        self.call = call
         self._expected = f"Bearer {token}".encode()
         self._streams = threading.BoundedSemaphore(MAX_STREAMS)
-        self.calls = threading.BoundedSemaphore(MAX_CALLS)
         self._stopping = threading.Event()
         self.httpd = _Server((host, port), _handler_for(self))
         self.port = self.httpd.port = int(self.httpd.server_address[1])
@@ -313,7 +310,11 @@ def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
             """The body, by one plain Content-Length; anything else (chunked, two lengths, too long) is refused and
             the connection closed, so that no byte of it is read as another request."""
             lengths = self.headers.get_all("Content-Length") or ["0"]
-            if self.headers.get("Transfer-Encoding") is not None or len(lengths) > 1 or not lengths[0].isdigit():
+            if (
+                self.headers.get("Transfer-Encoding") is not None
+                or len(lengths) > 1
+                or not DIGITS.fullmatch(lengths[0])
+            ):
                 self.close_connection = True
                 self._error(400, "bad_request", "send the body with one Content-Length, not chunked")
                 return None
@@ -376,16 +377,17 @@ def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
 
         def _call(self, method: str, params: dict[str, Any]) -> None:
             try:
-                with web.calls:
-                    result = web.dispatch(method, [params])
+                result = web.call(self, method, [params])
+            except RPCError as exc:
+                status = {"invalid_params": 400, "not_found": 404, "forbidden": 403}.get(exc.code, 409)
+                self._error(status, exc.code, exc.message)
+                return
+            except Dropped:
+                self._error(503, "stopping", "the daemon is stopping")
+                return
             except Exception as exc:
-                code = getattr(exc, "code", None)
-                if code is None:
-                    log.exception("web call failed", method=method)
-                    self._error(500, "internal_error", f"{type(exc).__name__}: {exc}")
-                    return
-                status = {"invalid_params": 400, "not_found": 404, "forbidden": 403}.get(code, 409)
-                self._error(status, code, str(getattr(exc, "message", exc)))
+                log.exception("web call failed", method=method)
+                self._error(500, "internal_error", f"{type(exc).__name__}: {exc}")
                 return
             self._send(200, encode({"result": result}), "application/json")
 
@@ -405,7 +407,7 @@ def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
                 agent = params.get("agent") if isinstance(params.get("agent"), str) else None
                 while not web._stopping.is_set():
                     try:
-                        status = web.dispatch("status", [{"agent": agent} if agent else {}])
+                        status = web.call(self, "status", [{"agent": agent} if agent else {}])
                         self.wfile.write(b"event: status\ndata: " + encode(status) + b"\n\n")
                     except OSError:
                         raise

@@ -219,7 +219,7 @@ class Notes(Request):
     )
     returns = (
         "{agent, notes: [{path, source, date, modified, size}], total, days: {date: files}, folders: {name: files}, "
-        "files: [...], chunks: [{start_line, end_line, heading}]}"
+        "files: [...], files_total, chunks: [{start_line, end_line, heading}]}"
     )
     path: str | None = param(
         None, "Only this file, or the files in this folder.", max_length=MAX_PATH_CHARS, path=True, cli=("--path",)

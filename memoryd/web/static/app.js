@@ -2,7 +2,10 @@
 // Every text from memory is put in the page as text (textContent), never as markup.
 "use strict";
 
-const state = { token: null, schema: null, agents: [], agent: null, status: null, rates: {}, onStatus: null };
+const state = {
+  token: null, schema: null, agents: [], agent: null, status: null, onStatus: null, turn: 0,
+  rates: new Map(), samples: new Map(),  // per agent: chunks embedded per second, and the counts it is taken from
+};
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -75,8 +78,18 @@ function route() {
 }
 
 function go(page, params) {
-  const query = params ? `?${new URLSearchParams(params)}` : "";
-  location.hash = `#/${page}${query}`;
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(params || {})) {
+    for (const one of [].concat(value)) query.append(key, String(one));
+  }
+  location.hash = `#/${page}${query.toString() ? `?${query}` : ""}`;
+}
+
+function notice(text, bad) {
+  const box = document.getElementById("notice");
+  box.textContent = text;
+  box.className = bad ? "notice bad" : "notice";
+  box.hidden = !text;
 }
 
 const pages = {};
@@ -91,12 +104,13 @@ async function render() {
   const draw = pages[page] || pages.search;
   const turn = (state.turn = (state.turn || 0) + 1);
   document.body.dataset.ready = "";
+  const stale = () => turn !== state.turn;  // the user has moved on: a late answer draws nothing
   try {
-    await draw(main, params);
+    await draw(main, params, stale);
   } catch (error) {
-    showError(main, error);
+    if (!stale()) showError(main, error);
   }
-  if (turn === state.turn) {  // drawn, for a test or `bench ui`: which page, and when since the page was opened
+  if (!stale()) {  // drawn, for a test or `bench ui`: which page, and when since the page was opened
     document.body.dataset.msSinceOpen = String(Math.round(performance.now()));
     document.body.dataset.ready = page;
   }
@@ -134,6 +148,12 @@ function searchField(spec, values) {
   const name = spec.name;
   const value = values.get(name);
   const help = spec.help;
+  if (spec.type === "bool" && spec.optional) {  // on, off, or the agent's own setting
+    return el("label", { title: help }, name, el("select", { name },
+      el("option", { value: "", text: "(the agent's)" }),
+      el("option", { value: "true", text: "on", selected: value === "true" }),
+      el("option", { value: "false", text: "off", selected: value === "false" })));
+  }
   if (spec.type === "bool") {
     const on = value === null ? name === "explain" : value === "true";  // the breakdown shows unless unticked
     const box = el("input", { type: "checkbox", name, checked: on });
@@ -153,7 +173,7 @@ function searchField(spec, values) {
   }
   const numeric = spec.type === "int" || spec.type === "float";
   const input = el("input", {
-    name, value: value || "", type: numeric ? "number" : "text",
+    name, value: spec.many ? values.getAll(name).join(",") : (value || ""), type: numeric ? "number" : "text",
     step: spec.type === "float" ? "any" : null, min: spec.ge, max: spec.le,
     placeholder: spec.many ? "comma-separated" : (spec.default !== null && spec.default !== undefined ? String(spec.default) : ""),
   });
@@ -164,6 +184,11 @@ function formParams(form, specs) {
   const data = new FormData(form);
   const out = {};
   for (const spec of specs) {
+    if (spec.type === "bool" && spec.optional) {
+      const chosen = data.get(spec.name);
+      if (chosen === "true" || chosen === "false") out[spec.name] = chosen === "true";
+      continue;
+    }
     if (spec.type === "bool") {
       if (data.get(spec.name) !== null) out[spec.name] = true;
       continue;
@@ -235,7 +260,7 @@ async function showContext(button, hit) {
   holder.replaceChildren(noteLines(got.text, got.from, null, [hit.start_line, hit.end_line]));
 }
 
-pages.search = async (main, params) => {
+pages.search = async (main, params, stale) => {
   const specs = state.schema.search.params.filter((p) => p.name !== "agent");
   const form = el("form", { class: "search", id: "search-form" });
   const query = specs.find((p) => p.name === "query");
@@ -248,30 +273,31 @@ pages.search = async (main, params) => {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const values = formParams(form, specs);
-    const shown = {};
-    for (const [k, v] of Object.entries(values)) shown[k] = Array.isArray(v) ? v.join(",") : String(v);
-    if (!values.explain) shown.explain = "false";
-    go("search", shown);
+    if (!values.explain) values.explain = false;
+    go("search", values);
   });
   if (!params.get("query")) return;
   const request = agentParams(formParams(form, specs));
   out.replaceChildren(el("p", { class: "muted", text: "Searching…" }));
   try {
     const answer = await api("search", request);
-    drawHits(out, answer, params.get("query"));
+    if (!stale()) drawHits(out, answer, params.get("query"));
   } catch (error) {
-    showError(out, error);
+    if (!stale()) showError(out, error);
   }
 };
 
 function drawHits(out, answer, query) {
-  const terms = termsOf(query);
+  const terms = termsOf(answer.restored_query ? `${query} ${answer.restored_query}` : query);
   const summary = [`${answer.results.length} results`, `mode ${answer.mode}`, `${answer.took_ms} ms`];
   if (answer.model) summary.push(`model ${answer.model}`);
   if (answer.degraded) summary.push(`degraded: ${answer.degraded}`);
+  if (answer.restored_query) summary.push(`searched as "${answer.restored_query}"`);
+  if (answer.partial) summary.push("partial: some agents did not answer");
+  for (const skipped of answer.skipped || []) summary.push(`agent ${skipped.agent} skipped: ${skipped.message}`);
   const list = el("ol", { class: "hits" });
   answer.results.forEach((hit, index) => {
-    const button = el("button", { type: "button", text: "context", onclick: (e) => showContext(e.target, hit).catch((err) => alert(err.message)) });
+    const button = el("button", { type: "button", text: "context", onclick: (e) => showContext(e.target, hit).catch((err) => notice(err.message, true)) });
     list.append(el("li", { class: "hit", "data-citation": hit.citation },
       el("div", { class: "hit-head" },
         el("span", { class: "rank", text: `${index + 1}.` }), citationLink(hit.citation, hit.agent),
@@ -288,20 +314,22 @@ function drawHits(out, answer, query) {
 }
 
 // one note ----------------------------------------------------------------------------------------------------------
-pages.note = async (main, params) => {
+pages.note = async (main, params, stale) => {
   const path = params.get("path");
   const agent = params.get("agent") || state.agent || undefined;
   const from = parseInt(params.get("from") || "0", 10);
   const to = parseInt(params.get("to") || String(from), 10);
   const [listing, got] = await Promise.all([
-    api("notes", { path, agent }).catch(() => ({ chunks: null, notes: [] })),
+    api("notes", { path, agent }).catch((error) => ({ error, chunks: null, notes: [] })),
     api("get", { path, agent }),
   ]);
+  if (stale()) return;
   const chunks = listing.chunks || [];
   const info = listing.notes && listing.notes[0];
   main.replaceChildren(
     el("h2", { class: "cite", text: path }),
     el("p", { class: "muted", text: `${got.total_lines} lines · ${chunks.length} chunks${info ? ` · ${info.date} · modified ${when(info.modified)}` : ""}${got.truncated ? " · truncated" : ""}` }),
+    listing.error ? el("p", { class: "error", text: `its chunks are not shown: ${listing.error.message}` }) : null,
     noteLines(got.text, got.from, chunks, from ? [from, to] : null));
   if (from) document.getElementById(`L${from}`)?.scrollIntoView({ block: "center" });
 };
@@ -322,6 +350,8 @@ function folderLevel(listing, folder) {
     return details;
   });
   for (const file of listing.files || []) items.push(el("a", { href: noteHref(file.path), text: file.path.split("/").pop() }));
+  const more = (listing.files_total || 0) - (listing.files || []).length;
+  if (more > 0) items.push(el("div", { class: "muted", text: `… and ${more} more files here (memctl notes --path ${folder || "."} -n ${listing.files_total})` }));
   return el("div", { class: "tree" }, ...items);
 }
 
@@ -347,10 +377,11 @@ function noteHref(path) {
   return `#/note?${new URLSearchParams({ path, ...(state.agent ? { agent: state.agent } : {}) })}`;
 }
 
-pages.notes = async (main, params) => {
+pages.notes = async (main, params, stale) => {
   const folder = params.get("path") || undefined;
   const shownDay = params.get("day") || localDay(new Date());
   const listing = await api("notes", agentParams({ day: shownDay, limit: TREE_FILES, path: folder }));
+  if (stale()) return;
   const month = new Date(`${(params.get("month") || shownDay.slice(0, 7))}-01T12:00:00`);
   const dayList = el("div", { class: "daylist", id: "daylist" },
     el("h3", { text: `${shownDay}: ${listing.total} written` }),
@@ -371,8 +402,9 @@ pages.notes = async (main, params) => {
           el("strong", { text: monthName }), el("button", { type: "button", text: "›", onclick: () => shift(1) })),
         calendar(listing.days, month, pick), dayList)));
   let seen = null;
-  state.onStatus = (status) => {
-    const stamp = status.agents.map((a) => `${a.files}/${a.chunks}/${a.last_sync}`).join();
+  state.onStatus = (status) => {  // redrawn when the chosen agent's files change, not at every sync
+    const mine = chosenAgent(status);
+    const stamp = mine ? `${mine.files}/${mine.chunks}` : "";
     if (seen !== null && stamp !== seen) render();
     seen = stamp;
   };
@@ -387,43 +419,74 @@ function dialog(title, body, actions) {
   box.hidden = false;
 }
 
+function linesOf(citation) {
+  const match = /^(.*)#L(\d+)-L(\d+)$/.exec(citation || "");
+  return match ? { path: match[1], from: parseInt(match[2], 10), lines: match[3] - match[2] + 1 } : null;
+}
+
+async function showMemory(button, citation, agent) {
+  // the cited lines as the note holds them now (what the agent was shown, unless it changed since)
+  const row = button.closest("tr");
+  const next = row.nextElementSibling;
+  if (next && next.classList.contains("shown-text")) { next.remove(); return; }
+  const where = linesOf(citation);
+  const got = where ? await api("get", { ...where, agent }) : null;
+  row.after(el("tr", { class: "shown-text" }, el("td", { colspan: 4 }, el("pre", { class: "snippet", text: got ? got.text : citation }))));
+}
+
 async function forgetMemory(citation, agent) {
-  const match = /^(.*)#L(\d+)-L(\d+)$/.exec(citation);
-  const got = match ? await api("get", { path: match[1], from: parseInt(match[2], 10), lines: match[3] - match[2] + 1, agent }) : null;
-  dialog(`Forget ${citation}?`, el("pre", { class: "snippet", text: got ? got.text : citation }), (close) => [
+  const where = linesOf(citation);
+  let got = where ? await api("get", { ...where, agent }) : null;
+  const preview = el("pre", { class: "snippet", text: got ? got.text : citation });
+  const said = el("p", { class: "error", id: "dialog-said" });
+  dialog(`Forget ${citation}?`, el("div", {}, preview, said), (close) => [
     el("button", { type: "button", id: "confirm-forget", text: "Forget", onclick: async () => {
       try {
         const done = await api("forget", { citation, expect: got ? got.hash : undefined, agent });
+        if (done.conflict) {  // the lines changed since they were shown: show what they say now, forget nothing
+          got = done.current;
+          preview.textContent = done.current.text;
+          said.textContent = "These lines changed since you opened this; they now read as above. Forget them?";
+          return;
+        }
         close();
-        alert(`Forgotten: ${(done.forgotten || []).map((f) => f.citation || f).join(", ") || citation}`);
+        notice(`Forgotten: ${done.forgotten}. memctl undo puts it back.`);
         render();
-      } catch (error) { alert(error.message); }
+      } catch (error) { said.textContent = `${error.code}: ${error.message}`; }
     } }),
   ]);
 }
 
 async function editMemory(citation, agent) {
-  const match = /^(.*)#L(\d+)-L(\d+)$/.exec(citation);
-  if (!match) return;
-  const got = await api("get", { path: match[1], from: parseInt(match[2], 10), lines: match[3] - match[2] + 1, agent });
+  const where = linesOf(citation);
+  if (!where) return;
+  let got = await api("get", { ...where, agent });
   const area = el("textarea", { id: "edit-text" });
   area.value = got.text.replace(/\n$/, "");
-  dialog(`Edit ${citation}`, area, (close) => [
+  const said = el("p", { class: "error", id: "dialog-said" });
+  dialog(`Edit ${citation}`, el("div", {}, area, said), (close) => [
     el("button", { type: "button", id: "confirm-edit", text: "Save", onclick: async () => {
       try {
-        await api("update", { citation, text: area.value, expect: got.hash, agent });
+        const done = await api("update", { citation, text: area.value, expect: got.hash, agent });
+        if (done.conflict) {  // nothing written: the note changed since; keep the user's text, show the note's
+          said.textContent = `The note changed since you opened this; nothing was saved. It now reads: ${done.current.text}`;
+          got = done.current;
+          return;
+        }
         close();
+        notice(`Saved: ${done.citation}. memctl undo puts back what was there.`);
         render();
-      } catch (error) { alert(`${error.code}: ${error.message}`); }
+      } catch (error) { said.textContent = `${error.code}: ${error.message}`; }
     } }),
   ]);
 }
 
-pages.recall = async (main, params) => {
+pages.recall = async (main, params, stale) => {
   const request = { skipped: true, limit: 1000 };
   if (state.agent) request.agent = state.agent;
   if (params.get("session")) request.session = params.get("session");
   const log = await api("recall_log", request);
+  if (stale()) return;
   const sessions = new Map();
   for (const entry of log.entries) {
     const key = `${entry.agent} · ${entry.session || "(no session)"}`;
@@ -441,15 +504,17 @@ pages.recall = async (main, params) => {
             el("td", { text: m.score === null || m.score === undefined ? "–" : Number(m.score).toFixed(3) }),
             el("td", { text: m.date ? String(m.date).slice(0, 10) : "–" }),
             el("td", {},
-              el("button", { type: "button", class: "forget", text: "forget", onclick: () => forgetMemory(m.citation, entry.agent).catch((e) => alert(e.message)) }),
-              el("button", { type: "button", class: "edit", text: "edit", onclick: () => editMemory(m.citation, entry.agent).catch((e) => alert(e.message)) })))))
+              el("button", { type: "button", class: "shown", text: "text", onclick: (e) => showMemory(e.target, m.citation, entry.agent).catch((err) => notice(err.message, true)) }),
+              el("button", { type: "button", class: "forget", text: "forget", onclick: () => forgetMemory(m.citation, entry.agent).catch((e) => notice(e.message, true)) }),
+              el("button", { type: "button", class: "edit", text: "edit", onclick: () => editMemory(m.citation, entry.agent).catch((e) => notice(e.message, true)) })))))
         : el("div", { class: "muted", text: `nothing put before it: ${entry.skipped || "no memory bore on it"}` })))));
   main.replaceChildren(
     el("p", { class: "muted", text: `${log.entries.length} prompts` }),
     ...(blocks.length ? blocks : [el("p", { class: "muted", text: "No recall yet: the agent hooks write here." })]));
   let seen = null;
-  state.onStatus = (status) => {
-    const stamp = JSON.stringify(status.agents.map((a) => a.recall_log));
+  state.onStatus = (status) => {  // redrawn when the chosen agent was given memories again
+    const mine = chosenAgent(status);
+    const stamp = JSON.stringify(mine ? mine.recall_log : null);
     if (seen !== null && stamp !== seen) render();
     seen = stamp;
   };
@@ -471,10 +536,16 @@ function progressBar(done, total, id) {
   return el("div", { class: "progress", id, role: "progressbar", "aria-valuenow": done, "aria-valuemax": total }, bar);
 }
 
+function healthText(health) {
+  if (!health || typeof health !== "object") return String(health);
+  const problems = Object.entries(health).filter(([key, value]) => key !== "ok" && value);
+  return health.ok === false || problems.length ? problems.map(([k, v]) => `${k}: ${v}`).join("; ") || "not ok" : "ok";
+}
+
 function agentCard(agent) {
   const chunks = agent.chunks || 0;
   const embedded = agent.embedded_chunks || 0;
-  const rate = state.rates[agent.agent];
+  const rate = state.rates.get(agent.agent);
   const sync = (agent.reindex && agent.reindex.state === "running") ? agent.reindex : agent.sync_progress;
   const waiting = (agent.embedding && agent.embedding.waiting) || 0;
   const health = agent.index_error || agent.sync_error || (agent.embedding && agent.embedding.error);
@@ -484,7 +555,7 @@ function agentCard(agent) {
     sync && sync.state === "running" ? el("div", {},
       el("div", { class: "muted", text: `${sync.kind || "sync"}: ${sync.done ?? 0} / ${sync.total ?? "?"} files${sync.eta_s ? ` · about ${Math.round(sync.eta_s)} s left` : ""}` }),
       progressBar(sync.done || 0, sync.total || 0, `sync-${agent.agent}`)) : null,
-    el("div", { class: "muted", text: `vectors ${embedded} / ${chunks}${waiting ? `, ${waiting} waiting` : ""}${rate ? ` · ${rate.toFixed(1)} chunks/s` : ""}` }),
+    el("div", { class: "muted", text: `vectors ${embedded} / ${chunks}${waiting ? `, ${waiting} waiting` : ""}${rate === 0 ? " · stalled" : rate ? ` · ${rate.toFixed(1)} chunks/s` : ""}` }),
     progressBar(embedded, chunks, `embed-${agent.agent}`),
     kv([
       ["health", el("span", { class: health ? "bad" : "ok", text: health || "ok" })],
@@ -497,7 +568,7 @@ function agentCard(agent) {
       ["last sync", agent.last_sync ? ago(agent.last_sync) : "never"],
       ["recalls", agent.recall_log ? `${agent.recall_log.recalls} shown, ${agent.recall_log.skipped} with nothing to show, last ${ago(agent.recall_log.last)}` : undefined],
       ["namespace", agent.namespace],
-      ["store health", agent.store_health === undefined ? undefined : JSON.stringify(agent.store_health)],
+      ["store health", agent.store_health === undefined ? undefined : healthText(agent.store_health)],
       ["reads from", agent.read_from],
       ["replica lag", agent.replica_lag_s === undefined ? undefined : (agent.replica_lag_s === null ? "–" : `${agent.replica_lag_s} s`)],
       ["writer lock", agent.writer === undefined ? undefined : JSON.stringify(agent.writer)],
@@ -521,25 +592,32 @@ function drawStatus(holder, status) {
       ...status.agents.map(agentCard)));
 }
 
-pages.status = async (main) => {
+pages.status = async (main, params, stale) => {
   const holder = el("div", { id: "status" });
+  const status = state.status || await api("status", {});
+  if (stale()) return;
   main.replaceChildren(holder);
-  drawStatus(holder, state.status || await api("status", {}));
-  state.onStatus = (status) => drawStatus(holder, status);
+  drawStatus(holder, status);
+  state.onStatus = (latest) => drawStatus(holder, latest);
 };
 
+function chosenAgent(status) {
+  return status.agents.find((a) => a.agent === state.agent) || status.agents[0];
+}
+
 // the live stream ---------------------------------------------------------------------------------------------------
+const RATE_SECONDS = 10;  // the embedding rate is taken over this window; no progress in it while work waits: stalled
+
 function trackRates(status) {
   const now = Date.now() / 1000;
   for (const agent of status.agents) {
-    const last = state.rates[`_${agent.agent}`];
-    if (last && now > last.t && agent.embedded_chunks > last.n) {
-      const rate = (agent.embedded_chunks - last.n) / (now - last.t);
-      state.rates[agent.agent] = state.rates[agent.agent] ? 0.6 * state.rates[agent.agent] + 0.4 * rate : rate;
-    } else if (last && agent.embedded_chunks >= agent.chunks) {
-      delete state.rates[agent.agent];
-    }
-    state.rates[`_${agent.agent}`] = { t: now, n: agent.embedded_chunks || 0 };
+    const seen = (state.samples.get(agent.agent) || []).filter((s) => now - s.t <= RATE_SECONDS);
+    seen.push({ t: now, n: agent.embedded_chunks || 0 });
+    state.samples.set(agent.agent, seen);
+    const waiting = (agent.embedding && agent.embedding.waiting) || 0;
+    const first = seen[0];
+    if (!waiting) state.rates.delete(agent.agent);
+    else if (now - first.t >= 2) state.rates.set(agent.agent, Math.max(0, (seen[seen.length - 1].n - first.n) / (now - first.t)));
   }
 }
 
@@ -560,6 +638,11 @@ async function live() {
         headers: { "Content-Type": "application/json", "Authorization": `Bearer ${state.token}` },
         body: "{}", credentials: "omit", cache: "no-store", signal: stopper.signal,
       });
+      if (response.status === 401) {  // the daemon restarted: its token is new
+        notice("The daemon restarted: run memctl ui again to open the page with its new token.", true);
+        dot.textContent = "○";
+        return;
+      }
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
       dot.classList.add("on");
       dot.textContent = "●";
