@@ -606,6 +606,6 @@ def test_memctl_ui_never_puts_the_token_on_the_browsers_command_line(site: d.Dae
     assert out.returncode == 0, out.stderr
     url, _, token = page_address(site)
     argv = wait_for(lambda: record.exists() and record.read_text(), what="the browser's command line")
-    assert token not in argv and argv.strip() == f"file://{site.data_dir / 'ui-open.html'}"
+    assert token not in argv and argv.strip() == (site.data_dir / "ui-open.html").as_uri()
     opener = site.data_dir / "ui-open.html"
     assert stat.S_IMODE(opener.stat().st_mode) == 0o600 and f"{url}#token={token}" in opener.read_text()

@@ -331,8 +331,9 @@ def ui(args: Parsed) -> int:
     opener = os.path.join(os.path.dirname(path), "ui-open.html")
     _write_private(opener, f'<!doctype html><meta http-equiv="refresh" content="0;url={address}">\n')
     import webbrowser
+    from pathlib import Path
 
-    if not webbrowser.open(f"file://{opener}"):
+    if not webbrowser.open(Path(opener).as_uri()):  # quoted: macOS's data dir has a space
         print(f"Open {url} with the token in {path}, or: memctl ui --print", file=sys.stderr)
         return 1
     return 0
