@@ -59,7 +59,7 @@ def measure(chunks: int = 100_000, loads: int = 15, work: Path = CACHE) -> dict[
     daemon = start_daemon(workspace, root / "data-hash", provider="hash")
     try:
         state = daemon.wait_idle()
-        _recalls(daemon, 50)
+        _recalls(daemon, 1000)  # the recall page loads the latest 1000
         url, token = _address(daemon)
         out: dict[str, Any] = {"chunks": state["chunks"], "files": state["files"], "loads": loads, "pages": {}}
         with chromium() as browser:

@@ -371,7 +371,8 @@ function calendar(days, month, onPick) {
   return grid;
 }
 
-const TREE_FILES = 1000;  // files listed at one level of the tree, and on one day
+const TREE_FILES = 500;  // files listed at one level of the tree
+const DAY_FILES = 200;  // and of one day (the newest)
 
 function noteHref(path) {
   return `#/note?${new URLSearchParams({ path, ...(state.agent ? { agent: state.agent } : {}) })}`;
@@ -380,12 +381,15 @@ function noteHref(path) {
 pages.notes = async (main, params, stale) => {
   const folder = params.get("path") || undefined;
   const shownDay = params.get("day") || localDay(new Date());
-  const listing = await api("notes", agentParams({ day: shownDay, limit: TREE_FILES, path: folder }));
+  const listing = await api("notes", agentParams({ day: shownDay, limit: DAY_FILES, path: folder }));
   if (stale()) return;
   const month = new Date(`${(params.get("month") || shownDay.slice(0, 7))}-01T12:00:00`);
   const dayList = el("div", { class: "daylist", id: "daylist" },
     el("h3", { text: `${shownDay}: ${listing.total} written` }),
-    ...listing.notes.map((n) => el("a", { href: noteHref(n.path), text: n.path })));
+    ...listing.notes.map((n) => el("a", { href: noteHref(n.path), text: n.path })),
+    listing.total > listing.notes.length
+      ? el("div", { class: "muted", text: `… the newest ${listing.notes.length} shown (memctl notes --day ${shownDay} -n ${listing.total})` })
+      : null);
   const pick = (day) => go("notes", { ...(folder ? { path: folder } : {}), month: day.slice(0, 7), day });
   const shift = (by) => {
     const next = new Date(month.getFullYear(), month.getMonth() + by, 1);
@@ -481,8 +485,11 @@ async function editMemory(citation, agent) {
   ]);
 }
 
+const RECALLS_SHOWN = 200;  // prompts drawn at first; "show older" draws four times as many, up to the log's 1000
+
 pages.recall = async (main, params, stale) => {
-  const request = { skipped: true, limit: 1000 };
+  const shown = Math.min(parseInt(params.get("limit") || "", 10) || RECALLS_SHOWN, 1000);
+  const request = { skipped: true, limit: shown };
   if (state.agent) request.agent = state.agent;
   if (params.get("session")) request.session = params.get("session");
   const log = await api("recall_log", request);
@@ -509,7 +516,10 @@ pages.recall = async (main, params, stale) => {
               el("button", { type: "button", class: "edit", text: "edit", onclick: () => editMemory(m.citation, entry.agent).catch((e) => notice(e.message, true)) })))))
         : el("div", { class: "muted", text: `nothing put before it: ${entry.skipped || "no memory bore on it"}` })))));
   main.replaceChildren(
-    el("p", { class: "muted", text: `${log.entries.length} prompts` }),
+    el("p", { class: "muted" }, `the latest ${log.entries.length} prompts `,
+      log.entries.length >= shown && shown < 1000
+        ? el("button", { type: "button", id: "older", text: "show older", onclick: () => go("recall", { ...Object.fromEntries(params), limit: shown * 4 }) })
+        : null),
     ...(blocks.length ? blocks : [el("p", { class: "muted", text: "No recall yet: the agent hooks write here." })]));
   let seen = null;
   state.onStatus = (status) => {  // redrawn when the chosen agent was given memories again
