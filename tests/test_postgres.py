@@ -313,6 +313,9 @@ def test_two_daemons_share_one_namespace(cluster: Cluster, tmp_path: Path) -> No
         assert _role(a) == "writer"
         b = _daemon(tmp_path / "b", ws_b, _agent_table("team", ws_b, url, "team"))
         assert _role(b) == "standby"
+        holder = b.status()["writer"]  # who writes, as the standby's status (and web page) shows it
+        assert holder["pid"] and holder["role"] == "hostwriter" and holder["this_daemon"] is False
+        assert holder["application"] == "memoryd:team" and a.status()["writer"]["this_daemon"] is True
         with a.client() as client:
             written = client.write("The night agent pinned libfoo to 2.3 after the flaky build.")
         assert written["indexed"]

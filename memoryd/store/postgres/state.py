@@ -1,8 +1,9 @@
-"""A namespace's metadata, counts and replica lag, remembered until a commit is heard of."""
+"""A namespace's metadata, counts and replica lag, remembered until a commit is heard of; who holds its writer lock."""
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 
 import psycopg
@@ -10,11 +11,16 @@ from psycopg import sql
 
 from memoryd.store.interface import StoreUnavailable
 from memoryd.store.postgres.connections import Connections
+from memoryd.store.postgres.schema import lock_key
 from memoryd.store.rows import one_row
+
+WRITER_SECONDS = 5.0  # how long who holds the writer lock is remembered (status asks every second per live page)
 
 
 class State(Connections):
-    """Metadata, counts and lag."""
+    """Metadata, counts, lag, and who writes."""
+
+    _writer_seen: tuple[float, dict[str, object] | None] | None = None
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         with self._cache_lock:
@@ -110,3 +116,38 @@ class State(Connections):
 
     def chunk_count(self) -> int:
         return self.row_counts()["chunks"]
+
+    def writer_lock(self) -> dict[str, object] | None:
+        """Who holds the namespace's writer lock (the session's pid, role, application and since when, as far as
+        this role may see them), read from the primary at most every WRITER_SECONDS; None when nobody does."""
+        now = time.monotonic()
+        cached = self._writer_seen
+        if cached is not None and now - cached[0] < WRITER_SECONDS:
+            return cached[1]
+        key = lock_key(self.namespace)
+        try:
+            with self._writer_or_primary() as cur:
+                cur.execute(
+                    "SELECT a.pid, a.usename, a.application_name, a.client_addr::text,"
+                    " extract(epoch FROM a.backend_start)"
+                    " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                    " AND l.classid::bigint = %s AND l.objid::bigint = %s",
+                    ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
+                )
+                row = cur.fetchone()
+        except (psycopg.Error, StoreUnavailable):
+            return cached[1] if cached is not None else None
+        holder = None
+        if row is not None:
+            pid, role, application, address, since = row
+            holder = {
+                "pid": pid,
+                "role": role,
+                "application": application,
+                "address": address,
+                "since": float(since) if since is not None else None,
+                "this_daemon": self.writable,
+            }
+        self._writer_seen = (now, holder)
+        return holder

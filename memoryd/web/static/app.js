@@ -548,8 +548,14 @@ function progressBar(done, total, id) {
 
 function healthText(health) {
   if (!health || typeof health !== "object") return String(health);
-  const problems = Object.entries(health).filter(([key, value]) => key !== "ok" && value);
-  return health.ok === false || problems.length ? problems.map(([k, v]) => `${k}: ${v}`).join("; ") || "not ok" : "ok";
+  const since = health.since ? ` since ${when(health.since)}` : "";
+  return health.ok === false ? `failing${since}: ${health.error || "unknown error"}` : `ok${since}`;
+}
+
+function writerText(writer) {
+  if (!writer) return "nobody: no daemon writes this namespace now";
+  const who = [`pid ${writer.pid}`, writer.role, writer.application, writer.address].filter(Boolean).join(", ");
+  return `${writer.this_daemon ? "this daemon" : "another daemon"} (${who})${writer.since ? ` since ${when(writer.since)}` : ""}`;
 }
 
 function agentCard(agent) {
@@ -581,8 +587,8 @@ function agentCard(agent) {
       ["store health", agent.store_health === undefined ? undefined : healthText(agent.store_health)],
       ["reads from", agent.read_from],
       ["replica lag", agent.replica_lag_s === undefined ? undefined : (agent.replica_lag_s === null ? "–" : `${agent.replica_lag_s} s`)],
-      ["writer lock", agent.writer === undefined ? undefined : JSON.stringify(agent.writer)],
-      ["namespaces", agent.granted === undefined ? undefined : JSON.stringify(agent.granted)],
+      ["writer lock", agent.writer === undefined ? undefined : writerText(agent.writer)],
+      ["readers granted", agent.readers_granted === undefined ? undefined : (agent.readers_granted.join(", ") || "none")],
     ]));
 }
 
