@@ -224,7 +224,12 @@ function termsOf(query) {
 function highlighted(text, terms) {
   const span = el("span");
   if (!terms.length) { span.textContent = text; return span; }
-  const escaped = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const unspaced = /[\p{Script=Han}\p{Script=Thai}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+  const escaped = terms.map((t) => {
+    const plain = t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    // a word is marked from its start ("cache" in "caches", not in "Memcached"); unspaced scripts anywhere
+    return unspaced.test(t) ? plain : `(?<![\\p{L}\\p{N}])${plain}`;
+  });
   const pattern = new RegExp(`(${escaped.join("|")})`, "giu");
   let last = 0;
   for (const match of text.matchAll(pattern)) {
