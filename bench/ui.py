@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,7 @@ DEMO = {
 def screenshots(out_dir: Path, work: Path = CACHE) -> list[Path]:
     """Each page of a small demo memory, as PNGs in `out_dir` (a Claude Code prompt's recall in the log)."""
     root = work / "ui-demo"
+    shutil.rmtree(root, ignore_errors=True)  # the same pictures each time: no recall log or index from before
     workspace = root / "workspace"
     for path, text in DEMO.items():
         target = workspace / path
