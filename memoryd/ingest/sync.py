@@ -375,8 +375,7 @@ class Syncer:
         return embedder
 
     def embed_pending(self, report: SyncReport) -> int:
-        """Embed every chunk stored without a vector (stored while the provider was down); returns how many were
-        attached. Stops at an embedding error, which the report holds."""
+        """Embed every chunk stored without a vector; returns how many were attached (stops at an embedding error)."""
         attached = 0
         while group := self.embed_group(report):
             attached += group
