@@ -422,7 +422,8 @@ class _ServedInProcess:
     def __init__(self, path: Path, rate: float, burst: float) -> None:
         import asyncio
 
-        from memoryd.daemon.rpc import ConnectRate, RPCServer
+        from memoryd.daemon.admission import ConnectRate
+        from memoryd.daemon.rpc import RPCServer
 
         self.loop = asyncio.new_event_loop()
         self.server = RPCServer(path, lambda method, params: {"pong": True})
