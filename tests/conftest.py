@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,6 +24,21 @@ class CountingEmbedder(HashingEmbedder):
     def embed_documents(self, texts: list[str], *, urgent: bool = False) -> np.ndarray:
         self.calls.extend(texts)
         return super().embed_documents(texts, urgent=urgent)
+
+
+def python_for_anyone() -> str:
+    """A Python another user may run (this venv's may sit under root's 0700 home): a probe needs stdlib only."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3", shutil.which("python3") or ""):
+        if candidate and os.access(candidate, os.X_OK) and not candidate.startswith(str(Path.home())):
+            return candidate
+    pytest.fail("no Python outside root's home for the second user to run")
+
+
+def run_as(uid: int, gid: int, command: list[str]) -> subprocess.CompletedProcess[str]:
+    """`command` as another user (this one must be root), with no supplementary groups, from /."""
+    return subprocess.run(
+        command, user=uid, group=gid, extra_groups=[], capture_output=True, text=True, timeout=60, cwd="/"
+    )
 
 
 def write(path: Path, text: str) -> Path:

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
 from .harness import Daemon, launch, wait_answering
 
-__all__ = ["Daemon", "cleanup", "eventually", "short_dir", "start", "wait_ready", "write_config"]
+__all__ = [
+    "Daemon",
+    "cleanup",
+    "eventually",
+    "memctl",
+    "short_dir",
+    "start",
+    "start_with_notes",
+    "wait_ready",
+    "write_config",
+]
 
 T = TypeVar("T")
 
@@ -103,3 +116,28 @@ def cleanup(daemon: Daemon) -> None:
     for folder in (daemon.socket.parent, daemon.socket.parent.parent):
         if folder.name.startswith("md-"):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def start_with_notes(tmp: Path, notes: Mapping[str, str]) -> Daemon:
+    """A daemon (hashing embedder) on a workspace `tmp/ws` holding `notes` (relative path -> text), first sync done."""
+    workspace = tmp / "ws"
+    for path, text in notes.items():
+        target = workspace / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return start(tmp, workspace)
+
+
+def memctl(daemon: Daemon, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """memctl as a user runs it against `daemon`, through MEMORYD_SOCKET and MEMORYD_DATA_DIR alone."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
+    env["MEMORYD_SOCKET"] = str(daemon.socket)
+    env["MEMORYD_DATA_DIR"] = str(daemon.data_dir)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd_client.memctl", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )

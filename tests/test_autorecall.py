@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +21,7 @@ from memoryd_client.protocol.schema import Recall
 
 from . import daemon as d
 from .conftest import write
+from .daemon import memctl
 
 NOTES = {
     "memory/2026-11-20.md": "# 2026-11-20\n\n- We decided to use OAuth device flow for the CLI's auth; API keys stay "
@@ -175,27 +173,9 @@ def test_a_hook_gives_up_on_a_slow_daemon_within_its_limit(tmp_path: Path, monke
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[d.Daemon]:
-    tmp = tmp_path_factory.mktemp("autorecall")
-    ws = tmp / "ws"
-    for path, text in NOTES.items():
-        write(ws / path, text)
-    daemon = d.start(tmp, ws)
+    daemon = d.start_with_notes(tmp_path_factory.mktemp("autorecall"), NOTES)
     yield daemon
     d.cleanup(daemon)
-
-
-def memctl(daemon: d.Daemon, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
-    env["MEMORYD_SOCKET"] = str(daemon.socket)
-    env["MEMORYD_DATA_DIR"] = str(daemon.data_dir)
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd_client.memctl", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
 
 
 @pytest.mark.slow

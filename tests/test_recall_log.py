@@ -4,10 +4,7 @@ the daemon, read with `recall_log` and `memctl recall --log`, counted in `status
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +18,7 @@ from memoryd_client.stub import RemoteError
 
 from . import daemon as d
 from .conftest import write
+from .daemon import memctl
 
 NOTES = {
     "memory/2026-11-20.md": "# 2026-11-20\n\n- We decided to use OAuth device flow for the CLI's auth; API keys stay "
@@ -117,22 +115,9 @@ def test_a_symlink_where_the_log_goes_is_not_written_through(tmp_path: Path) -> 
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[d.Daemon]:
-    tmp = tmp_path_factory.mktemp("recall-log")
-    ws = tmp / "ws"
-    for path, text in NOTES.items():
-        write(ws / path, text)
-    daemon = d.start(tmp, ws)
+    daemon = d.start_with_notes(tmp_path_factory.mktemp("recall-log"), NOTES)
     yield daemon
     d.cleanup(daemon)
-
-
-def memctl(daemon: d.Daemon, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
-    env["MEMORYD_SOCKET"] = str(daemon.socket)
-    env["MEMORYD_DATA_DIR"] = str(daemon.data_dir)
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd_client.memctl", *args], capture_output=True, text=True, timeout=60, env=env
-    )
 
 
 def _recall_in_two_sessions(daemon: d.Daemon) -> None:

@@ -24,7 +24,7 @@ from memoryd.memory import AgentMemory
 from memoryd_client.http_gate import HEADER_SECONDS
 from memoryd_client.stub import MemoryClient
 from tests import daemon as d
-from tests.conftest import write
+from tests.conftest import python_for_anyone, run_as, write
 
 SAVE_STYLES = ("rename", "in-place")
 
@@ -296,16 +296,6 @@ def _intruder() -> tuple[int, int]:
     return entry.pw_uid, entry.pw_gid
 
 
-def _python_for_anyone() -> str:
-    """A Python another user may run (this venv's may sit under root's 0700 home): the intruder needs stdlib only."""
-    import shutil
-
-    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3", shutil.which("python3") or ""):
-        if candidate and os.access(candidate, os.X_OK) and not candidate.startswith(str(Path.home())):
-            return candidate
-    pytest.fail("no Python outside root's home for the second user to run")
-
-
 INTRUDER_READS = """
 import json, os, socket, sys, urllib.request
 out = {}
@@ -386,16 +376,7 @@ def test_another_local_user_can_read_and_call_nothing(workspace: Path) -> None:
 
             def attempt() -> dict[str, str]:
                 where = [str(daemon.socket), f"http://127.0.0.1:{port}/mcp {token}", *map(str, secrets)]
-                done = subprocess.run(
-                    [_python_for_anyone(), "-c", INTRUDER_READS, *where],
-                    user=uid,
-                    group=gid,
-                    extra_groups=[],
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                    cwd="/",
-                )
+                done = run_as(uid, gid, [python_for_anyone(), "-c", INTRUDER_READS, *where])
                 assert done.returncode == 0, done.stderr
                 return json.loads(done.stdout)
 

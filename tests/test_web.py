@@ -23,6 +23,8 @@ import pytest
 
 from . import daemon as d
 from .browser import chromium, open_page, wait_for
+from .conftest import python_for_anyone, run_as, write
+from .daemon import memctl
 from .fake_providers import FakeProvider
 from .harness import wait_answering
 
@@ -38,25 +40,6 @@ NOTES = {
     "- Alice prefers Postgres for the billing service.\n",
     "memory/projects/osprey.md": "# Osprey\n\nOsprey is the search rewrite; its index is rebuilt nightly at 02:00.\n",
 }
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def memctl(daemon: d.Daemon, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
-    env["MEMORYD_SOCKET"] = str(daemon.socket)
-    env["MEMORYD_DATA_DIR"] = str(daemon.data_dir)
-    return subprocess.run(
-        [sys.executable, "-m", "memoryd_client.memctl", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
 
 
 def page_address(daemon: d.Daemon) -> tuple[str, int, str]:
@@ -100,11 +83,7 @@ def call(
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[d.Daemon]:
-    tmp = tmp_path_factory.mktemp("web")
-    ws = tmp / "ws"
-    for path, text in NOTES.items():
-        write(ws / path, text)
-    daemon = d.start(tmp, ws)
+    daemon = d.start_with_notes(tmp_path_factory.mktemp("web"), NOTES)
     daemon.wait_idle()
     yield daemon
     d.cleanup(daemon)
@@ -524,16 +503,7 @@ for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::ffff
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a probe as another user")
 def test_another_users_connection_is_closed_even_with_the_token(site: d.Daemon) -> None:
     _, port, token = page_address(site)
-    probe = subprocess.run(
-        ["/usr/bin/python3", "-c", OTHER_USER_PROBE, str(port), token],
-        user=65534,
-        group=65534,
-        extra_groups=[],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd="/",
-    )
+    probe = run_as(65534, 65534, [python_for_anyone(), "-c", OTHER_USER_PROBE, str(port), token])
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.split() == ["AF_INET", "closed", "AF_INET6", "closed"], probe.stdout
     assert call(port, "/api/status", {}, token=token)[0] == 200  # this user's own still is answered

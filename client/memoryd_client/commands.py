@@ -328,8 +328,14 @@ def ui(args: Parsed) -> int:
     address = f"{url}#token={token}"
     if args["print_url"] or args["json"]:
         return emit(args, {"url": address}, address)
+    from memoryd_client.integrations.files import IntegrationError, replace_file
+
     opener = os.path.join(os.path.dirname(path), "ui-open.html")
-    _write_private(opener, f'<!doctype html><meta http-equiv="refresh" content="0;url={address}">\n')
+    try:
+        replace_file(opener, f'<!doctype html><meta http-equiv="refresh" content="0;url={address}">\n'.encode(), 0o600)
+    except IntegrationError as exc:
+        print(f"Error: {exc}; or: memctl ui --print", file=sys.stderr)
+        return 1
     import webbrowser
     from pathlib import Path
 
@@ -337,17 +343,6 @@ def ui(args: Parsed) -> int:
         print(f"Open {url} with the token in {path}, or: memctl ui --print", file=sys.stderr)
         return 1
     return 0
-
-
-def _write_private(path: str, text: str) -> None:
-    """`text` at `path`, 0600, through a new file and a rename (a symlink there is replaced, never followed)."""
-    import os
-
-    temporary = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(temporary, path)
 
 
 def mcp(args: Parsed) -> int:

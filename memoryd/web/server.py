@@ -23,7 +23,6 @@ import contextlib
 import functools
 import hmac
 import json
-import os
 import re
 import secrets
 import socket
@@ -38,6 +37,7 @@ from typing import Any
 import structlog
 
 from memoryd.daemon.rpc import Dropped, RPCError
+from memoryd.durable import replace_privately
 from memoryd.web.wire import encode, schema_description
 from memoryd_client.http_gate import other_user
 from memoryd_client.protocol.schema import METHODS
@@ -73,23 +73,11 @@ Call = Callable[[Hashable, str, list[Any]], Any]  # (caller, method, params) -> 
 
 
 def write_token(data_dir: Path) -> str:
-    """A new token for this start, written 0600 through a temporary file and a rename: the old one stops working,
-    and a symlink planted at the path is replaced, never written through."""
+    """A new token for this start, written 0600 through a temporary file and a rename (durable.replace_privately):
+    the old one stops working, and a symlink planted at the path is replaced, never written through."""
     data_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
     token = secrets.token_urlsafe(32)
-    path = data_dir / TOKEN_FILE
-    temporary = data_dir / f".{TOKEN_FILE}.{os.getpid()}.tmp"
-    with contextlib.suppress(FileNotFoundError):
-        temporary.unlink()
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(token + "\n")
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+    replace_privately(data_dir / TOKEN_FILE, f"{token}\n".encode())
     return token
 
 
