@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,7 @@ from bench.beir import CACHE
 from bench.harness import median, percentile, start_daemon
 from bench.synthetic import build
 from tests.browser import chromium, open_page
+from tests.daemon import memctl
 from tests.harness import Daemon
 
 TARGETS = {"web page load p50 ms @100k, slowest page": ("<=", 300.0)}
@@ -106,21 +104,14 @@ def screenshots(out_dir: Path, work: Path = CACHE) -> list[Path]:
     written = []
     try:
         daemon.wait_idle()
-        env = {**os.environ, "MEMORYD_SOCKET": str(daemon.socket), "MEMORYD_DATA_DIR": str(daemon.data_dir)}
         hook = {
             "session_id": "demo-1",
             "hook_event_name": "UserPromptSubmit",
             "prompt": "Which cache does billing use?",
         }
-        subprocess.run(
-            [sys.executable, "-m", "memoryd_client.memctl", "hook", "claude-code", "UserPromptSubmit"],
-            input=json.dumps(hook),
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-            check=True,
-        )
+        given = memctl(daemon, "hook", "claude-code", "UserPromptSubmit", stdin=json.dumps(hook))
+        if not given.stdout:  # a hook always exits 0: no block means the recall log would be empty
+            raise SystemExit(f"bench ui: the demo's hook recalled nothing ({given.stderr.strip()})")
         url, token = _address(daemon)
         out_dir.mkdir(parents=True, exist_ok=True)
         with chromium(1280, 860) as browser:
