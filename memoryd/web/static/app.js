@@ -27,14 +27,20 @@ class ApiError extends Error {
   constructor(code, message) { super(message); this.code = code; }
 }
 
-async function api(method, params) {
-  const response = await fetch(`/api/${method}`, {
+function post(route, params, signal) {
+  // every call: POST, a JSON body, the token as a header, no cookies, nothing cached
+  return fetch(route, {
     method: "POST",
     headers: { "Content-Type": "application/json", "Authorization": `Bearer ${state.token}` },
     body: JSON.stringify(params || {}),
     credentials: "omit",
     cache: "no-store",
+    signal,
   });
+}
+
+async function api(method, params) {
+  const response = await post(`/api/${method}`, params);
   let body;
   try { body = await response.json(); } catch { throw new ApiError("http", `HTTP ${response.status}`); }
   if (body.error) throw new ApiError(body.error.code, body.error.message);
@@ -654,11 +660,7 @@ async function live() {
     while (document.hidden) await new Promise((resolve) => setTimeout(resolve, 500));
     stopper = new AbortController();
     try {
-      const response = await fetch("/api/events", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", "Authorization": `Bearer ${state.token}` },
-        body: "{}", credentials: "omit", cache: "no-store", signal: stopper.signal,
-      });
+      const response = await post("/api/events", {}, stopper.signal);
       if (response.status === 401) {  // the daemon restarted: its token is new
         notice("The daemon restarted: run memctl ui again to open the page with its new token.", true);
         dot.textContent = "○";
