@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -20,7 +21,7 @@ WRITER_SECONDS = 5.0  # how long who holds the writer lock is remembered (status
 class State(Connections):
     """Metadata, counts, lag, and who writes."""
 
-    _writer_seen: tuple[float, dict[str, object] | None] | None = None
+    _writer_seen: tuple[float, tuple[Any, ...] | None] | None = None  # (when read, the holder's row)
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         with self._cache_lock:
@@ -119,35 +120,37 @@ class State(Connections):
 
     def writer_lock(self) -> dict[str, object] | None:
         """Who holds the namespace's writer lock (the session's pid, role, application and since when, as far as
-        this role may see them), read from the primary at most every WRITER_SECONDS; None when nobody does."""
+        this role may see them; `this_daemon` from this daemon's own write session, at each call), read from the
+        primary on this thread's connection at most every WRITER_SECONDS; None when nobody does."""
         now = time.monotonic()
         cached = self._writer_seen
-        if cached is not None and now - cached[0] < WRITER_SECONDS:
-            return cached[1]
-        key = lock_key(self.namespace)
-        try:
-            with self._writer_or_primary() as cur:
-                cur.execute(
-                    "SELECT a.pid, a.usename, a.application_name, a.client_addr::text,"
-                    " extract(epoch FROM a.backend_start)"
-                    " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-                    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
-                    " AND l.classid::bigint = %s AND l.objid::bigint = %s",
-                    ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
-                )
-                row = cur.fetchone()
-        except (psycopg.Error, StoreUnavailable):
-            return cached[1] if cached is not None else None
-        holder = None
-        if row is not None:
-            pid, role, application, address, since = row
-            holder = {
-                "pid": pid,
-                "role": role,
-                "application": application,
-                "address": address,
-                "since": float(since) if since is not None else None,
-                "this_daemon": self.writable,
-            }
-        self._writer_seen = (now, holder)
-        return holder
+        row = cached[1] if cached is not None else None
+        if cached is None or now - cached[0] >= WRITER_SECONDS:
+            key = lock_key(self.namespace)
+            try:
+                with self.reading() as cur:
+                    cur.execute(
+                        "SELECT a.pid, a.usename, a.application_name, a.client_addr::text,"
+                        " extract(epoch FROM a.backend_start)"
+                        " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                        " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                        " AND l.classid::bigint = %s AND l.objid::bigint = %s",
+                        ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
+                    )
+                    row = cur.fetchone()
+            except (psycopg.Error, StoreUnavailable):
+                pass  # the last known holder stands while the server is away
+            else:
+                self._writer_seen = (now, row)
+        if row is None:
+            return None
+        pid, role, application, address, since = row
+        mine = self._writer is not None and not self._writer.closed and self._writer.info.backend_pid == pid
+        return {
+            "pid": pid,
+            "role": role,
+            "application": application,
+            "address": address,
+            "since": float(since) if since is not None else None,
+            "this_daemon": mine,
+        }
