@@ -13,8 +13,12 @@ class DiskFull(RuntimeError):
     """The index cannot grow: indexing pauses until there is room; searches go on."""
 
 
+class RequestFailed(RuntimeError):
+    """A server refused one request (a constraint, a value it cannot store): the file is retried at the next sync."""
+
+
 CORRUPT: tuple[type[BaseException], ...] = (apsw.CorruptError, apsw.NotADBError)
 FULL: tuple[type[BaseException], ...] = (DiskFull, apsw.FullError)
-FAILED: tuple[type[BaseException], ...] = (apsw.Error,)  # one request refused; the store itself is fine
+FAILED: tuple[type[BaseException], ...] = (apsw.Error, RequestFailed)  # one request refused; the store itself is fine
 
-__all__ = ["CORRUPT", "FAILED", "FULL", "DiskFull", "NotGranted", "StoreBusy", "StoreUnavailable"]
+__all__ = ["CORRUPT", "FAILED", "FULL", "DiskFull", "NotGranted", "RequestFailed", "StoreBusy", "StoreUnavailable"]

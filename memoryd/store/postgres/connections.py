@@ -9,13 +9,15 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 import structlog
 from psycopg import sql
 
+from memoryd.store.errors import DiskFull, RequestFailed
 from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
+from memoryd.store.postgres.liveness import RetryingCursor, answers
 from memoryd.store.postgres.schema import CHANNEL, SCHEMA_VERSION, create_tables, grant_read, lock_key, schema_name
 from memoryd.store.rows import StoreChange
 
@@ -28,10 +30,6 @@ RETRY_SECONDS = (0.5, 1, 2, 4, 8, 15)  # backoff between connection attempts aft
 
 class NotWriter(StoreUnavailable):
     """Another daemon holds the namespace's writer lock: this one reads, and stands by to take over."""
-
-
-def _timed_out() -> str:
-    return f"PostgreSQL took longer than {STATEMENT_TIMEOUT_MS // 1000} s on this request (statement_timeout)"
 
 
 def redact_url(url: str) -> str:
@@ -78,6 +76,7 @@ class Connections:
         self.health: dict[str, Any] = {"ok": True, "error": None, "since": time.time()}
         self.writable = False
         self.may_write = True  # until the server says otherwise
+        self.statement_timeout_ms = STATEMENT_TIMEOUT_MS  # as the last connection made found it
         self._created = not create
         if create:
             with contextlib.suppress(StoreUnavailable):  # the server may be away: made at the first use instead
@@ -89,17 +88,29 @@ class Connections:
     def _connect(self, url: str, autocommit: bool = True) -> psycopg.Connection:
         try:
             conn = psycopg.connect(
-                url,
-                autocommit=autocommit,
-                connect_timeout=CONNECT_TIMEOUT,
-                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
-                application_name=f"memoryd:{self.namespace}",
+                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name=f"memoryd:{self.namespace}"
             )
+            self._limit_statements(conn)
+            conn.autocommit = autocommit
         except psycopg.Error as exc:
             self._failed(exc)
             raise StoreUnavailable(f"PostgreSQL unreachable ({redact_url(url)}): {_first_line(exc)}") from None
         self._recovered()
         return conn
+
+    def _limit_statements(self, conn: psycopg.Connection) -> None:
+        """memoryd's statement_timeout where the server, database or role sets none: a DBA's own setting (even
+        0, no limit) is theirs to choose."""
+        row = conn.execute("SELECT setting, source FROM pg_settings WHERE name = 'statement_timeout'").fetchone()
+        if row is None or row[1] == "default":
+            conn.execute(sql.SQL("SET statement_timeout = {}").format(sql.Literal(STATEMENT_TIMEOUT_MS)))
+            self.statement_timeout_ms = STATEMENT_TIMEOUT_MS
+        else:
+            self.statement_timeout_ms = int(row[0])
+
+    def _timed_out(self) -> str:
+        limit = self.statement_timeout_ms
+        return f"PostgreSQL took longer than {limit / 1000:g} s on this statement (statement_timeout = {limit} ms)"
 
     def _failed(self, exc: BaseException) -> None:
         if self.health["ok"]:
@@ -125,25 +136,36 @@ class Connections:
 
     @contextlib.contextmanager
     def reading(self, replica: bool = False) -> Iterator[psycopg.Cursor]:
-        """A cursor on this thread's read connection; a lost connection is dropped and reported. Searches read
-        the replica (`replica`); everything a sync reads comes from the primary, which holds its own writes."""
+        """A cursor on this thread's read connection. Searches read the replica (`replica`); everything a sync
+        reads comes from the primary, which holds its own writes. A statement whose pooled connection the server
+        dropped while it sat idle (a restart, a failover, an idle timeout) runs again once on a new one
+        (`RetryingCursor`); a connection lost again is reported."""
         if not self._created:
             self._create()
-        conn = self.reader(replica)
+        slot = "replica" if replica and self.read_url else "primary"
+
+        def reopen() -> psycopg.Cursor:
+            setattr(self._local, slot, None)
+            return self.reader(replica).cursor()
+
+        cursor = RetryingCursor(self.reader(replica).cursor(), reopen)
         try:
-            with conn.cursor() as cur:
-                yield cur
+            yield cast(psycopg.Cursor, cursor)  # it answers every call a psycopg cursor does (__getattr__)
         except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName) as exc:
             raise NotGranted(
                 f"the namespace {self.namespace!r} does not exist or this role may not read it ({_first_line(exc)})"
             ) from None
         except psycopg.errors.QueryCanceled:
-            raise StoreBusy(_timed_out()) from None
+            raise StoreBusy(self._timed_out()) from None
+        except psycopg.errors.DiskFull as exc:
+            raise StoreUnavailable(f"PostgreSQL's disk is full: {_first_line(exc)}") from None
         except psycopg.OperationalError as exc:
-            if conn.broken or conn.closed:
-                setattr(self._local, "replica" if replica and self.read_url else "primary", None)
+            if cursor.lost:
+                setattr(self._local, slot, None)
                 raise StoreUnavailable(f"PostgreSQL connection lost: {_first_line(exc)}") from None
             raise
+        finally:
+            cursor.close()
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[psycopg.Cursor]:
@@ -158,13 +180,20 @@ class Connections:
                     yield cur
                     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.namespace))
             except psycopg.errors.QueryCanceled:
-                raise StoreBusy(_timed_out()) from None
+                raise StoreBusy(self._timed_out()) from None
+            except psycopg.errors.DiskFull as exc:
+                raise DiskFull(f"PostgreSQL's disk is full; indexing paused ({_first_line(exc)})") from None
             except psycopg.OperationalError as exc:
                 if conn.broken or conn.closed:
                     self._writer = None
                     self.writable = False  # the lock went with the session
                     raise StoreUnavailable(f"PostgreSQL connection lost: {_first_line(exc)}") from None
-                raise
+                raise RequestFailed(f"PostgreSQL: {_first_line(exc)}") from None
+            except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName) as exc:
+                why = _first_line(exc)
+                raise NotGranted(f"this role may not write the namespace {self.namespace!r}: {why}") from None
+            except psycopg.DatabaseError as exc:
+                raise RequestFailed(f"PostgreSQL refused the write: {_first_line(exc)}") from None
             finally:
                 self._invalidate()
 
@@ -172,7 +201,7 @@ class Connections:
         """The write connection, which holds the namespace's advisory lock for its whole session: writes go
         through the connection that holds the lock, so a daemon whose session ended (and whose lock another
         daemon may have taken) can write nothing more. Raises NotWriter while another daemon holds it."""
-        if self._writer is not None and not (self._writer.closed or self._writer.broken):
+        if self._writer is not None and answers(self._writer):
             return self._writer
         self._writer = None
         self.writable = False
@@ -212,18 +241,11 @@ class Connections:
         """Whether this daemon still writes the namespace: its lock's session answers (a lost session lost the
         lock with it)."""
         with self._write_lock:
-            conn = self._writer
-            if conn is None:
-                return False
-            try:
-                conn.execute("SELECT 1")
+            if self._writer is not None and answers(self._writer):
                 return True
-            except psycopg.Error:
-                self._writer = None
-                self.writable = False
-                with contextlib.suppress(psycopg.Error):
-                    conn.close()
-                return False
+            self._writer = None
+            self.writable = False
+            return False
 
     def _create(self) -> None:
         """Make the namespace's schema if it is missing (the first daemon with the right to does so); a role

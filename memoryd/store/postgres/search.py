@@ -12,6 +12,7 @@ import psycopg
 from psycopg import sql
 
 from memoryd.store.postgres.files import Files, sent_vector, vector_text
+from memoryd.store.postgres.liveness import answers
 from memoryd.store.postgres.terms import idf, match_query, phrase_query, phrase_tokens, score_sql
 from memoryd.store.rows import ChunkFilter, ChunkRow, Match, Phrase, is_glob, one_row, path_spellings, window_matrix
 from memoryd_client.protocol.schema import SOURCES
@@ -201,6 +202,8 @@ class Search(Files):
         if not self.dims:
             return
         conn = self.reader(replica=True)
+        if not answers(conn):  # dropped by a server restart while idle: the thread's next one is new
+            conn = self.reader(replica=True)
         with conn.transaction(), conn.cursor(name="vectors") as cur:
             cur.itersize = batch
             cur.execute(

@@ -1,0 +1,61 @@
+"""Connections that outlive their server's restart: a pooled connection the server dropped while it sat idle is
+found out before it fails a request, and a read is run again once on a new one."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+
+
+class RetryingCursor:
+    """A read cursor that runs a statement once more, on a new connection, when the server dropped the pooled one
+    before answering: reads are autocommit statements, so running one again changes nothing. A statement the
+    server cancelled, refused or failed is not run again, nor one whose connection is lost a second time."""
+
+    def __init__(self, cursor: psycopg.Cursor, reopen: Callable[[], psycopg.Cursor]) -> None:
+        self._cursor = cursor
+        self._reopen = reopen
+        self._retried = False
+
+    @property
+    def lost(self) -> bool:
+        return self._cursor.connection.broken or self._cursor.connection.closed
+
+    def execute(self, query: Any, params: Any = None, **options: Any) -> RetryingCursor:
+        try:
+            self._cursor.execute(query, params, **options)
+        except psycopg.OperationalError:
+            if self._retried or not self.lost:
+                raise
+            self._retried = True
+            self.close()
+            self._cursor = self._reopen()
+            self._cursor.execute(query, params, **options)
+        return self
+
+    def close(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            self._cursor.close()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._cursor)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+def answers(conn: psycopg.Connection) -> bool:
+    """Whether a held connection still reaches its server (one that was restarted dropped it while it was idle);
+    one that does not is closed."""
+    if not (conn.closed or conn.broken):
+        try:
+            conn.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            pass
+    with contextlib.suppress(psycopg.Error):
+        conn.close()
+    return False

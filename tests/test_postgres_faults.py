@@ -1,0 +1,123 @@
+"""PostgreSQL faults that must not misreport: a server restart under pooled connections, a full disk, a DBA's own
+statement timeout; a real server (the pgserver wheel) and real daemons."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from memoryd.store.postgres.connections import STATEMENT_TIMEOUT_MS
+from tests.daemon import Daemon, cleanup, eventually
+from tests.pg import Cluster
+from tests.test_postgres import _agent_table, _daemon, _hits, _notes
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
+    pg = Cluster(root)
+    yield pg
+    pg.close()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _searches(daemon: Daemon, query: str, clients: int, each: int) -> list[list[str]]:
+    """`clients` clients side by side, `each` searches apiece: the daemon answers them on several threads, each
+    with its own pooled connection."""
+
+    def one(_: int) -> list[list[str]]:
+        with daemon.client(timeout=30) as client:
+            return [[hit.citation for hit in client.search(query)] for _ in range(each)]
+
+    with ThreadPoolExecutor(clients) as pool:
+        return [found for batch in pool.map(one, range(clients)) for found in batch]
+
+
+def test_a_server_restart_fails_no_request_after_it(cluster: Cluster, tmp_path: Path) -> None:
+    """Every connection the daemon pooled dies with the server; once it is back, the first status, searches on
+    every thread, a write and a get all answer as before: no request fails for a connection that was idle."""
+    ws = _notes(tmp_path / "ws")
+    daemon = _daemon(tmp_path, ws, _agent_table("main", ws, cluster.url(), "restart"))
+    try:
+        before = _searches(daemon, "valkey", clients=4, each=3)
+        assert all(found == before[0] and found for found in before)
+        with daemon.client() as client:
+            assert client.write("The gecko rollout starts on Monday.")["indexed"]
+        cluster.stop()
+        cluster.start()
+        status = daemon.status()
+        assert status["store_health"]["ok"] is True and not status.get("index_error"), status
+        assert _searches(daemon, "valkey", clients=4, each=3) == before
+        with daemon.client() as client:
+            written = client.write("After the restart we chose the ocelot rollout.")
+            assert written["indexed"], written
+            assert client.get(written["path"])["text"].count("ocelot") == 1
+        assert _hits(daemon, "ocelot") and _hits(daemon, "gecko")
+        assert daemon.status()["role"] == "writer"
+        daemon.check_running()
+    finally:
+        cleanup(daemon)
+        if not (cluster.root / "primary" / "postmaster.pid").exists():
+            cluster.start()
+
+
+def test_a_full_disk_on_the_server_is_a_saved_note_not_an_internal_error(cluster: Cluster, tmp_path: Path) -> None:
+    """PostgreSQL answering `disk_full` (SQLSTATE 53100, raised by the server itself through a trigger) to a write's
+    index: the note is saved once, the answer says it is not indexed yet, and the next sync indexes it once the
+    server has room again."""
+    ws = _notes(tmp_path / "ws")
+    daemon = _daemon(tmp_path, ws, _agent_table("main", ws, cluster.url(), "full"))
+    try:
+        assert _hits(daemon, "valkey")
+        cluster.sql(
+            "CREATE FUNCTION memoryd_full.no_room() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; "
+            "END$$"
+        )
+        cluster.sql(
+            "CREATE TRIGGER no_room BEFORE INSERT ON memoryd_full.chunks FOR EACH ROW "
+            "EXECUTE FUNCTION memoryd_full.no_room()"
+        )
+        with daemon.client() as client:
+            written = client.write("The pangolin migration is set for June.")
+        assert written["indexed"] is False and "full" in written["index_error"], written
+        assert (ws / written["path"]).read_text().count("pangolin") == 1
+        assert not _hits(daemon, "pangolin")
+        cluster.sql("DROP TRIGGER no_room ON memoryd_full.chunks")
+        with daemon.client() as client:
+            client.sync()
+        eventually(lambda: _hits(daemon, "pangolin"), timeout=20)
+        assert (ws / written["path"]).read_text().count("pangolin") == 1
+        daemon.check_running()
+    finally:
+        cleanup(daemon)
+
+
+def test_a_dbas_statement_timeout_is_kept(cluster: Cluster, tmp_path: Path) -> None:
+    """A role with its own statement_timeout keeps it (memoryd's 10 s applies only where nothing is set), and the
+    busy answer names the limit that applied."""
+    from memoryd.store.interface import StoreBusy
+    from memoryd.store.postgres.connections import Connections
+
+    url = cluster.role("patient", create_schemas=True)
+    cluster.sql("ALTER ROLE patient SET statement_timeout = '250ms'")
+    kept = Connections(url, "patient")
+    default = Connections(cluster.url(), "impatient")
+    try:
+        with kept.reading() as cur:
+            assert cur.execute("SHOW statement_timeout").fetchone()[0] == "250ms"
+        with default.reading() as cur:
+            assert cur.execute("SHOW statement_timeout").fetchone()[0] == f"{STATEMENT_TIMEOUT_MS // 1000}s"
+        with pytest.raises(StoreBusy) as busy, kept.reading() as cur:
+            cur.execute("SELECT pg_sleep(2)")
+        assert "250 ms" in str(busy.value) and "0.25 s" in str(busy.value)
+    finally:
+        kept.close()
+        default.close()
