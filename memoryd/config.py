@@ -37,6 +37,7 @@ from memoryd.settings import (
     QueryConfig,
     RecallConfig,
     mask_password,
+    url_problem,
 )
 from memoryd.sources.redact import redact_pattern_error
 from memoryd_client.protocol.paths import default_socket_path
@@ -182,6 +183,11 @@ def _agent_problems(agent: AgentConfig) -> list[str]:
     if "sessions" in agent.sources and not agent.sessions_dirs:
         problems.append(f"agent {agent.id}: sources include 'sessions' but no sessions_dir says where transcripts are")
     q, c = agent.query, agent.chunking
+    if agent.postgres is not None:
+        for name, url in (("store", agent.postgres.url), ("read_url", agent.postgres.read_url)):
+            why = url_problem(url) if url else None
+            if why:
+                problems.append(f"agent {agent.id}: {name}: {why}")
     if q.fusion not in FUSIONS:
         problems.append(f"agent {agent.id}: fusion must be one of {', '.join(FUSIONS)}")
     if q.vector_weight + q.text_weight <= 0:

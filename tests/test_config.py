@@ -165,3 +165,28 @@ def test_a_prepared_model_is_named_instead_of_its_path(tmp_path: Path) -> None:
             load("auto", wrong)
     with pytest.raises(ConfigError, match="memoryd model prepare --model embeddinggemma-300m --accept-terms"):
         load("local", "embeddinggemma-300m", check=True)
+
+
+@pytest.mark.parametrize(
+    ("store", "secret"),
+    [
+        ("postgresql://bob:pa/ss@db.example/team", "pa/ss"),  # libpq reads this as host "bob", port "pa"
+        ("postgresql://bob:p@ss?w@db.example/team", "p@ss?w"),
+        ("postgres://bob:${TEAM_PG_PASSWORD}@db.example/team", "s3/cr3t"),  # the same from the environment
+    ],
+)
+def test_a_password_libpq_would_misread_is_refused_without_printing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str, secret: str
+) -> None:
+    from memoryd.settings import mask_password
+    from memoryd.store.postgres.connections import redact_url
+
+    monkeypatch.setenv("TEAM_PG_PASSWORD", "s3/cr3t")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[[agents]]\nid = "a"\nworkspace = "{tmp_path}"\nstore = "{store}"\n')
+    with pytest.raises(ConfigError, match="percent-encode") as refused:
+        load_config(cfg)
+    assert secret not in str(refused.value)
+    expanded = store.replace("${TEAM_PG_PASSWORD}", "s3/cr3t")
+    for shown in (mask_password(expanded), redact_url(expanded)):
+        assert shown is not None and secret not in shown and "***" in shown and "db.example/team" in shown

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.config import quickstart_agent
+from memoryd.config import load_config, quickstart_agent
 from memoryd.embeddings.hashing import HashingEmbedder
 from memoryd.memory import AgentMemory
 from memoryd.search.hybrid import QUERY_VECTOR_THREADS
@@ -559,7 +559,7 @@ def test_store_migrate_moves_an_index_without_embedding_again(cluster: Cluster, 
     )
     assert done.returncode == 0, done.stderr
     assert "0 embedded anew" in done.stdout and 'namespace = "moved"' in done.stdout
-    assert "hunter2" not in done.stdout + done.stderr
+    assert "hunter2" not in done.stdout + done.stderr and "visible to every local user" in done.stderr
     assert not list((data / "agents" / "main").glob("migrate-*"))  # the run's hold on the agent is gone
     with _memory(workspace, tmp_path / "pg", PostgresStore(cluster.url(), "moved")) as moved:
         assert {q: (_found(moved, q, "keyword"), _found(moved, q, "hybrid")[0][0]) for q in QUERIES} == before
@@ -590,6 +590,41 @@ def test_store_migrate_moves_an_index_without_embedding_again(cluster: Cluster, 
         timeout=60,
     )
     assert wrong.returncode != 0 and "uses a sqlite store" in wrong.stderr
+    _apply_printed_changes(config, done.stdout)  # pasted as printed, the config is valid and names the namespace
+    checked = subprocess.run([MEMORYD, "config", "check", "--config", str(config)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    assert load_config(config).agent("main").postgres == PostgresStore(cluster.url(), "moved")
+    # and back, from a namespace read through a replica URL and shared with readers: what SQLite has no use for
+    # is named for removal
+    config.write_text(
+        config.read_text().replace(
+            'namespace = "moved"', f'namespace = "moved"\nreaders = ["nobody"]\nread_url = "{cluster.url()}"'
+        )
+    )
+    back = subprocess.run(
+        [MEMORYD, "store", "migrate", "--config", str(config), "--to", str(tmp_path / "back.sqlite")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert back.returncode == 0, back.stderr
+    _apply_printed_changes(config, back.stdout)
+    checked = subprocess.run([MEMORYD, "config", "check", "--config", str(config)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    agent = load_config(config).agent("main")
+    assert agent.postgres is None and agent.store == tmp_path / "back.sqlite"
+
+
+def _apply_printed_changes(config: Path, printed: str) -> None:
+    """Edit the config's one [[agents]] table as `store migrate` said to: `key = value` set, `remove key` removed."""
+    lines = config.read_text().splitlines()
+    told = printed.split("now change the [[agents]] table", 1)[1].splitlines()[1:]
+    for line in (t.strip() for t in told):
+        key = line.split()[1] if line.startswith("remove ") else line.split(" = ", 1)[0]
+        lines = [kept for kept in lines if not kept.startswith(f"{key} =")]
+        if " = " in line and not line.startswith("remove "):
+            lines.insert(lines.index('id = "main"') + 1, line)
+    config.write_text("\n".join(lines) + "\n")
 
 
 def test_fewer_recruits_in_postgres_keep_the_same_keyword_ranking(

@@ -235,7 +235,13 @@ def store() -> None:
     default=None,
     help="The kind of store the agent uses now (checked against the config).",
 )
-@click.option("--to", "to", required=True, help="A postgresql:// URL, or a new SQLite index file.")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    help="A postgresql:// URL (its password from PGPASSWORD or ~/.pgpass: one on the command line is visible to "
+    "every local user in ps), or a new SQLite index file.",
+)
 @click.option("--namespace", default=None, help="The PostgreSQL namespace (default: the agent id).")
 def store_migrate(
     config_path: Path | None,
@@ -251,7 +257,8 @@ def store_migrate(
     built from the Markdown (nothing already embedded is embedded again). The old store is only read."""
     from memoryd.daemon.logging import configure
     from memoryd.daemon.migrate import MigrationError, migrate, open_source, target_agent
-    from memoryd.store.backend import config_lines, kind_of
+    from memoryd.settings import without_password
+    from memoryd.store.backend import config_changes, kind_of
 
     configure("warning", json=False)  # stdout is the summary; the bars and warnings go to stderr
     config = _load(config_path, workspace, socket_path, data_dir)
@@ -262,6 +269,12 @@ def store_migrate(
     current = kind_of(agent)
     if from_ is not None and from_ != current:
         raise click.ClickException(f"agent {agent.id} uses a {current} store, not {from_}")
+    if without_password(to) != to:
+        click.echo(
+            "note: a password in --to is visible to every local user (ps) while this runs; PGPASSWORD or"
+            " ~/.pgpass keep it out of sight",
+            err=True,
+        )
     bars = Bars({"cache": "copying the embedding cache", "sync": "indexing the notes"})
     try:
         target = target_agent(agent, to, namespace, config.data_dir)
@@ -280,8 +293,11 @@ def store_migrate(
     )
     if done.embedding_error:
         click.echo(f"note: {done.embedding_error}; the daemon embeds the rest", err=True)
-    lines = config_lines(target, to)
-    click.echo(f'now set, in [[agents]] id = "{agent.id}":\n  ' + "\n  ".join(lines))
+    click.echo(f'now change the [[agents]] table with id = "{agent.id}":')
+    for action, key, value in config_changes(agent, target):
+        click.echo(f"  {key} = {value}" if action == "set" else f"  remove {key}  ({value})")
+    if target.postgres is not None:
+        click.echo("  (the password: PGPASSWORD or ~/.pgpass in the daemon's environment, or ${VAR} in the URL)")
 
 
 if __name__ == "__main__":

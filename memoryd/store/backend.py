@@ -78,13 +78,23 @@ def retarget(agent: AgentConfig, to: str, namespace: str | None, data_dir: Path)
     return replace(agent, store=path, postgres=None)
 
 
-def config_lines(agent: AgentConfig, to: str) -> list[str]:
-    """The lines of an [[agents]] table that point it at its store `to`."""
-    if agent.postgres is not None:
-        from memoryd.settings import mask_password
+def config_changes(moving: AgentConfig, target: AgentConfig) -> list[tuple[str, str, str]]:
+    """What to change in the agent's [[agents]] table once its index moved: (set|remove, key, value or why). The
+    store's URL is given without its password, which the daemon gets from PGPASSWORD or ~/.pgpass."""
+    from memoryd.settings import without_password
 
-        return [f'store = "{mask_password(to)}"', f'namespace = "{agent.postgres.namespace}"']
-    return [f'store = "{agent.store}"']
+    changes: list[tuple[str, str, str]] = []
+    if target.postgres is not None:
+        pg = target.postgres
+        changes += [("set", "store", f'"{without_password(pg.url)}"'), ("set", "namespace", f'"{pg.namespace}"')]
+        if moving.postgres is not None and moving.postgres.read_url:
+            changes.append(("remove", "read_url", "a replica of the old server; set one of the new server's"))
+    else:
+        changes.append(("set", "store", f'"{target.store}"'))
+        if moving.postgres is not None:
+            for key, why in (("namespace", "SQLite has none"), ("read_url", "SQLite has none"), ("readers", "")):
+                changes.append(("remove", key, why or "SQLite has no roles"))
+    return changes
 
 
 def holds_file(agent: AgentConfig) -> bool:

@@ -15,6 +15,7 @@ import psycopg
 import structlog
 from psycopg import sql
 
+from memoryd.settings import mask_password, url_problem
 from memoryd.store.errors import DiskFull, RequestFailed
 from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
 from memoryd.store.postgres.liveness import RetryingCursor, answers
@@ -34,13 +35,16 @@ class NotWriter(StoreUnavailable):
 
 def redact_url(url: str) -> str:
     """The URL without its password (status and logs never show one)."""
+    if url_problem(url):  # libpq would read part of the password as the host, port or database
+        return str(mask_password(url))
     try:
         info = psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError:
         return "<unparsable PostgreSQL URL>"
-    host = info.get("host", "")
-    where = f"{host}:{info['port']}" if info.get("port") else host
-    return f"postgresql://{info.get('user', '')}@{where}/{info.get('dbname', '')}"
+    host, port, user, dbname = (str(info.get(key) or "") for key in ("host", "port", "user", "dbname"))
+    if host.startswith("/"):  # a Unix socket's folder, as libpq writes it in a URL
+        return f"postgresql://{user}@/{dbname}?host={host}" + (f"&port={port}" if port else "")
+    return f"postgresql://{user}@{host}{f':{port}' if port else ''}/{dbname}"
 
 
 class Connections:
