@@ -31,7 +31,7 @@ from memoryd.ingest.sync import Syncer
 from memoryd.notes import RequestError, indexed_lines, read_lines
 from memoryd.search.hybrid import SearchEngine, SearchResponse
 from memoryd.sources.discovery import SourceFile, display_path, real_workspace
-from memoryd.store.backend import open_backend
+from memoryd.store.backend import open_backend, unwritten_here
 from memoryd.store.errors import CORRUPT, FAILED, FULL, NotGranted, StoreUnavailable
 from memoryd.store.gate import SwapGate
 from memoryd.store.interface import Backend, MemoryStore
@@ -325,7 +325,7 @@ class AgentMemory:
         except FULL:
             return "the disk holding the index is full; the note is saved and is indexed once there is room"
         except StoreUnavailable as exc:
-            return f"saved; indexed when the store can be written again ({exc})"
+            return unwritten_here(self.role) or f"saved; indexed when the store can be written again ({exc})"
         except (*FAILED, OSError, EmbeddingError) as exc:  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
             log.exception("written note not indexed", path=rel)
             return f"not indexed yet ({type(exc).__name__}: {exc}); the next sync retries"

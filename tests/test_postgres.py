@@ -384,6 +384,10 @@ def test_roles_read_only_what_they_were_granted(cluster: Cluster, tmp_path: Path
         assert refused.value.code == "forbidden"
         assert cluster.sql("SELECT has_schema_privilege('eve', 'memoryd_secret', 'USAGE')") == [(False,)]
         assert _role(writer) == "writer"  # the readers never took the writer's lock
+        with reader.client() as client:
+            written = client.write("Bob noted the lemur rollout.")
+        assert written["indexed"] is False and "only reads the shared store" in written["index_error"], written
+        assert "lemur" in (ws / written["path"]).read_text()
     finally:
         for daemon in (writer, reader, outsider):
             if daemon is not None:
@@ -453,7 +457,8 @@ def test_searches_read_the_replica(cluster: Cluster, tmp_path: Path) -> None:
             written = client.write("The replica should show the wombat decision.")
         eventually(lambda: written["citation"] in _hits(daemon, "wombat"), timeout=10)
         status = daemon.status()
-        assert status["read_from"].endswith("/postgres") and status["replica_lag_s"] is not None
+        assert status["read_from"] == f"postgresql://postgres@/postgres?host={cluster.replica_socket}"
+        assert status["replica_lag_s"] is not None
         served = cluster.sql(
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'memoryd:replicated'", replica=True
         )

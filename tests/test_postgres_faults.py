@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -121,3 +122,33 @@ def test_a_dbas_statement_timeout_is_kept(cluster: Cluster, tmp_path: Path) -> N
     finally:
         kept.close()
         default.close()
+
+
+def test_a_standby_with_another_model_searches_by_keyword_and_does_not_retry_a_reindex(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """B's model differs from the namespace's: its searches fall back to keywords, it logs once that only the
+    writer may rebuild the index, and it never loops on a reindex it may not do; its writes say who indexes them."""
+    ws_a = _notes(tmp_path / "a" / "ws")
+    ws_b = tmp_path / "b" / "ws"
+    shutil.copytree(ws_a, ws_b)
+    a = _daemon(tmp_path / "a", ws_a, _agent_table("models", ws_a, cluster.url(), "models"))
+    b = None
+    try:
+        b = _daemon(tmp_path / "b", ws_b, _agent_table("models", ws_b, cluster.url(), "models") + "dims = 128\n")
+        assert b.status()["role"] == "standby" and b.status()["needs_reindex"]
+        with b.client() as client:
+            found = client.search("valkey")
+            assert found.mode == "keyword" and found.results
+            written = client.write("The standby noted the tapir rollout.")
+        assert written["indexed"] is False and "the writer indexes it" in written["index_error"], written
+        time.sleep(5)  # long enough for dozens of attempts at the old rate
+        logs = b.logs()
+        assert logs.count("reindex failed") == 0 and logs.count("reindex started") == 0, logs[-3000:]
+        assert logs.count("only the store's writer rebuilds it") == 1
+        assert a.status()["role"] == "writer" and not a.status()["needs_reindex"]
+        b.check_running()
+    finally:
+        cleanup(a)
+        if b is not None:
+            cleanup(b)

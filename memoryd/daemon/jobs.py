@@ -19,6 +19,7 @@ from memoryd.daemon.state import AgentState
 from memoryd.memory import AgentMemory
 from memoryd.store.errors import FAILED, FULL, StoreUnavailable
 
+AUTO_RETRY_SECONDS = 60.0  # a reindex that failed is not started again on its own sooner
 log = structlog.get_logger("memoryd.runtime")
 
 MAX_TARGETED_PATHS = 256  # more changed files than this at once: one walk is cheaper
@@ -72,6 +73,8 @@ class ReindexJob(Job):
     """An atomic full reindex, on its own thread while it runs; the live index serves until the new one is in."""
 
     name = "reindex"
+    _retry_after = 0.0  # monotonic time before which no reindex starts on its own (after one failed)
+    _held: tuple[str, str] | None = None  # the stale reason and why it waits, as last logged
 
     def start(self) -> None:
         """Use `begin`: a reindex starts on request, not with the agent."""
@@ -90,17 +93,27 @@ class ReindexJob(Job):
             return True
 
     def begin_if_stale(self) -> None:
-        """Reindex on its own when the vector space changed, but never while the workspace is missing: the new
-        index would hold none of its notes (the user may still ask for a reindex)."""
+        """Reindex on its own when the vector space changed, but never while the workspace is missing (the new
+        index would hold none of its notes), where another daemon writes the store (only its writer may rebuild
+        it: this one searches by keyword meanwhile), nor again within AUTO_RETRY_SECONDS of a reindex that
+        failed. The user may still ask for one."""
         try:
             stale = self.memory.needs_reindex()
         except (*FAILED, StoreUnavailable):  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
             return
-        if not stale or self.state.stopping:
+        if not stale or self.state.stopping or time.monotonic() < self._retry_after:
             return
+        held = None
         if not self.agent.workspace.is_dir():
-            log.warning("reindex needed, held until the workspace is back", agent=self.agent.id, reason=stale)
+            held = "held until the workspace is back"
+        elif self.memory.role != "writer":
+            held = f"held: this daemon is a {self.memory.role}, and only the store's writer rebuilds it"
+        if held:
+            if (stale, held) != self._held:
+                self._held = (stale, held)
+                log.warning(f"reindex needed, {held}", agent=self.agent.id, reason=stale)
             return
+        self._held = None
         log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
         self.begin()
 
@@ -147,6 +160,7 @@ class ReindexJob(Job):
             return
         except Exception as exc:  # the live index is untouched; report and go on serving
             progress.state, progress.error = "failed", str(exc)
+            self._retry_after = time.monotonic() + AUTO_RETRY_SECONDS
             log.exception("reindex failed; live index kept", agent=self.agent.id)
         finally:
             progress.finished_at = time.time()

@@ -62,7 +62,7 @@ class Manager:
             hub = self.hub
             runtime.watcher_source = lambda: hub.state(agent.id)
         reason = runtime.memory.needs_reindex()
-        if reason:
+        if reason and runtime.memory.role == "writer":  # elsewhere the sync says why it waits (begin_if_stale)
             log.info("index out of date, reindexing", agent=agent.id, reason=reason)
             runtime.start_reindex()
         else:

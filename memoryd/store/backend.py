@@ -23,6 +23,20 @@ def open_backend(agent: AgentConfig, *, use_sqlite_vec: bool = True) -> Backend[
     return SQLiteBackend(agent.store, use_sqlite_vec=use_sqlite_vec)
 
 
+def unwritten_here(role: str) -> str | None:
+    """Why a `write` on a daemon that does not write the shared store is saved in this host's note only."""
+    if role == "reader":
+        return (
+            "saved in this host's note; this role only reads the shared store: the namespace's writer indexes the"
+            " note once it reaches the writer's folder"
+        )
+    if role == "standby":
+        return (
+            "saved in this host's note; the writer indexes it once it reaches its folder (or this daemon, if it leads)"
+        )
+    return None
+
+
 def kind_of(agent: AgentConfig) -> str:
     return "postgresql" if agent.postgres is not None else "sqlite"
 
