@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.store.postgres.connections import STATEMENT_TIMEOUT_MS
+from memoryd_client.stub import RemoteError
 from tests.daemon import Daemon, cleanup, eventually
 from tests.pg import Cluster
 from tests.test_postgres import _agent_table, _daemon, _hits, _notes
@@ -152,3 +153,36 @@ def test_a_standby_with_another_model_searches_by_keyword_and_does_not_retry_a_r
         cleanup(a)
         if b is not None:
             cleanup(b)
+
+
+def test_a_namespace_another_role_made_first_is_refused(cluster: Cluster, tmp_path: Path) -> None:
+    """A role that may only make schemas pre-creates `memoryd_victim` with memoryd's own tables and grants the
+    victim's role writing: the victim's daemon neither writes nor reads it, names the owner, and nothing it is
+    told reaches the squatter's tables."""
+    from memoryd.store.postgres.connections import Connections
+
+    squatter = cluster.role("squatter", create_schemas=True)
+    victim = cluster.role("victim", create_schemas=True)
+    Connections(squatter, "victim").close()  # memoryd's DDL, run as the squatter
+    for what in (
+        "SCHEMA memoryd_victim",
+        "ALL TABLES IN SCHEMA memoryd_victim",
+        "ALL SEQUENCES IN SCHEMA memoryd_victim",
+    ):
+        cluster.sql(f"GRANT ALL ON {what} TO victim")
+    ws = _notes(tmp_path / "ws")
+    daemon = _daemon(tmp_path, ws, _agent_table("victim", ws, victim, "victim"))
+    try:
+        status = daemon.status()
+        assert status["role"] != "writer"
+        with daemon.client() as client, pytest.raises(RemoteError) as refused:
+            client.search("valkey")
+        assert refused.value.code == "forbidden" and "owned by role 'squatter'" in refused.value.message
+        with daemon.client() as client:
+            written = client.write("The victim's private note: the vault path is secret/okapi.")
+        assert written["indexed"] is False
+        assert cluster.sql("SELECT count(*) FROM memoryd_victim.chunks") == [(0,)]
+        assert cluster.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
+        daemon.check_running()
+    finally:
+        cleanup(daemon)

@@ -19,7 +19,8 @@ from memoryd.settings import mask_password, url_problem
 from memoryd.store.errors import DiskFull, RequestFailed
 from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
 from memoryd.store.postgres.liveness import RetryingCursor, answers
-from memoryd.store.postgres.schema import CHANNEL, SCHEMA_VERSION, create_tables, grant_read, lock_key, schema_name
+from memoryd.store.postgres.namespace import foreign_owner, grant_readers
+from memoryd.store.postgres.schema import CHANNEL, SCHEMA_VERSION, create_tables, lock_key, schema_name
 from memoryd.store.rows import StoreChange
 
 log = structlog.get_logger("memoryd.postgres")
@@ -81,6 +82,7 @@ class Connections:
         self.writable = False
         self.may_write = True  # until the server says otherwise
         self.statement_timeout_ms = STATEMENT_TIMEOUT_MS  # as the last connection made found it
+        self.refused: str | None = None  # why this namespace is neither read nor written (_check_owner)
         self._created = not create
         if create:
             with contextlib.suppress(StoreUnavailable):  # the server may be away: made at the first use instead
@@ -146,6 +148,8 @@ class Connections:
         (`RetryingCursor`); a connection lost again is reported."""
         if not self._created:
             self._create()
+        if self.refused:
+            raise NotGranted(self.refused)
         slot = "replica" if replica and self.read_url else "primary"
 
         def reopen() -> psycopg.Cursor:
@@ -178,6 +182,8 @@ class Connections:
         with self._write_lock:
             if not self._created:
                 self._create()
+            if self.refused:
+                raise NotGranted(self.refused)
             conn = self._writer_connection()
             try:
                 with conn.transaction(), conn.cursor() as cur:
@@ -217,6 +223,11 @@ class Connections:
                 (self.schema,),
             ).fetchone()
             self.may_write = bool(may and may[0])
+            with conn.cursor() as cur:
+                self._check_owner(cur)  # again: the schema may have been dropped and made anew by another role
+            if self.refused:
+                conn.close()
+                raise NotGranted(self.refused)
             if not self.may_write:  # a reader must not hold the lock the namespace's writer needs
                 conn.close()
                 raise NotWriter(f"this role may read the namespace {self.namespace!r}, not write it")
@@ -271,6 +282,7 @@ class Connections:
                                 (str(SCHEMA_VERSION),),
                             )
                     self._grant(cur)
+                    self._check_owner(cur)
                 self._created = True
             except psycopg.errors.InsufficientPrivilege as exc:
                 self._created = True  # as far as this role can: reading says what it may not
@@ -279,18 +291,14 @@ class Connections:
             finally:
                 conn.close()
 
+    def _check_owner(self, cur: psycopg.Cursor) -> None:
+        self.refused = foreign_owner(cur, self.namespace, self.schema)
+        if self.refused:
+            self.may_write = False
+            log.error("namespace refused", namespace=self.namespace, why=self.refused)
+
     def _grant(self, cur: psycopg.Cursor, schema: str | None = None) -> None:
-        """Read grants for the configured roles (the schema's owner only may give them)."""
-        if not self.readers_granted:
-            return
-        cur.execute(
-            "SELECT pg_get_userbyid(nspowner) = current_user FROM pg_namespace WHERE nspname = %s",
-            (schema or self.schema,),
-        )
-        row = cur.fetchone()
-        if row and row[0]:
-            for statement in grant_read(schema or self.schema, list(self.readers_granted)):
-                cur.execute(statement)
+        grant_readers(cur, schema or self.schema, self.readers_granted)
 
     # -- hearing other daemons --------------------------------------------------------------------------
     def _listen(self) -> None:
