@@ -106,6 +106,15 @@ class Cluster:
         self.replica_dir, self.replica_socket = folder, str(folder)
         return self.url(replica=True)
 
+    def promote_replica(self) -> None:
+        """Make the replica a primary of its own (it stops following the primary)."""
+        assert self.replica_dir is not None
+        self._run(_bin("pg_ctl"), "-D", str(self.replica_dir), "-w", "promote")
+
+    def stop_replica(self) -> None:
+        assert self.replica_dir is not None
+        self._run(_bin("pg_ctl"), "-D", str(self.replica_dir), "-m", "immediate", "-w", "stop")
+
     def close(self) -> None:
         if self.replica_dir is not None:
             with contextlib.suppress(subprocess.CalledProcessError):

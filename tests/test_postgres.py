@@ -624,7 +624,7 @@ def _apply_printed_changes(config: Path, printed: str) -> None:
     """Edit the config's one [[agents]] table as `store migrate` said to: `key = value` set, `remove key` removed."""
     lines = config.read_text().splitlines()
     told = printed.split("now change the [[agents]] table", 1)[1].splitlines()[1:]
-    for line in (t.strip() for t in told):
+    for line in (t.strip() for t in told if not t.strip().startswith("(")):
         key = line.split()[1] if line.startswith("remove ") else line.split(" = ", 1)[0]
         lines = [kept for kept in lines if not kept.startswith(f"{key} =")]
         if " = " in line and not line.startswith("remove "):

@@ -186,3 +186,51 @@ def test_a_namespace_another_role_made_first_is_refused(cluster: Cluster, tmp_pa
         daemon.check_running()
     finally:
         cleanup(daemon)
+
+
+def test_a_replica_behind_promoted_or_gone_never_answers_stale(tmp_path: Path) -> None:
+    """C searches through a replica. With its replay paused, a note A writes is still found by C within 2 s (from
+    the primary), and after replay from the replica; promoted, the replica's frozen copy is no longer read; stopped,
+    no search fails. `status` says which, each time."""
+    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
+    pg = Cluster(root)
+    replica = pg.add_replica()
+    ws_a = _notes(tmp_path / "a" / "ws")
+    ws_c = tmp_path / "c" / "ws"
+    shutil.copytree(ws_a, ws_c)
+    a = _daemon(tmp_path / "a", ws_a, _agent_table("team", ws_a, pg.url(), "team"))
+    c = None
+
+    def found_soon(word: str) -> None:
+        with a.client() as client:
+            client.write(f"The team chose the {word} plan today.")
+        started = time.monotonic()
+        eventually(lambda: _hits(c, word), timeout=10)
+        assert time.monotonic() - started < 2.0, word
+
+    try:
+        c = _daemon(tmp_path / "c", ws_c, _agent_table("team", ws_c, pg.url(), "team", f'read_url = "{replica}"\n'))
+        assert c.status()["role"] == "standby"
+        eventually(lambda: c.status()["replica"]["state"] == "streaming" and _hits(c, "valkey"), timeout=10)
+        pg.sql("SELECT pg_wal_replay_pause()", replica=True)
+        found_soon("narwhal")
+        assert c.status()["replica"]["reads_from"] == "primary"
+        assert c.status()["replica"]["state"] == "catching up"
+        pg.sql("SELECT pg_wal_replay_resume()", replica=True)
+        eventually(lambda: _hits(c, "narwhal") and c.status()["replica"]["state"] == "streaming", timeout=10)
+        pg.promote_replica()
+        found_soon("okapi")
+        status = c.status()["replica"]
+        assert status["state"] == "promoted" and status["ok"] is False and status["reads_from"] == "primary"
+        pg.stop_replica()
+        found_soon("ibex")
+        assert all(_hits(c, word) for word in ("narwhal", "okapi", "ibex", "valkey"))
+        eventually(lambda: c.status()["replica"]["state"] == "unreachable", timeout=10)  # asked again after 5 s
+        assert c.status()["store_health"]["ok"] is True and all(_hits(c, word) for word in ("narwhal", "ibex"))
+        c.check_running()
+    finally:
+        cleanup(a)
+        if c is not None:
+            cleanup(c)
+        pg.close()
+        shutil.rmtree(root, ignore_errors=True)

@@ -295,9 +295,7 @@ def store_migrate(
         click.echo(f"note: {done.embedding_error}; the daemon embeds the rest", err=True)
     click.echo(f'now change the [[agents]] table with id = "{agent.id}":')
     for action, key, value in config_changes(agent, target):
-        click.echo(f"  {key} = {value}" if action == "set" else f"  remove {key}  ({value})")
-    if target.postgres is not None:
-        click.echo("  (the password: PGPASSWORD or ~/.pgpass in the daemon's environment, or ${VAR} in the URL)")
+        click.echo({"set": f"  {key} = {value}", "remove": f"  remove {key}  ({value})"}.get(action, f"  ({value})"))
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def retarget(agent: AgentConfig, to: str, namespace: str | None, data_dir: Path)
 
 
 def config_changes(moving: AgentConfig, target: AgentConfig) -> list[tuple[str, str, str]]:
-    """What to change in the agent's [[agents]] table once its index moved: (set|remove, key, value or why). The
+    """What to change in the agent's [[agents]] table once its index moved: (set|remove|note, key, value or why). The
     store's URL is given without its password, which the daemon gets from PGPASSWORD or ~/.pgpass."""
     from memoryd.settings import without_password
 
@@ -103,6 +103,7 @@ def config_changes(moving: AgentConfig, target: AgentConfig) -> list[tuple[str, 
         changes += [("set", "store", f'"{without_password(pg.url)}"'), ("set", "namespace", f'"{pg.namespace}"')]
         if moving.postgres is not None and moving.postgres.read_url:
             changes.append(("remove", "read_url", "a replica of the old server; set one of the new server's"))
+        changes.append(("note", "", "the password: PGPASSWORD or ~/.pgpass for the daemon, or ${VAR} in the URL"))
     else:
         changes.append(("set", "store", f'"{target.store}"'))
         if moving.postgres is not None:

@@ -84,6 +84,7 @@ class PostgresBackend:
             "store_health": dict(self.store.health),
             "read_from": redact_url(pg.read_url) if pg.read_url else "primary",
             "replica_lag_s": self.store.replica_lag() if pg.read_url else None,
+            "replica": self.store.replica_state(),
             "writer": self.store.writer_lock(),
             "readers_granted": list(pg.readers),
             "keyword_ranking": "bm25 (postgresql)",

@@ -18,10 +18,11 @@ from psycopg import sql
 from memoryd.settings import mask_password, url_problem
 from memoryd.store.errors import DiskFull, RequestFailed
 from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
-from memoryd.store.postgres.liveness import RetryingCursor, answers
-from memoryd.store.postgres.namespace import foreign_owner, grant_readers
-from memoryd.store.postgres.schema import CHANNEL, SCHEMA_VERSION, create_tables, lock_key, schema_name
-from memoryd.store.rows import StoreChange
+from memoryd.store.postgres.liveness import RetryingCursor, answers, first_line
+from memoryd.store.postgres.namespace import create_namespace, foreign_owner, grant_readers
+from memoryd.store.postgres.replica import CURRENT_LSN, REPLAY_LSN, ReplicaGate
+from memoryd.store.postgres.schema import CHANNEL, lock_key, schema_name
+from memoryd.store.rows import StoreChange, one_row
 
 log = structlog.get_logger("memoryd.postgres")
 ChangeListener = Callable[[StoreChange], None]
@@ -83,6 +84,7 @@ class Connections:
         self.may_write = True  # until the server says otherwise
         self.statement_timeout_ms = STATEMENT_TIMEOUT_MS  # as the last connection made found it
         self.refused: str | None = None  # why this namespace is neither read nor written (_check_owner)
+        self.replica = ReplicaGate() if read_url else None
         self._created = not create
         if create:
             with contextlib.suppress(StoreUnavailable):  # the server may be away: made at the first use instead
@@ -91,7 +93,8 @@ class Connections:
         self._listener.start()
 
     # -- connections -----------------------------------------------------------------------------------
-    def _connect(self, url: str, autocommit: bool = True) -> psycopg.Connection:
+    def _connect(self, url: str, autocommit: bool = True, *, primary: bool = True) -> psycopg.Connection:
+        """A new connection; one to the primary also says whether the server answers (`health`)."""
         try:
             conn = psycopg.connect(
                 url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name=f"memoryd:{self.namespace}"
@@ -99,9 +102,11 @@ class Connections:
             self._limit_statements(conn)
             conn.autocommit = autocommit
         except psycopg.Error as exc:
-            self._failed(exc)
-            raise StoreUnavailable(f"PostgreSQL unreachable ({redact_url(url)}): {_first_line(exc)}") from None
-        self._recovered()
+            if primary:
+                self._failed(exc)
+            raise StoreUnavailable(f"PostgreSQL unreachable ({redact_url(url)}): {first_line(exc)}") from None
+        if primary:
+            self._recovered()
         return conn
 
     def _limit_statements(self, conn: psycopg.Connection) -> None:
@@ -120,7 +125,7 @@ class Connections:
 
     def _failed(self, exc: BaseException) -> None:
         if self.health["ok"]:
-            self.health = {"ok": False, "error": _first_line(exc), "since": time.time()}
+            self.health = {"ok": False, "error": first_line(exc), "since": time.time()}
 
     def _recovered(self) -> None:
         if not self.health["ok"]:
@@ -132,7 +137,7 @@ class Connections:
         slot = "replica" if replica_url else "primary"
         conn: psycopg.Connection | None = getattr(self._local, slot, None)
         if conn is None or conn.closed or conn.broken:
-            conn = self._connect(replica_url or self.url)
+            conn = self._connect(replica_url or self.url, primary=replica_url is None)
             setattr(self._local, slot, conn)
             with self._held_lock:
                 self._held = [(t, c) for t, c in self._held if t.is_alive() and not c.closed] + [
@@ -150,30 +155,50 @@ class Connections:
             self._create()
         if self.refused:
             raise NotGranted(self.refused)
-        slot = "replica" if replica and self.read_url else "primary"
+        from_replica = replica and self._replica_usable()
+        slot = "replica" if from_replica else "primary"
 
         def reopen() -> psycopg.Cursor:
             setattr(self._local, slot, None)
-            return self.reader(replica).cursor()
+            if self.replica is not None and from_replica:  # the replica dropped it: this read goes to the primary
+                self.replica.failed("the replica dropped the connection")
+            return self.reader().cursor()
 
-        cursor = RetryingCursor(self.reader(replica).cursor(), reopen)
+        cursor = RetryingCursor(self.reader(from_replica).cursor(), reopen)
         try:
             yield cast(psycopg.Cursor, cursor)  # it answers every call a psycopg cursor does (__getattr__)
         except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName) as exc:
             raise NotGranted(
-                f"the namespace {self.namespace!r} does not exist or this role may not read it ({_first_line(exc)})"
+                f"the namespace {self.namespace!r} does not exist or this role may not read it ({first_line(exc)})"
             ) from None
         except psycopg.errors.QueryCanceled:
             raise StoreBusy(self._timed_out()) from None
         except psycopg.errors.DiskFull as exc:
-            raise StoreUnavailable(f"PostgreSQL's disk is full: {_first_line(exc)}") from None
+            raise StoreUnavailable(f"PostgreSQL's disk is full: {first_line(exc)}") from None
         except psycopg.OperationalError as exc:
             if cursor.lost:
                 setattr(self._local, slot, None)
-                raise StoreUnavailable(f"PostgreSQL connection lost: {_first_line(exc)}") from None
+                raise StoreUnavailable(f"PostgreSQL connection lost: {first_line(exc)}") from None
             raise
         finally:
             cursor.close()
+
+    def _replica_usable(self) -> bool:
+        """Whether this read may go to the replica (replica.ReplicaGate): asked on this thread's connection to it
+        when the gate cannot say."""
+        gate = self.replica
+        if gate is None:
+            return False
+        decided = gate.due()
+        if decided is not None:
+            return decided
+        try:
+            row = self.reader(replica=True).execute(REPLAY_LSN).fetchone()
+        except (StoreUnavailable, psycopg.Error) as exc:
+            self._local.replica = None
+            gate.failed(f"the replica does not answer ({first_line(exc)})")
+            return False
+        return gate.answered(bool(row and row[0]), int(row[1] or 0) if row else 0)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[psycopg.Cursor]:
@@ -189,21 +214,23 @@ class Connections:
                 with conn.transaction(), conn.cursor() as cur:
                     yield cur
                     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.namespace))
+                if self.replica is not None:  # this daemon's next search waits for the replica to replay it
+                    self.replica.heard(int(one_row(conn.execute(CURRENT_LSN).fetchone())[0]))
             except psycopg.errors.QueryCanceled:
                 raise StoreBusy(self._timed_out()) from None
             except psycopg.errors.DiskFull as exc:
-                raise DiskFull(f"PostgreSQL's disk is full; indexing paused ({_first_line(exc)})") from None
+                raise DiskFull(f"PostgreSQL's disk is full; indexing paused ({first_line(exc)})") from None
             except psycopg.OperationalError as exc:
                 if conn.broken or conn.closed:
                     self._writer = None
                     self.writable = False  # the lock went with the session
-                    raise StoreUnavailable(f"PostgreSQL connection lost: {_first_line(exc)}") from None
-                raise RequestFailed(f"PostgreSQL: {_first_line(exc)}") from None
+                    raise StoreUnavailable(f"PostgreSQL connection lost: {first_line(exc)}") from None
+                raise RequestFailed(f"PostgreSQL: {first_line(exc)}") from None
             except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName) as exc:
-                why = _first_line(exc)
+                why = first_line(exc)
                 raise NotGranted(f"this role may not write the namespace {self.namespace!r}: {why}") from None
             except psycopg.DatabaseError as exc:
-                raise RequestFailed(f"PostgreSQL refused the write: {_first_line(exc)}") from None
+                raise RequestFailed(f"PostgreSQL refused the write: {first_line(exc)}") from None
             finally:
                 self._invalidate()
 
@@ -235,7 +262,7 @@ class Connections:
         except psycopg.Error as exc:
             conn.close()
             self._failed(exc)
-            raise StoreUnavailable(f"PostgreSQL: {_first_line(exc)}") from None
+            raise StoreUnavailable(f"PostgreSQL: {first_line(exc)}") from None
         if not held or not held[0]:
             conn.close()
             raise NotWriter(f"another daemon writes the namespace {self.namespace!r}; this one stands by")
@@ -269,25 +296,14 @@ class Connections:
             conn = self._connect(self.url, autocommit=True)
             try:
                 with conn.cursor() as cur:
-                    cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
-                    if cur.fetchone() is None:
-                        cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
-                        if cur.fetchone() is None:  # a superuser's step, once per database (docs/postgresql.md)
-                            cur.execute("CREATE EXTENSION vector")
-                        with contextlib.suppress(psycopg.errors.DuplicateSchema), conn.transaction():
-                            cur.execute(sql.SQL("CREATE SCHEMA {}").format(self._s))
-                            cur.execute(create_tables(self.schema))
-                            cur.execute(
-                                sql.SQL("INSERT INTO {}.meta VALUES ('schema_version', %s)").format(self._s),
-                                (str(SCHEMA_VERSION),),
-                            )
+                    create_namespace(conn, cur, self.schema)
                     self._grant(cur)
                     self._check_owner(cur)
                 self._created = True
             except psycopg.errors.InsufficientPrivilege as exc:
                 self._created = True  # as far as this role can: reading says what it may not
                 self.may_write = False
-                log.warning("cannot make the namespace's schema", namespace=self.namespace, error=_first_line(exc))
+                log.warning("cannot make the namespace's schema", namespace=self.namespace, error=first_line(exc))
             finally:
                 conn.close()
 
@@ -312,9 +328,12 @@ class Connections:
                     attempt = 0
                     self._invalidate()  # whatever happened while away
                     while not self._closed:
-                        for note in conn.notifies(timeout=1.0):
-                            if note.payload == self.namespace:
-                                self._heard()
+                        # the first notification ends the wait: the connection is free for the query below
+                        notes = conn.notifies(timeout=1.0, stop_after=1)
+                        if any(note.payload == self.namespace for note in list(notes)):
+                            if self.replica is not None:  # the replica serves reads once it has replayed this
+                                self.replica.heard(int(one_row(conn.execute(CURRENT_LSN).fetchone())[0]))
+                            self._heard()
             except psycopg.Error:
                 if self._closed:
                     return
@@ -378,7 +397,3 @@ class Connections:
     @property
     def ranking_error(self) -> str | None:
         return None
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]

@@ -59,3 +59,7 @@ def answers(conn: psycopg.Connection) -> bool:
     with contextlib.suppress(psycopg.Error):
         conn.close()
     return False
+
+
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]

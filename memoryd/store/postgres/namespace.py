@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
-import psycopg
+import contextlib
 
-from memoryd.store.postgres.schema import grant_read
+import psycopg
+from psycopg import sql
+
+from memoryd.store.postgres.schema import SCHEMA_VERSION, create_tables, grant_read
+
+
+def create_namespace(conn: psycopg.Connection, cur: psycopg.Cursor, schema: str) -> None:
+    """Make the namespace's schema and tables if they are missing (the first daemon with the right to does)."""
+    cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+    if cur.fetchone() is not None:
+        return
+    cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+    if cur.fetchone() is None:  # a superuser's step, once per database (docs/postgresql.md)
+        cur.execute("CREATE EXTENSION vector")
+    with contextlib.suppress(psycopg.errors.DuplicateSchema), conn.transaction():
+        cur.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        cur.execute(create_tables(schema))
+        cur.execute(
+            sql.SQL("INSERT INTO {}.meta VALUES ('schema_version', %s)").format(sql.Identifier(schema)),
+            (str(SCHEMA_VERSION),),
+        )
 
 
 def foreign_owner(cur: psycopg.Cursor, namespace: str, schema: str) -> str | None:

@@ -91,12 +91,18 @@ class State(Connections):
         if not self.read_url:
             return None
         try:
-            with self.reading(replica=True) as cur:
-                cur.execute(
-                    "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,"
-                    " extract(epoch FROM now() - pg_last_xact_replay_timestamp())"
+            try:  # the replica itself, whether or not searches read it now
+                recovering, replayed, since = one_row(
+                    self.reader(replica=True)
+                    .execute(
+                        "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,"
+                        " extract(epoch FROM now() - pg_last_xact_replay_timestamp())"
+                    )
+                    .fetchone()
                 )
-                recovering, replayed, since = one_row(cur.fetchone())
+            except psycopg.Error:
+                self._local.replica = None
+                raise
             if not recovering:
                 return None
             with self._writer_or_primary() as cur:
@@ -105,6 +111,13 @@ class State(Connections):
         except (StoreUnavailable, psycopg.Error):
             return None
         return {"bytes": max(behind, 0.0), "seconds": round(float(since or 0.0), 3) if behind > 0 else 0.0}
+
+    def replica_state(self) -> dict[str, Any] | None:
+        """Whether searches read the replica now, and why not (replica.ReplicaGate), asked afresh when due."""
+        if self.replica is None:
+            return None
+        self._replica_usable()
+        return self.replica.as_dict()
 
     @contextlib.contextmanager
     def _writer_or_primary(self) -> Iterator[psycopg.Cursor]:

@@ -563,6 +563,17 @@ function healthText(health) {
   return health.ok === false ? `failing${since}: ${health.error || "unknown error"}` : `ok${since}`;
 }
 
+function replicaText(url, replica) {
+  if (!replica) return url;
+  const since = replica.since ? ` since ${when(replica.since)}` : "";
+  return `${url}: ${replica.state}${since}, searches read the ${replica.reads_from}${replica.error ? ` (${replica.error})` : ""}`;
+}
+
+function lagText(lag) {
+  if (!lag) return "–";
+  return `${lag.seconds} s (${lag.bytes} bytes of WAL to replay)`;
+}
+
 function writerText(writer) {
   if (!writer) return "nobody: no daemon writes this namespace now";
   const who = [`pid ${writer.pid}`, writer.role, writer.application, writer.address].filter(Boolean).join(", ");
@@ -596,8 +607,8 @@ function agentCard(agent) {
       ["recalls", agent.recall_log ? `${agent.recall_log.recalls} shown, ${agent.recall_log.skipped} with nothing to show, last ${ago(agent.recall_log.last)}` : undefined],
       ["namespace", agent.namespace],
       ["store health", agent.store_health === undefined ? undefined : healthText(agent.store_health)],
-      ["reads from", agent.read_from],
-      ["replica lag", agent.replica_lag_s === undefined ? undefined : (agent.replica_lag_s === null ? "–" : `${agent.replica_lag_s} s`)],
+      ["replica", agent.read_from === undefined || agent.read_from === "primary" ? undefined : replicaText(agent.read_from, agent.replica)],
+      ["replica lag", agent.replica_lag_s === undefined ? undefined : lagText(agent.replica_lag_s)],
       ["writer lock", agent.writer === undefined ? undefined : writerText(agent.writer)],
       ["readers granted", agent.readers_granted === undefined ? undefined : (agent.readers_granted.join(", ") || "none")],
     ]));
