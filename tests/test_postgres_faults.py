@@ -3,7 +3,9 @@ statement timeout; a real server (the pgserver wheel) and real daemons."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Iterator
@@ -234,3 +236,91 @@ def test_a_replica_behind_promoted_or_gone_never_answers_stale(tmp_path: Path) -
             cleanup(c)
         pg.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_frozen_writer_is_replaced_and_stands_by_when_it_wakes(cluster: Cluster, tmp_path: Path) -> None:
+    """A writer stopped (SIGSTOP: a laptop asleep, a hung process) loses the namespace within 15 s: the server
+    ends its idle write session and the standby takes over. Woken, it stands by; only one daemon writes."""
+    ws_a = _notes(tmp_path / "a" / "ws")
+    ws_b = tmp_path / "b" / "ws"
+    shutil.copytree(ws_a, ws_b)
+    a = _daemon(tmp_path / "a", ws_a, _agent_table("frozen", ws_a, cluster.url(), "frozen"))
+    b = None
+    try:
+        b = _daemon(tmp_path / "b", ws_b, _agent_table("frozen", ws_b, cluster.url(), "frozen"))
+        assert a.status()["role"] == "writer" and b.status()["role"] == "standby"
+        time.sleep(12)  # a live writer keeps its session past the server's idle limit
+        assert b.status()["role"] == "standby"
+        os.kill(a.proc.pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        try:
+            eventually(lambda: b.status()["role"] == "writer", timeout=30)
+            taken = time.monotonic() - stopped
+        finally:
+            os.kill(a.proc.pid, signal.SIGCONT)
+        assert taken <= 15.0, taken
+        with b.client() as client:
+            assert client.write("The standby took over from the frozen writer: gazelle.")["indexed"]
+        eventually(lambda: a.status()["role"] == "standby", timeout=10)
+        with a.client() as client:
+            assert client.write("Written on the woken daemon: impala.")["indexed"] is False
+        holders = cluster.sql(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid"
+            " WHERE l.locktype = 'advisory' AND l.granted AND s.application_name = 'memoryd:frozen'"
+        )
+        assert holders == [(1,)]
+        eventually(lambda: (b.status()["writer"] or {}).get("this_daemon"), timeout=10)  # read every 5 s
+        a.check_running()
+    finally:
+        cleanup(a)
+        if b is not None:
+            cleanup(b)
+
+
+def test_a_role_that_may_not_write_cannot_hold_up_a_takeover(cluster: Cluster, tmp_path: Path) -> None:
+    """Advisory locks need no privilege: a role that may only connect queues for the writer's lock, and gets it
+    when the writer dies. The standby still takes over at once (under the next generation's key); a lock taken
+    before any daemon started delays nobody either."""
+    import threading
+
+    import psycopg
+
+    from memoryd.store.postgres.leadership import lock_key
+
+    loiterer = cluster.role("loiterer")
+    ws_a = _notes(tmp_path / "a" / "ws")
+    ws_b = tmp_path / "b" / "ws"
+    shutil.copytree(ws_a, ws_b)
+    a = _daemon(tmp_path / "a", ws_a, _agent_table("squat", ws_a, cluster.url(), "squat"))
+    b = c = None
+    squat = psycopg.connect(loiterer, autocommit=True)
+    early = psycopg.connect(loiterer, autocommit=True)
+    try:
+        b = _daemon(tmp_path / "b", ws_b, _agent_table("squat", ws_b, cluster.url(), "squat"))
+        assert a.status()["role"] == "writer" and b.status()["role"] == "standby"
+        queued = threading.Thread(target=lambda: squat.execute("SELECT pg_advisory_lock(%s)", (lock_key("squat"),)))
+        queued.start()
+        time.sleep(0.5)
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait()
+        killed = time.monotonic()
+        queued.join(10)
+        assert not queued.is_alive()  # the loiterer holds the lock the writer held
+        eventually(lambda: b.status()["role"] == "writer", timeout=15)
+        assert time.monotonic() - killed < 5.0
+        with b.client() as client:
+            assert client.write("After the loiterer: the standby writes the bison plan.")["indexed"]
+        assert _hits(b, "bison")
+        eventually(lambda: (b.status()["writer"] or {}).get("this_daemon"), timeout=10)
+
+        early.execute("SELECT pg_advisory_lock(%s)", (lock_key("early"),))  # before any daemon of "early"
+        ws_c = _notes(tmp_path / "c" / "ws")
+        c = _daemon(tmp_path / "c", ws_c, _agent_table("early", ws_c, cluster.url(), "early"))
+        eventually(lambda: c.status()["role"] == "writer", timeout=10)
+        assert _hits(c, "valkey")
+    finally:
+        squat.close()
+        early.close()
+        for daemon in (a, b, c):
+            if daemon is not None:
+                cleanup(daemon)

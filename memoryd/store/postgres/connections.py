@@ -18,17 +18,21 @@ from psycopg import sql
 from memoryd.settings import mask_password, url_problem
 from memoryd.store.errors import DiskFull, RequestFailed
 from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
-from memoryd.store.postgres.liveness import RetryingCursor, answers, first_line
+from memoryd.store.postgres import leadership
+from memoryd.store.postgres.background import CONNECT_TIMEOUT, Background
+from memoryd.store.postgres.liveness import KEEPALIVES, RetryingCursor, answers, first_line, hold_for_life
 from memoryd.store.postgres.namespace import create_namespace, foreign_owner, grant_readers
 from memoryd.store.postgres.replica import CURRENT_LSN, REPLAY_LSN, ReplicaGate
-from memoryd.store.postgres.schema import CHANNEL, lock_key, schema_name
+from memoryd.store.postgres.schema import CHANNEL, schema_name
 from memoryd.store.rows import StoreChange, one_row
 
 log = structlog.get_logger("memoryd.postgres")
 ChangeListener = Callable[[StoreChange], None]
-CONNECT_TIMEOUT = 3  # seconds; a server that does not answer is reported, never waited on
 STATEMENT_TIMEOUT_MS = 10_000
-RETRY_SECONDS = (0.5, 1, 2, 4, 8, 15)  # backoff between connection attempts after a failure
+
+
+class LeftBehind(Exception):
+    """The namespace's writer generation moved on (leadership): this daemon no longer writes it."""
 
 
 class NotWriter(StoreUnavailable):
@@ -49,7 +53,7 @@ def redact_url(url: str) -> str:
     return f"postgresql://{user}@{host}{f':{port}' if port else ''}/{dbname}"
 
 
-class Connections:
+class Connections(Background):
     """Owns one namespace's connections. Writes go through one connection under a lock; each thread reads
     through its own, so searches run side by side. Every failure to reach the server becomes StoreUnavailable."""
 
@@ -85,19 +89,23 @@ class Connections:
         self.statement_timeout_ms = STATEMENT_TIMEOUT_MS  # as the last connection made found it
         self.refused: str | None = None  # why this namespace is neither read nor written (_check_owner)
         self.replica = ReplicaGate() if read_url else None
+        self.generation = 0  # the writer generation this daemon's lock was taken under (leadership)
         self._created = not create
         if create:
             with contextlib.suppress(StoreUnavailable):  # the server may be away: made at the first use instead
                 self._create()
-        self._listener = threading.Thread(target=self._listen, name=f"pg-listen-{namespace}", daemon=True)
-        self._listener.start()
+        self._start_background()
 
     # -- connections -----------------------------------------------------------------------------------
     def _connect(self, url: str, autocommit: bool = True, *, primary: bool = True) -> psycopg.Connection:
         """A new connection; one to the primary also says whether the server answers (`health`)."""
         try:
             conn = psycopg.connect(
-                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name=f"memoryd:{self.namespace}"
+                url,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT,
+                application_name=f"memoryd:{self.namespace}",
+                **KEEPALIVES,  # a server gone without a word is noticed in seconds, not at TCP's default hours
             )
             self._limit_statements(conn)
             conn.autocommit = autocommit
@@ -212,10 +220,16 @@ class Connections:
             conn = self._writer_connection()
             try:
                 with conn.transaction(), conn.cursor() as cur:
+                    if leadership.generation(cur, self.schema, hold=True) != self.generation:
+                        raise LeftBehind
                     yield cur
                     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.namespace))
                 if self.replica is not None:  # this daemon's next search waits for the replica to replay it
                     self.replica.heard(int(one_row(conn.execute(CURRENT_LSN).fetchone())[0]))
+            except LeftBehind:
+                self._writer, self.writable = None, False
+                conn.close()  # and its lock with it
+                raise NotWriter(f"another daemon took over writing the namespace {self.namespace!r}") from None
             except psycopg.errors.QueryCanceled:
                 raise StoreBusy(self._timed_out()) from None
             except psycopg.errors.DiskFull as exc:
@@ -258,14 +272,17 @@ class Connections:
             if not self.may_write:  # a reader must not hold the lock the namespace's writer needs
                 conn.close()
                 raise NotWriter(f"this role may read the namespace {self.namespace!r}, not write it")
-            held = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key(self.namespace),)).fetchone()
+            held = leadership.take(conn, self.namespace, self.schema)
+            if held is not None:
+                hold_for_life(conn)
         except psycopg.Error as exc:
             conn.close()
             self._failed(exc)
             raise StoreUnavailable(f"PostgreSQL: {first_line(exc)}") from None
-        if not held or not held[0]:
+        if held is None:
             conn.close()
             raise NotWriter(f"another daemon writes the namespace {self.namespace!r}; this one stands by")
+        self.generation = held
         self._writer = conn
         self.writable = True
         return conn
@@ -317,29 +334,6 @@ class Connections:
         grant_readers(cur, schema or self.schema, self.readers_granted)
 
     # -- hearing other daemons --------------------------------------------------------------------------
-    def _listen(self) -> None:
-        """LISTEN for commits to this namespace (from any daemon, through the primary) and forget what they
-        changed; reconnects with backoff while the server is away."""
-        attempt = 0
-        while not self._closed:
-            try:
-                with psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
-                    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
-                    attempt = 0
-                    self._invalidate()  # whatever happened while away
-                    while not self._closed:
-                        # the first notification ends the wait: the connection is free for the query below
-                        notes = conn.notifies(timeout=1.0, stop_after=1)
-                        if any(note.payload == self.namespace for note in list(notes)):
-                            if self.replica is not None:  # the replica serves reads once it has replayed this
-                                self.replica.heard(int(one_row(conn.execute(CURRENT_LSN).fetchone())[0]))
-                            self._heard()
-            except psycopg.Error:
-                if self._closed:
-                    return
-                time.sleep(RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)])
-                attempt += 1
-
     def _heard(self) -> None:
         """Some daemon (this one too) committed to this namespace: what is remembered is read again, and
         in-memory views follow."""

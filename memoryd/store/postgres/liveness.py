@@ -8,6 +8,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
+from psycopg import sql
+
+# The writer's session holds the namespace's lock for as long as it lives. A writer that hangs (a laptop asleep, a
+# SIGSTOP, a host whose network dropped) must not keep it: the server ends a write session idle for WRITER_IDLE_SECONDS
+# (in a transaction or not), and probes its TCP peer, while a live writer says something every BEAT_SECONDS.
+WRITER_IDLE_SECONDS = 10
+BEAT_SECONDS = 2.5
+KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
 
 
 class RetryingCursor:
@@ -63,3 +71,14 @@ def answers(conn: psycopg.Connection) -> bool:
 
 def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
+def hold_for_life(conn: psycopg.Connection) -> None:
+    """Ask the server to end this (write) session once it has hung: idle past WRITER_IDLE_SECONDS, or its peer gone."""
+    idle = sql.Literal(f"{WRITER_IDLE_SECONDS}s")
+    for name in ("idle_session_timeout", "idle_in_transaction_session_timeout"):
+        conn.execute(sql.SQL("SET {} = {}").format(sql.Identifier(name), idle))
+    conn.execute("SET tcp_keepalives_idle = 5")
+    conn.execute("SET tcp_keepalives_interval = 2")
+    conn.execute("SET tcp_keepalives_count = 3")
+    conn.execute(sql.SQL("SET tcp_user_timeout = {}").format(sql.Literal(WRITER_IDLE_SECONDS * 1000)))

@@ -14,6 +14,7 @@ from psycopg import sql
 from memoryd.store.interface import Filled, MemoryStore
 from memoryd.store.postgres import Store
 from memoryd.store.postgres.connections import CONNECT_TIMEOUT
+from memoryd.store.postgres.leadership import GENERATION
 from memoryd.store.postgres.schema import RETIRED_MARK, STAGING_MARK, schema_name
 from memoryd.store.rows import one_row
 
@@ -75,6 +76,13 @@ def swap(live: Store, staging: Store) -> None:
     with live.writing() as cur:
         cur.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(live._s, sql.Identifier(retired)))
         cur.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(sql.Identifier(built), live._s))
+        cur.execute(  # the writer generation goes on with the namespace (leadership)
+            sql.SQL(
+                "INSERT INTO {s}.meta SELECT key, value FROM {r}.meta WHERE key = %s"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            ).format(s=live._s, r=sql.Identifier(retired)),
+            (GENERATION,),
+        )
         cur.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(retired)))
         live._grant(cur)
     live._dims = 0

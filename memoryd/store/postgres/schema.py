@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import zlib
 
 from psycopg import sql
 
@@ -21,11 +20,6 @@ def schema_name(namespace: str) -> str:
     if not _NAMESPACE.fullmatch(namespace):
         raise ValueError(f"namespace {namespace!r}: 1-{MAX_NAMESPACE} letters, digits, '.', '_' or '-'")
     return f"{SCHEMA_PREFIX}{namespace}"
-
-
-def lock_key(namespace: str) -> int:
-    """The advisory lock that makes one daemon a namespace's writer (a signed 64-bit key)."""
-    return zlib.crc32(f"memoryd writer {namespace}".encode()) | (0x6D656D << 32)
 
 
 TABLES = """

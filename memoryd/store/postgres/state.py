@@ -12,7 +12,7 @@ from psycopg import sql
 
 from memoryd.store.interface import StoreUnavailable
 from memoryd.store.postgres.connections import Connections
-from memoryd.store.postgres.schema import lock_key
+from memoryd.store.postgres.leadership import generation, holder, lock_key
 from memoryd.store.rows import one_row
 
 WRITER_SECONDS = 5.0  # how long who holds the writer lock is remembered (status asks every second per live page)
@@ -139,25 +139,17 @@ class State(Connections):
         cached = self._writer_seen
         row = cached[1] if cached is not None else None
         if cached is None or now - cached[0] >= WRITER_SECONDS:
-            key = lock_key(self.namespace)
             try:
                 with self.reading() as cur:
-                    cur.execute(
-                        "SELECT a.pid, a.usename, a.application_name, a.client_addr::text,"
-                        " extract(epoch FROM a.backend_start)"
-                        " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-                        " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
-                        " AND l.classid::bigint = %s AND l.objid::bigint = %s",
-                        ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
-                    )
-                    row = cur.fetchone()
+                    key = lock_key(self.namespace, generation(cur, self.schema))
+                    row = holder(cur, key, self.schema)
             except (psycopg.Error, StoreUnavailable):
                 pass  # the last known holder stands while the server is away
             else:
                 self._writer_seen = (now, row)
         if row is None:
             return None
-        pid, role, application, address, since = row
+        pid, role, application, address, since, _ = row
         mine = self._writer is not None and not self._writer.closed and self._writer.info.backend_pid == pid
         return {
             "pid": pid,
