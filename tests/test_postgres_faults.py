@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from memoryd.store.postgres.connections import STATEMENT_TIMEOUT_MS
@@ -324,3 +325,60 @@ def test_a_role_that_may_not_write_cannot_hold_up_a_takeover(cluster: Cluster, t
         for daemon in (a, b, c):
             if daemon is not None:
                 cleanup(daemon)
+
+
+def _documented_roles() -> str:
+    text = (Path(__file__).parents[1] / "docs" / "postgresql.md").read_text()
+    block = text.split("<!-- roles:begin -->", 1)[1].split("<!-- roles:end -->", 1)[0]
+    return block.split("```sql", 1)[1].split("```", 1)[0]
+
+
+def test_the_documented_roles_give_a_writer_a_standby_and_a_reader(tmp_path: Path) -> None:
+    """docs/postgresql.md's role set-up, run as written on a fresh server: host A writes, host B (its own login
+    role) stands by and takes over able to write, and the CI runner's role reads, and only reads."""
+    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
+    pg = Cluster(root)
+    try:
+        pg.sql("CREATE DATABASE team")
+        with psycopg.connect(pg.url().replace("/postgres?", "/team?"), autocommit=True) as conn:
+            conn.execute(_documented_roles())
+
+        def url(role: str) -> str:
+            return pg.url(role).replace("/postgres?", "/team?")
+
+        ws_a = _notes(tmp_path / "a" / "ws")
+        ws_b, ws_c = tmp_path / "b" / "ws", tmp_path / "c" / "ws"
+        shutil.copytree(ws_a, ws_b)
+        shutil.copytree(ws_a, ws_c)
+        readers = 'readers = ["ci_reader"]\n'
+        a = _daemon(tmp_path / "a", ws_a, _agent_table("deploy", ws_a, url("deploy_host_a"), "deploy", readers))
+        daemons = [a]
+        b = _daemon(tmp_path / "b", ws_b, _agent_table("deploy", ws_b, url("deploy_host_b"), "deploy", readers))
+        daemons.append(b)
+        c = _daemon(tmp_path / "c", ws_c, _agent_table("deploy", ws_c, url("ci_reader"), "deploy"))
+        daemons.append(c)
+        assert [d.status()["role"] for d in daemons] == ["writer", "standby", "reader"]
+        with a.client() as client:
+            assert client.write("Host A chose the marmot runner image.")["indexed"]
+        eventually(lambda: _hits(c, "marmot"), timeout=10)
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait()
+        eventually(lambda: b.status()["role"] == "writer", timeout=15)
+        with b.client() as client:
+            assert client.write("Host B took over and chose the tapir runner image.")["indexed"]
+        eventually(lambda: _hits(c, "tapir"), timeout=10)
+        assert c.status()["role"] == "reader" and not b.status().get("sync_error")
+        with c.client() as client:
+            assert client.write("The runner noted the quokka cache.")["indexed"] is False
+        owner = pg.sql("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'memoryd_deploy'")
+        assert owner == []  # made in the team database, not this one
+        with psycopg.connect(url("deploy_host_b"), autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'memoryd_deploy'"
+            ).fetchone()
+        assert row == ("deploy_writers",)
+    finally:
+        for daemon in locals().get("daemons", []):
+            cleanup(daemon)
+        pg.close()
+        shutil.rmtree(root, ignore_errors=True)
