@@ -17,7 +17,7 @@ import pytest
 
 from memoryd.store.postgres.connections import STATEMENT_TIMEOUT_MS
 from memoryd_client.stub import RemoteError
-from tests.daemon import Daemon, cleanup, eventually
+from tests.daemon import Daemon, cleanup, eventually, memctl
 from tests.pg import Cluster
 from tests.test_postgres import _agent_table, _daemon, _hits, _notes
 
@@ -382,3 +382,52 @@ def test_the_documented_roles_give_a_writer_a_standby_and_a_reader(tmp_path: Pat
             cleanup(daemon)
         pg.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _doctor(config: Path) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd.daemon.cli", "doctor", "--config", str(config), "--no-integrity"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.stdout + done.stderr
+
+
+def test_doctor_checks_the_namespace_with_and_without_the_daemon(cluster: Cluster, tmp_path: Path) -> None:
+    """Running: doctor names the role, who writes, the replica's state. Stopped: it asks the server what this
+    role may do (reach it, read or write the namespace, pgvector) and says what to fix, never "wait"."""
+    ws = _notes(tmp_path / "ws")
+    daemon = _daemon(tmp_path / "w", ws, _agent_table("doc", ws, cluster.url(), "doc"))
+    try:
+        live = _doctor(daemon.config)
+        assert "role writer; namespace doc written by pid" in live and "(this daemon)" in live, live
+        shown = memctl(daemon, "status").stdout
+        assert "store     namespace doc, writer; written by pid" in shown and "this daemon); primary ok" in shown
+    finally:
+        cleanup(daemon)
+    offline = _doctor(daemon.config)
+    assert "namespace doc: 5 files, 8 chunks" in offline and "this role (postgres): writer or standby" in offline, (
+        offline
+    )
+    assert "no daemon writes it now" in offline
+    stranger = cluster.role("stranger")
+    config = tmp_path / "stranger.toml"
+    config.write_text(f'data_dir = "{tmp_path / "s"}"\n' + _agent_table("doc", ws, stranger, "doc"))
+    refused = _doctor(config)
+    assert "FAIL  agent doc index: namespace doc: this role (stranger) may not read it" in refused, refused
+    assert "readers" in refused and "wait" not in refused
+    config.write_text(
+        f'data_dir = "{tmp_path / "s"}"\n'
+        + _agent_table("doc", ws, cluster.url(), "doc", 'read_url = "postgresql://postgres@/postgres?host=/nowhere"\n')
+    )
+    assert "replica postgresql://postgres@/postgres?host=/nowhere:" in _doctor(config)
+    config.write_text(
+        f'data_dir = "{tmp_path / "s"}"\n'
+        + _agent_table("doc", ws, "postgresql://postgres@/postgres?host=/nowhere", "doc")
+    )
+    unreachable = _doctor(config)
+    assert "FAIL  agent doc index: postgresql://postgres@/postgres?host=/nowhere" in unreachable, unreachable

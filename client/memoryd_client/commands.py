@@ -166,6 +166,8 @@ def status_line(agent: dict[str, Any]) -> str:
         else f"keyword-only: {agent.get('fallback_reason')}"
     )
     if agent.get("index_error"):
+        if agent.get("store_kind") == "postgresql":  # the server is away or refuses: nothing is being rebuilt
+            return f"{agent['agent']}: store unavailable: {agent['index_error']}" + _shared_store(agent)
         return f"{agent['agent']}: index unreadable, being rebuilt: {agent['index_error']}"
     counts = (
         f"{plural(agent['files'], 'file')}, {plural(agent['chunks'], 'chunk')}, {agent['embedded_chunks']} embedded"
@@ -200,8 +202,28 @@ def status_line(agent: dict[str, Any]) -> str:
         lines.append(f"  languages: {held} chunks")
     if agent.get("needs_reindex"):
         lines.append(f"  needs reindex: {agent['needs_reindex']}")
+    if agent.get("store_kind") == "postgresql":
+        lines.append(_shared_store(agent).lstrip("\n"))
     if agent.get("sync_error"):
         lines.append(f"  last sync failed: {agent['sync_error']}")
+    return "\n".join(lines)
+
+
+def _shared_store(agent: dict[str, Any]) -> str:
+    """A PostgreSQL agent's role, who writes its namespace, the primary's health and the replica's state."""
+    health = agent.get("store_health") or {}
+    writer = agent.get("writer") or {}
+    who = (
+        f"pid {writer.get('pid')} ({writer.get('role')}{', this daemon' if writer.get('this_daemon') else ''})"
+        if writer
+        else "nobody"
+    )
+    ok = "ok" if health.get("ok", True) else f"failing: {health.get('error')}"
+    lines = [f"\n  store     namespace {agent.get('namespace')}, {agent.get('role')}; written by {who}; primary {ok}"]
+    replica, lag = agent.get("replica"), agent.get("replica_lag_s") or {}
+    if replica:
+        behind = f", {lag.get('seconds')} s behind" if lag.get("seconds") else ""
+        lines.append(f"  replica   {replica.get('state')}{behind}; searches read the {replica.get('reads_from')}")
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from memoryd.config import AgentConfig, Config, ConfigError, default_model_path, load_config
 from memoryd.integrations import read_markers
-from memoryd.store.backend import offline_check
+from memoryd.store.backend import index_error_fix, live_check, offline_check
 from memoryd.store.lock import data_dir_lock_path
 from memoryd_client.protocol.paths import pid_alive, read_holder
 
@@ -141,15 +141,16 @@ def _agent(config: Config, agent: AgentConfig, state: dict[str, Any] | None, int
         level, f"{name} watcher", watcher, "" if level == OK else "changes are found by the periodic sync only"
     )
     if state.get("index_error"):
-        yield Finding(
-            FAIL, f"{name} index", state["index_error"], "it is rebuilt from the notes; wait, then check again"
-        )
+        yield Finding(FAIL, f"{name} index", state["index_error"], index_error_fix(agent, state["index_error"]))
     else:
         lane = state.get("embedding") or {}
         counts = f"{state['files']} files, {state['chunks']} chunks, {state['embedded_chunks']} embedded"
         yield Finding(
             OK, f"{name} index", counts + (f"; {lane['waiting']} waiting for vectors" if lane.get("waiting") else "")
         )
+    levels = {"ok": OK, "warn": WARN, "fail": FAIL}
+    for level, message, fix in live_check(agent, state):
+        yield Finding(levels[level], f"{name} store", message, fix)
     for key, fix in (("sync_error", "see the daemon's log"), ("needs_reindex", "memctl reindex")):
         if state.get(key):
             yield Finding(WARN, f"{name} {key.replace('_', ' ')}", str(state[key]), fix)

@@ -120,13 +120,30 @@ def holds_file(agent: AgentConfig) -> bool:
 def offline_check(agent: AgentConfig, integrity: bool) -> Iterator[tuple[str, str, str]]:
     """What `doctor` can say of the store while no daemon serves it: (level, message, fix)."""
     if agent.postgres is not None:
-        from memoryd.store.postgres.backend import offline_check as shared
+        from memoryd.store.postgres.checks import offline_check as shared
 
         yield from shared(agent.postgres)
     else:
         from memoryd.store.sqlite.backend import offline_check as local
 
         yield from local(agent.store, integrity)
+
+
+def live_check(agent: AgentConfig, state: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """What `doctor` can say of the store from its running daemon's status: (level, message, fix)."""
+    if agent.postgres is not None:
+        from memoryd.store.postgres.checks import live_check as shared
+
+        yield from shared(state)
+
+
+def index_error_fix(agent: AgentConfig, error: str) -> str:
+    """What to do about an agent's `index_error`."""
+    if agent.postgres is not None:
+        from memoryd.store.postgres.checks import index_error_fix as shared
+
+        return shared(error)
+    return "it is rebuilt from the notes; wait, then check again"
 
 
 def limit_process_memory(megabytes: float) -> None:

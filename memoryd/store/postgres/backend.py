@@ -4,13 +4,13 @@ swaps it in by name (memoryd.store.postgres.reindex)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import structlog
 
 from memoryd.settings import PostgresStore
-from memoryd.store.interface import Filled, MemoryStore, StoreUnavailable
+from memoryd.store.interface import Filled, MemoryStore
 from memoryd.store.postgres import Store, redact_url
 from memoryd.store.postgres import reindex as staged
 from memoryd.store.postgres.served import ServedVectors
@@ -92,20 +92,3 @@ class PostgresBackend:
 
     def close(self) -> None:
         self.store.close()
-
-
-def offline_check(settings: PostgresStore) -> Iterator[tuple[str, str, str]]:
-    """The namespace read while this daemon is stopped (other daemons may be serving it): (level, message, fix)."""
-    try:
-        store = Store(settings.url, settings.namespace, read_url=settings.read_url, create=False)
-    except StoreUnavailable as exc:
-        yield "fail", f"{redact_url(settings.url)}: {exc}", "check the server and this role's grants"
-        return
-    try:
-        counts = store.row_counts()
-    except StoreUnavailable as exc:
-        yield "fail", f"namespace {settings.namespace}: {exc}", "check the server and this role's grants"
-        return
-    finally:
-        store.close()
-    yield "ok", f"namespace {settings.namespace}: {counts['files']} files, {counts['chunks']} chunks", ""

@@ -175,7 +175,11 @@ class Connections(Background):
         cursor = RetryingCursor(self.reader(from_replica).cursor(), reopen)
         try:
             yield cast(psycopg.Cursor, cursor)  # it answers every call a psycopg cursor does (__getattr__)
-        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName) as exc:
+        except (
+            psycopg.errors.InsufficientPrivilege,
+            psycopg.errors.InvalidSchemaName,
+            psycopg.errors.UndefinedTable,
+        ) as exc:
             raise NotGranted(
                 f"the namespace {self.namespace!r} does not exist or this role may not read it ({first_line(exc)})"
             ) from None
