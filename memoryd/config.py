@@ -14,6 +14,7 @@ import platformdirs
 from pydantic import TypeAdapter, ValidationError
 
 from memoryd.integrations import read_markers, with_integrations
+from memoryd.postgres_urls import mask_password, url_problem
 from memoryd.settings import (
     APP_NAME,
     DEFAULT_AGENT,
@@ -36,8 +37,6 @@ from memoryd.settings import (
     Provider,
     QueryConfig,
     RecallConfig,
-    mask_password,
-    url_problem,
 )
 from memoryd.sources.redact import redact_pattern_error
 from memoryd_client.protocol.paths import default_socket_path

@@ -325,7 +325,8 @@ class AgentMemory:
         except FULL:
             return "the disk holding the index is full; the note is saved and is indexed once there is room"
         except StoreUnavailable as exc:
-            return unwritten_here(self.role) or f"saved; indexed when the store can be written again ({exc})"
+            why = unwritten_here(self.role, self.backend.healthy)
+            return why or f"saved; indexed when the store can be written again ({exc})"
         except (*FAILED, OSError, EmbeddingError) as exc:  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
             log.exception("written note not indexed", path=rel)
             return f"not indexed yet ({type(exc).__name__}: {exc}); the next sync retries"

@@ -3,13 +3,13 @@ pydantic when memoryd.config loads a file."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, ConfigDict, Field
 
+from memoryd.postgres_urls import mask_password
 from memoryd_client.protocol.schema import FUSIONS, MAX_RESULTS, RECALL_BUDGET, SOURCES
 
 APP_NAME = "memoryd"
@@ -278,40 +278,6 @@ class ConfigFile:
     """The [defaults] table."""
     agents: tuple[dict[str, Any], ...] | None = None
     """The [[agents]] tables; none: one agent, `main`, whose workspace is `<data_dir>/workspace`."""
-
-
-def mask_password(url: str | None) -> str | None:
-    """A connection URL or conninfo string with its password hidden."""
-    if not url:
-        return url
-    url = re.sub(r"(password\s*=\s*)('[^']*'|[^\s&]+)", r"\1***", url)
-    # to the last '@': a password may hold an unencoded '/', '@' or '?' (which config refuses, and must not print)
-    return re.sub(r"^(\w+://[^:/@]*):.*@", r"\1:***@", url)
-
-
-def without_password(url: str) -> str:
-    """The URL as written, its password left out (libpq then reads PGPASSWORD or ~/.pgpass)."""
-    url = re.sub(r"([?&])password=[^&]*&?", r"\1", url).rstrip("?&")
-    return re.sub(r"^(\w+://[^:/@]*):.*@", r"\1@", url)
-
-
-def url_problem(url: str) -> str | None:
-    """Why a postgresql:// URL would not be read as it was meant, without repeating it (it may hold a password)."""
-    userinfo = url.split("://", 1)[1].rpartition("@")[0]
-    if any(c in userinfo for c in "/?#@"):
-        return (
-            "its user or password holds an unencoded '/', '?', '#' or '@': percent-encode them (%2F, %3F, %23, %40),"
-            " or leave the password out and use PGPASSWORD or ~/.pgpass"
-        )
-    try:
-        import psycopg
-    except ImportError:  # without the postgres extra the store says so when it is opened
-        return None
-    try:
-        psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError as exc:
-        return f"not a PostgreSQL URL libpq can read ({mask_password(str(exc).strip().splitlines()[0])})"
-    return None
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,7 @@ def test_a_prepared_model_is_named_instead_of_its_path(tmp_path: Path) -> None:
 def test_a_password_libpq_would_misread_is_refused_without_printing_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str, secret: str
 ) -> None:
-    from memoryd.settings import mask_password
+    from memoryd.postgres_urls import mask_password
     from memoryd.store.postgres.connections import redact_url
 
     monkeypatch.setenv("TEAM_PG_PASSWORD", "s3/cr3t")

@@ -419,3 +419,32 @@ def test_a_changed_transcript_is_synced_alone(workspace: Path, memory_factory: C
     assert [r.path for r in memory.search("kakapo", mode="keyword").results] == ["sessions/live.jsonl"]
     assert not memory.search("numbat", mode="keyword").results
     assert memory.sync().files_indexed == 0  # a full walk agrees
+
+
+def test_a_note_written_while_a_sync_lists_the_workspace_stays_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `write` indexes its note while a sync is between listing the workspace and reading the index: the sync
+    must not take the note it did not list for one deleted (it would vanish from search until the next sync)."""
+    from memoryd.config import quickstart_agent
+    from memoryd.embeddings.hashing import HashingEmbedder
+    from memoryd.ingest import sync as sync_module
+    from memoryd.sources.discovery import SourceFile
+
+    workspace = tmp_path / "ws"
+    write(workspace / "MEMORY.md", "# Memory\n\nThe first note.\n")
+    with AgentMemory(quickstart_agent(workspace, tmp_path / "data"), HashingEmbedder(64)) as memory:
+        memory.sync()
+        listed = sync_module.discover
+
+        def list_then_write(agent):  # type: ignore[no-untyped-def]
+            found = listed(agent)
+            note = workspace / "memory" / "mid-sync.md"
+            write(note, "# Mid-sync\n\nThe okapi decision landed while the sync ran.\n")
+            memory.syncer.sync_file(SourceFile("memory/mid-sync.md", note, "memory"))
+            return found
+
+        monkeypatch.setattr(sync_module, "discover", list_then_write)
+        memory.sync()
+        monkeypatch.setattr(sync_module, "discover", listed)
+        assert [r.citation for r in memory.search("okapi", mode="keyword").results] == ["memory/mid-sync.md#L1-L3"]

@@ -16,7 +16,7 @@ MAX_LINES = 400
 ALLOWANCE: dict[str, tuple[int, str]] = {}
 STORE_LIBRARIES = ("apsw", "psycopg", "sqlite_vec", "pgvector")
 # where the choice of store is made or configured: the package itself, and the settings that name a store
-MAY_NAME_STORE_KINDS = ("memoryd.store", "memoryd.config", "memoryd.settings")
+MAY_NAME_STORE_KINDS = ("memoryd.store", "memoryd.config", "memoryd.settings", "memoryd.postgres_urls")
 
 
 @cache

@@ -431,3 +431,102 @@ def test_doctor_checks_the_namespace_with_and_without_the_daemon(cluster: Cluste
     )
     unreachable = _doctor(config)
     assert "FAIL  agent doc index: postgresql://postgres@/postgres?host=/nowhere" in unreachable, unreachable
+
+
+def test_with_the_primary_down_searches_go_on_from_the_replica(tmp_path: Path) -> None:
+    """The primary stops: searches through a replica keep answering (from the replica), status says the primary
+    fails, a write is saved and indexed once the primary is back."""
+    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
+    pg = Cluster(root)
+    replica = pg.add_replica()
+    ws = _notes(tmp_path / "ws")
+    daemon = None
+    try:
+        daemon = _daemon(tmp_path, ws, _agent_table("main", ws, pg.url(), "away", f'read_url = "{replica}"\n'))
+        expected = {q: _hits(daemon, q) for q in ("valkey", "getUserById", "redis cache outage")}
+        assert all(expected.values())
+        pg.stop()
+        assert {q: _hits(daemon, q) for q in expected} == expected
+        with daemon.client() as client:
+            assert client.search("valkey", mode="hybrid").results
+            written = client.write("While the primary was away we chose the civet rollout.")
+        assert written["indexed"] is False and "civet" in (ws / written["path"]).read_text()
+        assert "when the store can be written again" in written["index_error"]
+        assert daemon.status()["store_health"]["ok"] is False
+        pg.start()
+        eventually(lambda: _hits(daemon, "civet"), timeout=30)
+        daemon.check_running()
+    finally:
+        if daemon is not None:
+            cleanup(daemon)
+        pg.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _documented_restore() -> list[tuple[str, list[str]]]:
+    """The backup section's commands: (which server, argv), the comments saying which."""
+    import shlex
+
+    text = (Path(__file__).parents[1] / "docs" / "postgresql.md").read_text()
+    block = text.split("<!-- restore:begin -->", 1)[1].split("<!-- restore:end -->", 1)[0]
+    server, commands = "old", []
+    for line in block.split("```sh", 1)[1].split("```", 1)[0].strip().splitlines():
+        if line.startswith("#"):
+            server = "new" if "new server" in line else "old"
+        else:
+            commands.append((server, shlex.split(line)))
+    return commands
+
+
+def test_the_documented_restore_gives_the_same_answers(cluster: Cluster, tmp_path: Path) -> None:
+    """docs/postgresql.md's dump and restore, run as written from one server to a fresh one: the restored
+    namespace answers a daemon's searches as the old one did, and a reindex's leftovers stay behind."""
+    import subprocess
+
+    from tests.pg import _bin
+
+    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
+    new = Cluster(root)
+    ws = _notes(tmp_path / "ws")
+    old_db = cluster.url().replace("/postgres?", "/team?")
+    cluster.sql("CREATE DATABASE team")
+    cluster.role("team_writer", create_schemas=False)
+    with psycopg.connect(old_db, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION vector; GRANT CREATE ON DATABASE team TO team_writer")
+    writer_url = cluster.url("team_writer").replace("/postgres?", "/team?")
+    daemon = _daemon(tmp_path / "old", ws, _agent_table("main", ws, writer_url, "kept"))
+    queries = ("valkey", "getUserById", "thanh toán Hà Nội", "北京服务器")
+    try:
+        before = {q: _hits(daemon, q) for q in queries}
+        with daemon.client() as client:
+            before["hybrid"] = [hit.citation for hit in client.search("what did we decide about auth")]
+    finally:
+        cleanup(daemon)
+    with psycopg.connect(old_db, autocommit=True) as conn:
+        conn.execute('CREATE SCHEMA "memoryd_kept__staging_1"; CREATE SCHEMA "memoryd_kept__retired_2"')
+    servers = {"old": cluster.socket_dir, "new": new.socket_dir}
+    try:
+        for server, argv in _documented_restore():
+            env = {**os.environ, "PGHOST": servers[server], "PGUSER": "postgres"}
+            done = subprocess.run([_bin(argv[0]), *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True)
+            assert done.returncode == 0, (argv, done.stderr)
+        new_db = new.url().replace("/postgres?", "/team?")
+        with psycopg.connect(new_db, autocommit=True) as conn:
+            schemas = {r[0] for r in conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'memoryd%'")}
+        assert schemas == {"memoryd_kept"}
+        restored = _daemon(
+            tmp_path / "new",
+            ws,
+            _agent_table("main", ws, new.url("team_writer").replace("/postgres?", "/team?"), "kept"),
+        )
+        try:
+            after = {q: _hits(restored, q) for q in queries}
+            with restored.client() as client:
+                after["hybrid"] = [hit.citation for hit in client.search("what did we decide about auth")]
+            assert after == before and all(before.values())
+            assert restored.status()["role"] == "writer"
+        finally:
+            cleanup(restored)
+    finally:
+        new.close()
+        shutil.rmtree(root, ignore_errors=True)

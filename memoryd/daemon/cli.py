@@ -257,7 +257,7 @@ def store_migrate(
     built from the Markdown (nothing already embedded is embedded again). The old store is only read."""
     from memoryd.daemon.logging import configure
     from memoryd.daemon.migrate import MigrationError, migrate, open_source, target_agent
-    from memoryd.settings import without_password
+    from memoryd.postgres_urls import without_password
     from memoryd.store.backend import config_changes, kind_of
 
     configure("warning", json=False)  # stdout is the summary; the bars and warnings go to stderr

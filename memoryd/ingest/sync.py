@@ -99,11 +99,11 @@ class Syncer:
             self.store.set_meta("chunking", chunking_signature(self.agent))
         embedder = self._usable_embedder()
 
+        known = self.store.files()  # before the disk: a note written and indexed after it is never "gone"
         workspace = real_workspace(self.agent)
         sessions = discover_transcripts(self.agent.sessions_dirs, workspace) if "sessions" in self.agent.sources else []
         files = discover(self.agent) + sessions
         report.files_seen = len(files)
-        known = self.store.files()
         current = {f.path for f in files}
         kept = self._sources_with_missing_roots(report)
         gone = [p for p, row in known.items() if p not in current and row.source not in kept]

@@ -23,8 +23,11 @@ def open_backend(agent: AgentConfig, *, use_sqlite_vec: bool = True) -> Backend[
     return SQLiteBackend(agent.store, use_sqlite_vec=use_sqlite_vec)
 
 
-def unwritten_here(role: str) -> str | None:
-    """Why a `write` on a daemon that does not write the shared store is saved in this host's note only."""
+def unwritten_here(role: str, healthy: bool = True) -> str | None:
+    """Why a `write` on a daemon that does not write the shared store is saved in this host's note only (None when
+    the server is away: that, not another daemon, keeps this one from writing)."""
+    if not healthy:
+        return None
     if role == "reader":
         return (
             "saved in this host's note; this role only reads the shared store: the namespace's writer indexes the"
@@ -44,7 +47,7 @@ def kind_of(agent: AgentConfig) -> str:
 def describe(agent: AgentConfig) -> str:
     """The agent's store as logs and errors name it, without a password."""
     if agent.postgres is not None:
-        from memoryd.settings import mask_password
+        from memoryd.postgres_urls import mask_password
 
         return f"{mask_password(agent.postgres.url)}#{agent.postgres.namespace}"
     return str(agent.store)
@@ -95,7 +98,7 @@ def retarget(agent: AgentConfig, to: str, namespace: str | None, data_dir: Path)
 def config_changes(moving: AgentConfig, target: AgentConfig) -> list[tuple[str, str, str]]:
     """What to change in the agent's [[agents]] table once its index moved: (set|remove|note, key, value or why). The
     store's URL is given without its password, which the daemon gets from PGPASSWORD or ~/.pgpass."""
-    from memoryd.settings import without_password
+    from memoryd.postgres_urls import without_password
 
     changes: list[tuple[str, str, str]] = []
     if target.postgres is not None:

@@ -15,10 +15,10 @@ import psycopg
 import structlog
 from psycopg import sql
 
-from memoryd.settings import mask_password, url_problem
+from memoryd.postgres_urls import redact_url
 from memoryd.store.errors import DiskFull, RequestFailed
 from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
-from memoryd.store.postgres import leadership
+from memoryd.store.postgres import leadership, liveness
 from memoryd.store.postgres.background import CONNECT_TIMEOUT, Background
 from memoryd.store.postgres.liveness import KEEPALIVES, RetryingCursor, answers, first_line, hold_for_life
 from memoryd.store.postgres.namespace import create_namespace, foreign_owner, grant_readers
@@ -31,26 +31,8 @@ ChangeListener = Callable[[StoreChange], None]
 STATEMENT_TIMEOUT_MS = 10_000
 
 
-class LeftBehind(Exception):
-    """The namespace's writer generation moved on (leadership): this daemon no longer writes it."""
-
-
 class NotWriter(StoreUnavailable):
     """Another daemon holds the namespace's writer lock: this one reads, and stands by to take over."""
-
-
-def redact_url(url: str) -> str:
-    """The URL without its password (status and logs never show one)."""
-    if url_problem(url):  # libpq would read part of the password as the host, port or database
-        return str(mask_password(url))
-    try:
-        info = psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return "<unparsable PostgreSQL URL>"
-    host, port, user, dbname = (str(info.get(key) or "") for key in ("host", "port", "user", "dbname"))
-    if host.startswith("/"):  # a Unix socket's folder, as libpq writes it in a URL
-        return f"postgresql://{user}@/{dbname}?host={host}" + (f"&port={port}" if port else "")
-    return f"postgresql://{user}@{host}{f':{port}' if port else ''}/{dbname}"
 
 
 class Connections(Background):
@@ -90,6 +72,7 @@ class Connections(Background):
         self.refused: str | None = None  # why this namespace is neither read nor written (_check_owner)
         self.replica = ReplicaGate() if read_url else None
         self.generation = 0  # the writer generation this daemon's lock was taken under (leadership)
+        self._primary_away_until = 0.0  # monotonic: reads go to the replica until then
         self._created = not create
         if create:
             with contextlib.suppress(StoreUnavailable):  # the server may be away: made at the first use instead
@@ -107,7 +90,7 @@ class Connections(Background):
                 application_name=f"memoryd:{self.namespace}",
                 **KEEPALIVES,  # a server gone without a word is noticed in seconds, not at TCP's default hours
             )
-            self._limit_statements(conn)
+            self.statement_timeout_ms = liveness.limit_statements(conn, STATEMENT_TIMEOUT_MS)
             conn.autocommit = autocommit
         except psycopg.Error as exc:
             if primary:
@@ -117,19 +100,8 @@ class Connections(Background):
             self._recovered()
         return conn
 
-    def _limit_statements(self, conn: psycopg.Connection) -> None:
-        """memoryd's statement_timeout where the server, database or role sets none: a DBA's own setting (even
-        0, no limit) is theirs to choose."""
-        row = conn.execute("SELECT setting, source FROM pg_settings WHERE name = 'statement_timeout'").fetchone()
-        if row is None or row[1] == "default":
-            conn.execute(sql.SQL("SET statement_timeout = {}").format(sql.Literal(STATEMENT_TIMEOUT_MS)))
-            self.statement_timeout_ms = STATEMENT_TIMEOUT_MS
-        else:
-            self.statement_timeout_ms = int(row[0])
-
     def _timed_out(self) -> str:
-        limit = self.statement_timeout_ms
-        return f"PostgreSQL took longer than {limit / 1000:g} s on this statement (statement_timeout = {limit} ms)"
+        return liveness.timed_out(self.statement_timeout_ms)
 
     def _failed(self, exc: BaseException) -> None:
         if self.health["ok"]:
@@ -138,6 +110,8 @@ class Connections(Background):
     def _recovered(self) -> None:
         if not self.health["ok"]:
             self.health = {"ok": True, "error": None, "since": time.time()}
+            self._primary_away_until = 0.0
+            self._invalidate()  # what was read from the replica meanwhile may be behind the primary
 
     def reader(self, replica: bool = False) -> psycopg.Connection:
         """This thread's read connection to the primary, or (`replica`) to the read URL where there is one."""
@@ -160,19 +134,20 @@ class Connections(Background):
         dropped while it sat idle (a restart, a failover, an idle timeout) runs again once on a new one
         (`RetryingCursor`); a connection lost again is reported."""
         if not self._created:
-            self._create()
+            try:
+                self._create()
+            except StoreUnavailable:
+                if self.replica is None:  # with one, reads go on from the replica while the primary is away
+                    raise
         if self.refused:
             raise NotGranted(self.refused)
-        from_replica = replica and self._replica_usable()
-        slot = "replica" if from_replica else "primary"
 
         def reopen() -> psycopg.Cursor:
-            setattr(self._local, slot, None)
-            if self.replica is not None and from_replica:  # the replica dropped it: this read goes to the primary
+            if self._drop(cursor.connection) == "replica" and self.replica is not None:
                 self.replica.failed("the replica dropped the connection")
-            return self.reader().cursor()
+            return self._read_cursor(False)
 
-        cursor = RetryingCursor(self.reader(from_replica).cursor(), reopen)
+        cursor = RetryingCursor(self._read_cursor(replica), reopen)
         try:
             yield cast(psycopg.Cursor, cursor)  # it answers every call a psycopg cursor does (__getattr__)
         except (
@@ -189,11 +164,36 @@ class Connections(Background):
             raise StoreUnavailable(f"PostgreSQL's disk is full: {first_line(exc)}") from None
         except psycopg.OperationalError as exc:
             if cursor.lost:
-                setattr(self._local, slot, None)
+                self._drop(cursor.connection)
                 raise StoreUnavailable(f"PostgreSQL connection lost: {first_line(exc)}") from None
             raise
         finally:
             cursor.close()
+
+    def _read_cursor(self, replica: bool) -> psycopg.Cursor:
+        """A cursor where a read goes: the replica while it may serve it (`_replica_usable`), else the primary;
+        and the replica, a little behind perhaps, rather than no answer while the primary is away."""
+        if replica and self._replica_usable():
+            return self.reader(replica=True).cursor()
+        try:
+            if self.replica is not None and time.monotonic() < self._primary_away_until:
+                raise StoreUnavailable("the primary did not answer a moment ago")  # not waited on at every read
+            return self.reader().cursor()
+        except StoreUnavailable:
+            if self.replica is None:
+                raise
+            self._primary_away_until = max(self._primary_away_until, time.monotonic() + CONNECT_TIMEOUT)
+            with contextlib.suppress(StoreUnavailable):
+                return self.reader(replica=True).cursor()
+            raise
+
+    def _drop(self, conn: psycopg.Connection) -> str | None:
+        """Forget a lost connection of this thread's; which it was."""
+        for slot in ("primary", "replica"):
+            if getattr(self._local, slot, None) is conn:
+                setattr(self._local, slot, None)
+                return slot
+        return None
 
     def _replica_usable(self) -> bool:
         """Whether this read may go to the replica (replica.ReplicaGate): asked on this thread's connection to it
@@ -225,12 +225,12 @@ class Connections(Background):
             try:
                 with conn.transaction(), conn.cursor() as cur:
                     if leadership.generation(cur, self.schema, hold=True) != self.generation:
-                        raise LeftBehind
+                        raise leadership.LeftBehind
                     yield cur
                     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.namespace))
                 if self.replica is not None:  # this daemon's next search waits for the replica to replay it
                     self.replica.heard(int(one_row(conn.execute(CURRENT_LSN).fetchone())[0]))
-            except LeftBehind:
+            except leadership.LeftBehind:
                 self._writer, self.writable = None, False
                 conn.close()  # and its lock with it
                 raise NotWriter(f"another daemon took over writing the namespace {self.namespace!r}") from None

@@ -19,6 +19,10 @@ GENERATION = "writer_generation"  # the meta key; absent: 0, the key memoryd use
 MAX_MOVES = 3  # generations moved past in one attempt (each only past a holder that may not write)
 
 
+class LeftBehind(Exception):
+    """The namespace's writer generation moved on: this daemon no longer writes it."""
+
+
 def lock_key(namespace: str, generation: int = 0) -> int:
     """The advisory lock that makes one daemon a namespace's writer (a signed 64-bit key)."""
     name = f"memoryd writer {namespace}" + (f" {generation}" if generation else "")

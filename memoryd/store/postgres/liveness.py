@@ -82,3 +82,17 @@ def hold_for_life(conn: psycopg.Connection) -> None:
     conn.execute("SET tcp_keepalives_interval = 2")
     conn.execute("SET tcp_keepalives_count = 3")
     conn.execute(sql.SQL("SET tcp_user_timeout = {}").format(sql.Literal(WRITER_IDLE_SECONDS * 1000)))
+
+
+def limit_statements(conn: psycopg.Connection, default_ms: int) -> int:
+    """memoryd's statement_timeout where the server, database or role sets none (a DBA's own setting, even 0, no
+    limit, is theirs to choose); the limit in force, in ms."""
+    row = conn.execute("SELECT setting, source FROM pg_settings WHERE name = 'statement_timeout'").fetchone()
+    if row is not None and row[1] != "default":
+        return int(row[0])
+    conn.execute(sql.SQL("SET statement_timeout = {}").format(sql.Literal(default_ms)))
+    return default_ms
+
+
+def timed_out(limit_ms: int) -> str:
+    return f"PostgreSQL took longer than {limit_ms / 1000:g} s on this statement (statement_timeout = {limit_ms} ms)"
