@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import pwd
 import sys
 from dataclasses import asdict, fields, replace
 from pathlib import Path
@@ -248,6 +249,14 @@ def _agent_from_table(
     return agent
 
 
+def _user(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -305,6 +314,9 @@ def load_config(
     sock = _expand(socket or os.environ.get("MEMORYD_SOCKET") or file.socket or default_socket_path(), base)
     daemon = problems.check(DaemonConfig, file.daemon, "[daemon]") or DaemonConfig()
     defaults = problems.check(DefaultsTable, file.defaults, "[defaults]") or DefaultsTable()
+    problems.extend(
+        f"[daemon] metrics_users: no local user {user!r}" for user in daemon.metrics_users if not _user(user)
+    )
 
     if workspace is not None:
         tables: tuple[Any, ...] = ({"id": DEFAULT_AGENT, "workspace": str(workspace)},)

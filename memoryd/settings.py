@@ -204,6 +204,12 @@ class DaemonConfig:
     ui_port: Annotated[int, Field(ge=0, le=65535)] = 0
     """The web page's port on 127.0.0.1; 0: a free one, new at each start (`memctl ui` asks the daemon which), so
     that several users' daemons on one machine never compete for a port. Read at start."""
+    metrics_port: Annotated[int, Field(ge=0, le=65535)] = 0
+    """Serve Prometheus metrics at http://127.0.0.1:PORT/metrics (request times by method, errors, each agent's
+    files, chunks, embedding backlog, store health, role and replica lag), for this user's processes only; 0: off.
+    Read at start."""
+    metrics_users: tuple[str, ...] = ()
+    """Local users besides this one whose processes may read the metrics (a Prometheus running as `prometheus`)."""
 
 
 @dataclass(frozen=True)
@@ -323,6 +329,8 @@ class Config:
     sqlite_memory_mb: float = DaemonConfig.sqlite_memory_mb
     ui: bool = DaemonConfig.ui
     ui_port: int = DaemonConfig.ui_port
+    metrics_port: int = DaemonConfig.metrics_port
+    metrics_users: tuple[str, ...] = DaemonConfig.metrics_users
     source_path: Path | None = None
     workspace_option: Path | None = None  # the --workspace it was loaded with (a reload loads it the same way)
 

@@ -39,6 +39,7 @@ class Manager:
         self.recaller = Recaller.create(config.data_dir)
         self.integrations: dict[str, dict[str, Any]] = {}  # client name -> {last_seen, calls}, since start
         self.ui: dict[str, Any] = {"url": None, "error": "starting"}  # the web page: where, or why not
+        self.metrics: dict[str, Any] = {"url": None, "error": "starting"}  # the metrics endpoint: where, or why not
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -218,6 +219,7 @@ class Manager:
             "sqlite_memory_limit_mb": round(process_memory_limit() / 2**20, 1),
             "integrations": {name: dict(seen) for name, seen in list(self.integrations.items())},
             "ui": self.ui,
+            "metrics": self.metrics,
         }
 
     def heard_from(self, client: str | None) -> None:

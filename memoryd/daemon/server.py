@@ -23,6 +23,7 @@ from memoryd import heap
 from memoryd.config import Config
 from memoryd.daemon.manager import Manager
 from memoryd.daemon.methods import dispatch
+from memoryd.daemon.metrics import Metrics, MetricsServer
 from memoryd.daemon.rpc import RPCServer
 from memoryd.store.backend import limit_process_memory
 from memoryd.store.lock import Locked, OwnerLock, data_dir_lock_path
@@ -199,20 +200,24 @@ def single_instance(path: Path) -> Iterator[None]:
 async def _serve(config: Config, manager: Manager) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    server = RPCServer(config.socket, partial(dispatch, manager))
+    metrics = Metrics(lambda: dispatch(manager, "status", [{}])) if config.metrics_port else None
+    answer = partial(dispatch, manager)
+    server = RPCServer(config.socket, metrics.timed(answer) if metrics is not None else answer)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGHUP, lambda: loop.run_in_executor(None, manager.reload))
     await server.start()
     log.info("serving", socket=str(config.socket), agents=[a.id for a in config.agents], pid=os.getpid())
     web = _start_web(config, manager, server)
+    exporter = _start_metrics(config, manager, metrics)
     try:
         await stop.wait()
         log.info("stopping")
     finally:
         manager.begin_stop()  # first, so that calls waiting on jobs return before the server closes
-        if web is not None:
-            web.close()
+        for front in (web, exporter):
+            if front is not None:
+                front.close()
         await server.close()
 
 
@@ -239,6 +244,28 @@ def _start_web(config: Config, manager: Manager, server: RPCServer) -> WebServer
     web.start()
     manager.ui = {"url": web.url, "token_file": str(config.data_dir / TOKEN_FILE), "error": None}
     return web
+
+
+def _start_metrics(config: Config, manager: Manager, metrics: Metrics | None) -> MetricsServer | None:
+    """The metrics endpoint where configured; a port taken is said in status, and the daemon serves all the same."""
+    if metrics is None:
+        manager.metrics = {"url": None, "error": "off ([daemon] metrics_port = 0)"}
+        return None
+    try:
+        exporter = MetricsServer(config.metrics_port, metrics, config.metrics_users)
+    except KeyError as exc:
+        why = f"[daemon] metrics_users: no local user {exc.args[0]}"
+        log.warning("metrics not served", error=why)
+        manager.metrics = {"url": None, "error": why}
+        return None
+    except OSError as exc:
+        why = f"port {config.metrics_port}: {exc.strerror or exc}; set [daemon] metrics_port"
+        log.warning("metrics not served", error=why)
+        manager.metrics = {"url": None, "error": why}
+        return None
+    exporter.start()
+    manager.metrics = {"url": exporter.url, "error": None}
+    return exporter
 
 
 GIL_SWITCH_SECONDS = 0.0005  # Python's default, 5 ms, let a sync's Python work hold up each step of a search
