@@ -34,11 +34,13 @@ class Cluster:
         self.user = self.server.system_user  # None unless started as root
         self.replica_dir: Path | None = None
         self.replica_socket: str | None = None
+        self.port: int | None = None  # a TCP port (serve_tcp), which names the Unix socket too
         self.sql("CREATE EXTENSION IF NOT EXISTS vector")  # a deployment's one superuser step
 
     def url(self, role: str = "postgres", *, replica: bool = False) -> str:
         host = self.replica_socket if replica else self.socket_dir
-        return f"postgresql://{role}@/postgres?host={host}"
+        port = f"&port={self.port}" if self.port and not replica else ""
+        return f"postgresql://{role}@/postgres?host={host}{port}"
 
     def sql(self, statement: str, params: tuple = (), *, replica: bool = False) -> list[tuple]:
         with psycopg.connect(self.url(replica=replica), autocommit=True) as conn:
@@ -105,6 +107,15 @@ class Cluster:
         )  # fmt: skip
         self.replica_dir, self.replica_socket = folder, str(folder)
         return self.url(replica=True)
+
+    def serve_tcp(self, port: int) -> None:
+        """Restart the primary listening on 127.0.0.1:`port` too (the Unix socket's name then carries the port)."""
+        data = self.root / "primary"
+        self._run(
+            _bin("pg_ctl"), "-D", str(data), "-o", f"-h 127.0.0.1 -p {port} -k {self.socket_dir}",
+            "-l", str(data / "log"), "-w", "restart",
+        )  # fmt: skip
+        self.port = port
 
     def promote_replica(self) -> None:
         """Make the replica a primary of its own (it stops following the primary)."""

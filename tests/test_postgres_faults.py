@@ -530,3 +530,36 @@ def test_the_documented_restore_gives_the_same_answers(cluster: Cluster, tmp_pat
     finally:
         new.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_url_that_requires_tls_is_never_served_in_clear(tmp_path: Path) -> None:
+    """The pgserver wheel's PostgreSQL is built without SSL, so TLS itself cannot be shown here. What can: libpq's
+    TLS parameters in a store URL reach libpq as written, and a URL that requires TLS is refused by a server (on
+    TCP) that cannot give it: status, searches and doctor say why, and nothing is sent in clear."""
+    import socket
+
+    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
+    pg = Cluster(root)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    pg.serve_tcp(port)
+    ws = _notes(tmp_path / "ws")
+    clear = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    daemon = None
+    try:
+        daemon = _daemon(tmp_path / "d", ws, _agent_table("main", ws, f"{clear}?sslmode=require", "clear"))
+        with daemon.client() as client, pytest.raises(RemoteError) as refused:
+            client.search("valkey")
+        assert refused.value.code == "store_unavailable" and "SSL" in refused.value.message, refused.value.message
+        assert daemon.status()["store_health"]["ok"] is False
+        assert pg.sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'memoryd:clear'") == [(0,)]
+        assert "does not support SSL" in _doctor(daemon.config)
+        cleanup(daemon)
+        daemon = _daemon(tmp_path / "e", ws, _agent_table("main", ws, f"{clear}?sslmode=disable", "clear"))
+        assert _hits(daemon, "valkey")  # the same server over TCP in clear, where the URL allows it
+    finally:
+        if daemon is not None:
+            cleanup(daemon)
+        pg.close()
+        shutil.rmtree(root, ignore_errors=True)
