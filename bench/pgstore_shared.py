@@ -84,6 +84,57 @@ def freshness(cluster: Cluster, work: Path, writes: int) -> dict[str, Any]:
     return out
 
 
+def replica_freshness(cluster: Cluster, work: Path, writes: int, backlog: int = 400) -> dict[str, Any]:
+    """A note written through A, found by keyword through C, which searches a streaming replica, while A's embedding
+    lane works through a backlog (`backlog` SciFact abstracts dropped into A's folder first)."""
+    replica = cluster.url(replica=True) if cluster.replica_socket else cluster.add_replica()
+    root = work / "pair" / "replica-fresh"
+    shutil.rmtree(root, ignore_errors=True)
+    seed = root / "a" / "ws" / "MEMORY.md"
+    seed.parent.mkdir(parents=True)
+    seed.write_text("# Team\n\nThe deploy agent moved the cache to Valkey after the Redis outage.\n")
+    shutil.copytree(root / "a" / "ws", root / "c" / "ws")
+    daemons: dict[str, Daemon] = {}
+    try:
+        for side, extra in (("a", ""), ("c", f'read_url = "{replica}"\n')):
+            agent = BenchAgent("team", root / side / "ws", extra=pg_lines(cluster.url(), "replicafresh", extra))
+            daemons[side] = start_daemon(root / side / "ws", root / side / "data", agents=[agent])
+            daemons[side].wait_idle()
+        for doc_id, (title, text) in list(load("scifact").docs.items())[:backlog]:
+            note = root / "a" / "ws" / "memory" / "backlog" / f"{doc_id}.md"
+            note.parent.mkdir(parents=True, exist_ok=True)
+            note.write_text(f"# {title or doc_id}\n\n{text}\n")
+        waiting = _until(lambda: (daemons["a"].status().get("embedding") or {}).get("waiting", 0) > 0, step=0.1)
+        seen: list[float] = []
+        backlog_left = []
+        with daemons["a"].client() as writer:
+            for i in range(writes):
+                token = f"zr{uuid.uuid4().hex[:10]}"
+                started = time.perf_counter()
+                writer.write(f"Probe {i}: the night agent chose {token} for the rollout.")
+                _until(lambda token=token: _finds(daemons["c"], token), step=0.01)
+                seen.append(time.perf_counter() - started)
+                backlog_left.append((daemons["a"].status().get("embedding") or {}).get("waiting", 0))
+        replica_state = (daemons["c"].status().get("replica") or {}).get("state")
+    finally:
+        for daemon in daemons.values():
+            daemon.stop()
+    out = {
+        "writes": writes,
+        "write_on_a_found_on_c_through_replica": timings(seen),
+        "backlog_seen_s": round(waiting, 3),
+        "embedding_backlog_during_probes": [min(backlog_left), max(backlog_left)] if backlog_left else None,
+        "replica_state_after": replica_state,
+    }
+    print(f"  replica freshness {out}", flush=True)
+    return out
+
+
+def _finds(daemon: Daemon, word: str) -> bool:
+    with daemon.client(timeout=10) as client:
+        return bool(client.search(word, mode="keyword").results)
+
+
 def failover(cluster: Cluster, work: Path, trials: int) -> dict[str, Any]:
     pair = Pair(cluster, work, "failover")
     lock, indexed = [], []
