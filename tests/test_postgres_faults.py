@@ -563,3 +563,24 @@ def test_a_url_that_requires_tls_is_never_served_in_clear(tmp_path: Path) -> Non
             cleanup(daemon)
         pg.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_namespace_a_newer_memoryd_made_is_read_never_written(cluster: Cluster, tmp_path: Path) -> None:
+    """Its schema_version is past what this memoryd knows: the daemon reads it and stands by, status and doctor
+    say to upgrade, and a write is saved in the note only."""
+    ws = _notes(tmp_path / "ws")
+    first = _daemon(tmp_path / "a", ws, _agent_table("main", ws, cluster.url(), "future"))
+    cleanup(first)
+    cluster.sql("UPDATE memoryd_future.meta SET value = '99' WHERE key = 'schema_version'")
+    daemon = _daemon(tmp_path / "b", ws, _agent_table("main", ws, cluster.url(), "future"))
+    try:
+        status = daemon.status()
+        assert status["role"] == "standby" and "schema 99, made by a newer memoryd" in status["incompatible"]
+        assert _hits(daemon, "valkey")
+        with daemon.client() as client:
+            assert client.write("A note for the future: the axolotl plan.")["indexed"] is False
+        assert cluster.sql("SELECT count(*) FROM memoryd_future.chunks WHERE text LIKE '%%axolotl%%'") == [(0,)]
+        assert "FAIL  agent main store: the namespace's tables are schema 99" in _doctor(daemon.config)
+    finally:
+        cleanup(daemon)
+        cluster.sql("UPDATE memoryd_future.meta SET value = '1' WHERE key = 'schema_version'")

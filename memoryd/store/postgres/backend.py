@@ -87,6 +87,7 @@ class PostgresBackend:
             "replica": self.store.replica_state(),
             "writer": self.store.writer_lock(),
             "readers_granted": list(pg.readers),
+            "incompatible": self.store.incompatible,
             "keyword_ranking": "bm25 (postgresql)",
         }
 

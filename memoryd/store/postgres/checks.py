@@ -15,7 +15,7 @@ from memoryd.store.postgres.background import CONNECT_TIMEOUT
 from memoryd.store.postgres.connections import redact_url
 from memoryd.store.postgres.leadership import generation, holder, lock_key
 from memoryd.store.postgres.liveness import KEEPALIVES, first_line
-from memoryd.store.postgres.namespace import foreign_owner
+from memoryd.store.postgres.namespace import foreign_owner, may_write, too_new
 from memoryd.store.postgres.schema import schema_name
 
 Check = tuple[str, str, str]  # (ok|warn|fail, what was found, what to do)
@@ -74,12 +74,9 @@ def _namespace(conn: psycopg.Connection, settings: PostgresStore) -> Iterator[Ch
     if not usage:
         yield "fail", f"namespace {settings.namespace}: this role ({user}) may not read it (owner {owner})", GRANTS
         return
-    may_write = conn.execute(
-        "SELECT has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE') FROM pg_class c JOIN pg_namespace n"
-        " ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = 'chunks'",
-        (schema,),
-    ).fetchone()
-    role = "writer or standby" if may_write and may_write[0] else "reader"
+    role = "writer or standby" if may_write(conn, schema) else "reader"
+    if role != "reader" and (newer := too_new(conn, schema)):
+        yield "fail", newer, "upgrade memoryd on this host (docs/postgresql.md, Upgrades)"
     totals = sql.SQL("SELECT files, chunks FROM {}.totals").format(sql.Identifier(schema))
     files, chunks = conn.execute(totals).fetchone() or (0, 0)
     yield "ok", f"namespace {settings.namespace}: {files} files, {chunks} chunks; this role ({user}): {role}", ""
@@ -126,6 +123,8 @@ def live_check(state: dict[str, Any]) -> Iterator[Check]:
     who = f"pid {writer.get('pid')} ({writer.get('role')}, {writer.get('application')})" if writer else "nobody"
     mine = " (this daemon)" if writer.get("this_daemon") else ""
     yield "ok", f"role {state.get('role')}; namespace {state.get('namespace')} written by {who}{mine}", ""
+    if state.get("incompatible"):
+        yield "fail", str(state["incompatible"]), "upgrade memoryd on this host (docs/postgresql.md, Upgrades)"
     replica = state.get("replica")
     if replica:
         lag = state.get("replica_lag_s") or {}

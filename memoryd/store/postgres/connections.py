@@ -21,7 +21,7 @@ from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
 from memoryd.store.postgres import leadership, liveness
 from memoryd.store.postgres.background import CONNECT_TIMEOUT, Background
 from memoryd.store.postgres.liveness import KEEPALIVES, RetryingCursor, answers, first_line, hold_for_life
-from memoryd.store.postgres.namespace import create_namespace, foreign_owner, grant_readers
+from memoryd.store.postgres.namespace import create_namespace, foreign_owner, grant_readers, may_write, too_new
 from memoryd.store.postgres.replica import CURRENT_LSN, REPLAY_LSN, ReplicaGate
 from memoryd.store.postgres.schema import CHANNEL, schema_name
 from memoryd.store.rows import StoreChange, one_row
@@ -73,6 +73,7 @@ class Connections(Background):
         self.replica = ReplicaGate() if read_url else None
         self.generation = 0  # the writer generation this daemon's lock was taken under (leadership)
         self._primary_away_until = 0.0  # monotonic: reads go to the replica until then
+        self.incompatible: str | None = None  # why this memoryd may not write the namespace (a newer one made it)
         self._created = not create
         if create:
             with contextlib.suppress(StoreUnavailable):  # the server may be away: made at the first use instead
@@ -262,20 +263,14 @@ class Connections(Background):
         self.writable = False
         conn = self._connect(self.url)
         try:
-            may = conn.execute(
-                "SELECT has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE') FROM pg_class c"
-                " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = 'chunks'",
-                (self.schema,),
-            ).fetchone()
-            self.may_write = bool(may and may[0])
+            self.may_write = may_write(conn, self.schema)
             with conn.cursor() as cur:
                 self._check_owner(cur)  # again: the schema may have been dropped and made anew by another role
-            if self.refused:
+            self.incompatible = too_new(conn, self.schema) if self.may_write and not self.refused else None
+            why = self.refused or self.incompatible or (None if self.may_write else "this role may only read it")
+            if why:  # a reader must not hold the lock the namespace's writer needs
                 conn.close()
-                raise NotGranted(self.refused)
-            if not self.may_write:  # a reader must not hold the lock the namespace's writer needs
-                conn.close()
-                raise NotWriter(f"this role may read the namespace {self.namespace!r}, not write it")
+                raise (NotGranted if self.refused else NotWriter)(f"namespace {self.namespace!r}: {why}")
             held = leadership.take(conn, self.namespace, self.schema)
             if held is not None:
                 hold_for_life(conn)

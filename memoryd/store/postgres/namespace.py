@@ -59,3 +59,28 @@ def grant_readers(cur: psycopg.Cursor, schema: str, readers: tuple[str, ...]) ->
     if row and row[0]:
         for statement in grant_read(schema, list(readers)):
             cur.execute(statement)
+
+
+def too_new(conn: psycopg.Connection, schema: str) -> str | None:
+    """Why this memoryd must not write a namespace a newer one made (its tables may hold what this one would
+    break); None when it may."""
+    row = conn.execute(
+        sql.SQL("SELECT value FROM {}.meta WHERE key = 'schema_version'").format(sql.Identifier(schema))
+    ).fetchone()
+    found = int(row[0]) if row and str(row[0]).isdigit() else SCHEMA_VERSION
+    if found <= SCHEMA_VERSION:
+        return None
+    return (
+        f"the namespace's tables are schema {found}, made by a newer memoryd (this one knows {SCHEMA_VERSION}):"
+        " it reads them and stands by, and never writes them; upgrade this daemon"
+    )
+
+
+def may_write(conn: psycopg.Connection, schema: str) -> bool:
+    """Whether this role may change the namespace's chunks (a writer or standby), or only read them."""
+    row = conn.execute(
+        "SELECT has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE') FROM pg_class c"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = 'chunks'",
+        (schema,),
+    ).fetchone()
+    return bool(row and row[0])
