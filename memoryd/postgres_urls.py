@@ -39,6 +39,8 @@ def redact_url(url: str) -> str:
 
 def url_problem(url: str) -> str | None:
     """Why a postgresql:// URL would not be read as it was meant, without repeating it (it may hold a password)."""
+    if "://" not in url:
+        return "not a postgresql:// URL"
     userinfo = url.split("://", 1)[1].rpartition("@")[0]
     if any(c in userinfo for c in "/?#@"):
         return (
@@ -51,6 +53,6 @@ def url_problem(url: str) -> str | None:
         return None
     try:
         psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError as exc:
-        return f"not a PostgreSQL URL libpq can read ({mask_password(str(exc).strip().splitlines()[0])})"
+    except psycopg.ProgrammingError:  # libpq's reason repeats the token it could not read: a password, perhaps
+        return "not a PostgreSQL URL libpq can read (a stray '%', a bad port or an unknown parameter?)"
     return None

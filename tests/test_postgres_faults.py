@@ -184,7 +184,10 @@ def test_a_namespace_another_role_made_first_is_refused(cluster: Cluster, tmp_pa
         with daemon.client() as client:
             written = client.write("The victim's private note: the vault path is secret/okapi.")
         assert written["indexed"] is False
-        assert cluster.sql("SELECT count(*) FROM memoryd_victim.chunks") == [(0,)]
+        for table in ("files", "chunks", "embedding_cache", "access", "cursors"):
+            assert cluster.sql(f"SELECT count(*) FROM memoryd_victim.{table}") == [(0,)], table
+        meta = cluster.sql("SELECT key FROM memoryd_victim.meta ORDER BY key")
+        assert meta == [("schema_version",), ("writer_generation",)], meta  # only what the squatter's DDL put
         assert cluster.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
         daemon.check_running()
     finally:
@@ -584,3 +587,49 @@ def test_a_namespace_a_newer_memoryd_made_is_read_never_written(cluster: Cluster
     finally:
         cleanup(daemon)
         cluster.sql("UPDATE memoryd_future.meta SET value = '1' WHERE key = 'schema_version'")
+
+
+def test_a_writer_whose_generation_moved_on_writes_nothing_more(cluster: Cluster, tmp_path: Path) -> None:
+    """Once another daemon moved the writer generation past this one's and took the next key, this one's next write
+    is refused by the fence (its transaction reads the generation it was made under) and it stands down; the check
+    the watch job makes every second says so even without a write."""
+    from memoryd.store.postgres.connections import Connections, NotWriter
+    from memoryd.store.postgres.leadership import GENERATION
+
+    first, second = Connections(cluster.url(), "fence"), Connections(cluster.url(), "fence")
+    try:
+        assert first.try_lead() and first.generation == 0 and not second.try_lead()
+        assert cluster.sql(f"SELECT value FROM memoryd_fence.meta WHERE key = '{GENERATION}'") == [("0",)]
+        cluster.sql(f"UPDATE memoryd_fence.meta SET value = '1' WHERE key = '{GENERATION}'")  # as a move does
+        assert second.try_lead() and second.generation == 1
+        with pytest.raises(NotWriter, match="another daemon took over"), first.writing() as cur:
+            cur.execute("INSERT INTO memoryd_fence.meta VALUES ('left behind', 'yes')")
+        assert not first.writable and not first.try_lead()
+        assert cluster.sql("SELECT count(*) FROM memoryd_fence.meta WHERE key = 'left behind'") == [(0,)]
+        cluster.sql(f"UPDATE memoryd_fence.meta SET value = '2' WHERE key = '{GENERATION}'")
+        assert not second.check_writer() and not second.writable
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_reindex_keeps_the_writer_generation(cluster: Cluster, tmp_path: Path) -> None:
+    """A reindex swaps the namespace's schema for a new one: the writer generation goes with it, so the writer
+    goes on writing through the swap and after."""
+    ws = _notes(tmp_path / "ws")
+    first = _daemon(tmp_path / "a", ws, _agent_table("main", ws, cluster.url(), "swapgen"))
+    cleanup(first)
+    cluster.sql("UPDATE memoryd_swapgen.meta SET value = '3' WHERE key = 'writer_generation'")
+    daemon = _daemon(tmp_path / "b", ws, _agent_table("main", ws, cluster.url(), "swapgen"))
+    try:
+        assert daemon.status()["role"] == "writer"
+        oid = "SELECT oid FROM pg_namespace WHERE nspname = 'memoryd_swapgen'"
+        before = cluster.sql(oid)
+        with daemon.client() as client:
+            client.reindex(wait=True)
+            assert cluster.sql(oid) != before  # swapped for a new schema
+            assert cluster.sql("SELECT value FROM memoryd_swapgen.meta WHERE key = 'writer_generation'") == [("3",)]
+            assert client.write("After the reindex the team chose the dugong plan.")["indexed"]
+        assert _hits(daemon, "dugong") and daemon.status()["role"] == "writer"
+    finally:
+        cleanup(daemon)

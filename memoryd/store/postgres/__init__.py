@@ -2,7 +2,6 @@
 reading, on the primary or a streaming replica. Keyword ranking is BM25 over memoryd's analyzer terms
 (`terms.py`), vectors go through pgvector's HNSW index."""
 
-import psycopg
 import structlog
 from psycopg import sql
 
@@ -44,7 +43,7 @@ class Store(Cache):
         try:
             with self.writing() as cur:
                 cur.execute(upgrade(self.schema))
-        except psycopg.errors.InsufficientPrivilege as exc:  # a writer that does not own the tables
+        except NotGranted as exc:  # a writer that does not own the tables
             log.warning("cannot upgrade the namespace's tables", namespace=self.namespace, error=str(exc))
 
     def leftovers(self) -> list[str]:

@@ -27,7 +27,11 @@ class PostgresBackend:
         self.settings = settings
         self.healed: str | None = None
         self._open()
-        self.lead()
+        try:
+            self.lead()
+        except BaseException:  # a store left open would keep its write session, and the lock, for the process's life
+            self.store.close()
+            raise
 
     def _open(self) -> None:
         pg = self.settings

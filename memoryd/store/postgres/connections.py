@@ -16,7 +16,6 @@ import structlog
 from psycopg import sql
 
 from memoryd.postgres_urls import redact_url
-from memoryd.store.errors import DiskFull, RequestFailed
 from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
 from memoryd.store.postgres import leadership, liveness
 from memoryd.store.postgres.background import CONNECT_TIMEOUT, Background
@@ -122,10 +121,13 @@ class Connections(Background):
         if conn is None or conn.closed or conn.broken:
             conn = self._connect(replica_url or self.url, primary=replica_url is None)
             setattr(self._local, slot, conn)
-            with self._held_lock:
-                self._held = [(t, c) for t, c in self._held if t.is_alive() and not c.closed] + [
-                    (threading.current_thread(), conn)
-                ]
+            with self._held_lock:  # a finished thread's connection (a web or metrics request's) is closed
+                gone = [c for t, c in self._held if not t.is_alive() and not c.closed]
+                self._held = [(t, c) for t, c in self._held if t.is_alive() and not c.closed]
+                self._held.append((threading.current_thread(), conn))
+            for old in gone:
+                with contextlib.suppress(psycopg.Error):
+                    old.close()
         return conn
 
     @contextlib.contextmanager
@@ -134,12 +136,13 @@ class Connections(Background):
         reads comes from the primary, which holds its own writes. A statement whose pooled connection the server
         dropped while it sat idle (a restart, a failover, an idle timeout) runs again once on a new one
         (`RetryingCursor`); a connection lost again is reported."""
-        if not self._created:
+        if not self._created and not (self.replica is not None and time.monotonic() < self._primary_away_until):
             try:
                 self._create()
             except StoreUnavailable:
                 if self.replica is None:  # with one, reads go on from the replica while the primary is away
                     raise
+                self._primary_away_until = time.monotonic() + CONNECT_TIMEOUT
         if self.refused:
             raise NotGranted(self.refused)
 
@@ -190,6 +193,8 @@ class Connections(Background):
 
     def _drop(self, conn: psycopg.Connection) -> str | None:
         """Forget a lost connection of this thread's; which it was."""
+        with contextlib.suppress(psycopg.Error):
+            conn.close()
         for slot in ("primary", "replica"):
             if getattr(self._local, slot, None) is conn:
                 setattr(self._local, slot, None)
@@ -208,7 +213,8 @@ class Connections(Background):
         try:
             row = self.reader(replica=True).execute(REPLAY_LSN).fetchone()
         except (StoreUnavailable, psycopg.Error) as exc:
-            self._local.replica = None
+            if (lost := getattr(self._local, "replica", None)) is not None:
+                self._drop(lost)
             gate.failed(f"the replica does not answer ({first_line(exc)})")
             return False
         return gate.answered(bool(row and row[0]), int(row[1] or 0) if row else 0)
@@ -230,26 +236,18 @@ class Connections(Background):
                     yield cur
                     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.namespace))
                 if self.replica is not None:  # this daemon's next search waits for the replica to replay it
-                    self.replica.heard(int(one_row(conn.execute(CURRENT_LSN).fetchone())[0]))
+                    try:
+                        self.replica.heard(int(one_row(conn.execute(CURRENT_LSN).fetchone())[0]))
+                    except psycopg.Error:  # committed all the same: searches read the primary for a while
+                        self.replica.failed("the commit's position could not be read")
             except leadership.LeftBehind:
                 self._writer, self.writable = None, False
                 conn.close()  # and its lock with it
                 raise NotWriter(f"another daemon took over writing the namespace {self.namespace!r}") from None
-            except psycopg.errors.QueryCanceled:
-                raise StoreBusy(self._timed_out()) from None
-            except psycopg.errors.DiskFull as exc:
-                raise DiskFull(f"PostgreSQL's disk is full; indexing paused ({first_line(exc)})") from None
-            except psycopg.OperationalError as exc:
-                if conn.broken or conn.closed:
-                    self._writer = None
-                    self.writable = False  # the lock went with the session
-                    raise StoreUnavailable(f"PostgreSQL connection lost: {first_line(exc)}") from None
-                raise RequestFailed(f"PostgreSQL: {first_line(exc)}") from None
-            except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName) as exc:
-                why = first_line(exc)
-                raise NotGranted(f"this role may not write the namespace {self.namespace!r}: {why}") from None
-            except psycopg.DatabaseError as exc:
-                raise RequestFailed(f"PostgreSQL refused the write: {first_line(exc)}") from None
+            except psycopg.Error as exc:
+                if conn.broken or conn.closed:  # whatever the error's class (one the server ended says InternalError)
+                    self._writer, self.writable = None, False  # the lock went with the session
+                raise liveness.write_error(exc, conn, self.namespace, self.statement_timeout_ms) from None
             finally:
                 self._invalidate()
 
@@ -300,7 +298,13 @@ class Connections(Background):
         lock with it)."""
         with self._write_lock:
             if self._writer is not None and answers(self._writer):
-                return True
+                try:  # and its generation still stands (another daemon moved past it: stand down now)
+                    if leadership.generation(self._writer, self.schema) == self.generation:
+                        return True
+                except psycopg.Error:
+                    pass
+                with contextlib.suppress(psycopg.Error):
+                    self._writer.close()
             self._writer = None
             self.writable = False
             return False

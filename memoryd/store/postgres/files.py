@@ -8,11 +8,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-import psycopg
 import structlog
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from memoryd.store.errors import DiskFull, RequestFailed
+from memoryd.store.interface import StoreUnavailable
 from memoryd.store.postgres.schema import VECTOR_INDEX_PENDING, hnsw_build_memory, vector_column, vector_index
 from memoryd.store.postgres.state import State
 from memoryd.store.postgres.terms import document_terms, encode
@@ -153,7 +154,7 @@ class Files(State):
                     cur.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(memory))
                 cur.execute(vector_index(self.schema))
                 cur.execute(sql.SQL("DELETE FROM {}.meta WHERE key = %s").format(self._s), (VECTOR_INDEX_PENDING,))
-        except psycopg.Error as exc:  # the rows are in; searches scan until a later sync builds it
+        except (RequestFailed, DiskFull, StoreUnavailable) as exc:  # the rows are in; searches scan until it is built
             log.warning("vector index not built; retried at the next sync", namespace=self.namespace, error=str(exc))
             return
         log.info(

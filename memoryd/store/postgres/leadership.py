@@ -56,6 +56,10 @@ def holder(conn: psycopg.Connection | psycopg.Cursor, key: int, schema: str) -> 
 def take(conn: psycopg.Connection, namespace: str, schema: str) -> int | None:
     """Take the namespace's writer lock on `conn` (an autocommit connection): the generation it was taken under,
     or None while a session whose role may write the namespace holds it."""
+    conn.execute(  # a namespace made before generations lacks the row every write holds
+        sql.SQL("INSERT INTO {}.meta VALUES (%s, '0') ON CONFLICT (key) DO NOTHING").format(sql.Identifier(schema)),
+        (GENERATION,),
+    )
     current = generation(conn, schema)
     for _ in range(MAX_MOVES):
         key = lock_key(namespace, current)

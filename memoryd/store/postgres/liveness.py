@@ -10,12 +10,17 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from memoryd.store.errors import DiskFull, RequestFailed
+from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
+
 # The writer's session holds the namespace's lock for as long as it lives. A writer that hangs (a laptop asleep, a
 # SIGSTOP, a host whose network dropped) must not keep it: the server ends a write session idle for WRITER_IDLE_SECONDS
 # (in a transaction or not), and probes its TCP peer, while a live writer says something every BEAT_SECONDS.
 WRITER_IDLE_SECONDS = 10
 BEAT_SECONDS = 2.5
-KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
+KEEPALIVES: dict[str, Any] = {  # and data unanswered for 10 s ends the connection (a server whose network went)
+    "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3, "tcp_user_timeout": 10_000,
+}  # fmt: skip
 
 
 class RetryingCursor:
@@ -96,3 +101,16 @@ def limit_statements(conn: psycopg.Connection, default_ms: int) -> int:
 
 def timed_out(limit_ms: int) -> str:
     return f"PostgreSQL took longer than {limit_ms / 1000:g} s on this statement (statement_timeout = {limit_ms} ms)"
+
+
+def write_error(exc: psycopg.Error, conn: psycopg.Connection, namespace: str, timeout_ms: int) -> Exception:
+    """What a failed write is to the code above the store: a lost session first, whatever the error's class."""
+    if conn.broken or conn.closed:
+        return StoreUnavailable(f"PostgreSQL connection lost: {first_line(exc)}")
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        return StoreBusy(timed_out(timeout_ms))
+    if isinstance(exc, psycopg.errors.DiskFull):
+        return DiskFull(f"PostgreSQL's disk is full; indexing paused ({first_line(exc)})")
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege | psycopg.errors.InvalidSchemaName):
+        return NotGranted(f"this role may not write the namespace {namespace!r}: {first_line(exc)}")
+    return RequestFailed(f"PostgreSQL refused the write: {first_line(exc)}")

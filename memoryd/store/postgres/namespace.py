@@ -21,8 +21,10 @@ def create_namespace(conn: psycopg.Connection, cur: psycopg.Cursor, schema: str)
     with contextlib.suppress(psycopg.errors.DuplicateSchema), conn.transaction():
         cur.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
         cur.execute(create_tables(schema))
-        cur.execute(
-            sql.SQL("INSERT INTO {}.meta VALUES ('schema_version', %s)").format(sql.Identifier(schema)),
+        cur.execute(  # the writer generation's row is there from the start, so that writes can hold it (leadership)
+            sql.SQL("INSERT INTO {}.meta VALUES ('schema_version', %s), ('writer_generation', '0')").format(
+                sql.Identifier(schema)
+            ),
             (str(SCHEMA_VERSION),),
         )
 

@@ -101,7 +101,8 @@ class State(Connections):
                     .fetchone()
                 )
             except psycopg.Error:
-                self._local.replica = None
+                if (lost := getattr(self._local, "replica", None)) is not None:
+                    self._drop(lost)
                 raise
             if not recovering:
                 return None
