@@ -3,6 +3,7 @@ statement timeout; a real server (the pgserver wheel) and real daemons."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -20,17 +21,27 @@ from memoryd_client.stub import RemoteError
 from tests.daemon import Daemon, cleanup, eventually, memctl
 from tests.pg import Cluster
 from tests.test_postgres import _agent_table, _daemon, _hits, _notes
+from tests.test_postgres import cluster as cluster  # the module's PostgreSQL, as test_postgres makes it
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
-    pg = Cluster(root)
-    yield pg
-    pg.close()
-    shutil.rmtree(root, ignore_errors=True)
+@contextlib.contextmanager
+def _pair(tmp_path: Path, url: str, namespace: str, b_table: str = "") -> Iterator[tuple[Daemon, Daemon]]:
+    """Two daemons on one namespace, each with its own clone of the notes: A (started first) writes, B stands by
+    (`b_table`: more lines of B's agent table, under its embedding table)."""
+    ws_a = _notes(tmp_path / "a" / "ws")
+    ws_b = tmp_path / "b" / "ws"
+    shutil.copytree(ws_a, ws_b)
+    a = _daemon(tmp_path / "a", ws_a, _agent_table(namespace, ws_a, url, namespace))
+    try:
+        b = _daemon(tmp_path / "b", ws_b, _agent_table(namespace, ws_b, url, namespace) + b_table)
+        try:
+            yield a, b
+        finally:
+            cleanup(b)
+    finally:
+        cleanup(a)
 
 
 def _searches(daemon: Daemon, query: str, clients: int, each: int) -> list[list[str]]:
@@ -133,13 +144,7 @@ def test_a_standby_with_another_model_searches_by_keyword_and_does_not_retry_a_r
 ) -> None:
     """B's model differs from the namespace's: its searches fall back to keywords, it logs once that only the
     writer may rebuild the index, and it never loops on a reindex it may not do; its writes say who indexes them."""
-    ws_a = _notes(tmp_path / "a" / "ws")
-    ws_b = tmp_path / "b" / "ws"
-    shutil.copytree(ws_a, ws_b)
-    a = _daemon(tmp_path / "a", ws_a, _agent_table("models", ws_a, cluster.url(), "models"))
-    b = None
-    try:
-        b = _daemon(tmp_path / "b", ws_b, _agent_table("models", ws_b, cluster.url(), "models") + "dims = 128\n")
+    with _pair(tmp_path, cluster.url(), "models", b_table="dims = 128\n") as (a, b):
         assert b.status()["role"] == "standby" and b.status()["needs_reindex"]
         with b.client() as client:
             found = client.search("valkey")
@@ -152,10 +157,6 @@ def test_a_standby_with_another_model_searches_by_keyword_and_does_not_retry_a_r
         assert logs.count("only the store's writer rebuilds it") == 1
         assert a.status()["role"] == "writer" and not a.status()["needs_reindex"]
         b.check_running()
-    finally:
-        cleanup(a)
-        if b is not None:
-            cleanup(b)
 
 
 def test_a_namespace_another_role_made_first_is_refused(cluster: Cluster, tmp_path: Path) -> None:
@@ -245,13 +246,7 @@ def test_a_replica_behind_promoted_or_gone_never_answers_stale(tmp_path: Path) -
 def test_a_frozen_writer_is_replaced_and_stands_by_when_it_wakes(cluster: Cluster, tmp_path: Path) -> None:
     """A writer stopped (SIGSTOP: a laptop asleep, a hung process) loses the namespace within 15 s: the server
     ends its idle write session and the standby takes over. Woken, it stands by; only one daemon writes."""
-    ws_a = _notes(tmp_path / "a" / "ws")
-    ws_b = tmp_path / "b" / "ws"
-    shutil.copytree(ws_a, ws_b)
-    a = _daemon(tmp_path / "a", ws_a, _agent_table("frozen", ws_a, cluster.url(), "frozen"))
-    b = None
-    try:
-        b = _daemon(tmp_path / "b", ws_b, _agent_table("frozen", ws_b, cluster.url(), "frozen"))
+    with _pair(tmp_path, cluster.url(), "frozen") as (a, b):
         assert a.status()["role"] == "writer" and b.status()["role"] == "standby"
         time.sleep(12)  # a live writer keeps its session past the server's idle limit
         assert b.status()["role"] == "standby"
@@ -275,10 +270,6 @@ def test_a_frozen_writer_is_replaced_and_stands_by_when_it_wakes(cluster: Cluste
         assert holders == [(1,)]
         eventually(lambda: (b.status()["writer"] or {}).get("this_daemon"), timeout=10)  # read every 5 s
         a.check_running()
-    finally:
-        cleanup(a)
-        if b is not None:
-            cleanup(b)
 
 
 def test_a_role_that_may_not_write_cannot_hold_up_a_takeover(cluster: Cluster, tmp_path: Path) -> None:
@@ -287,20 +278,14 @@ def test_a_role_that_may_not_write_cannot_hold_up_a_takeover(cluster: Cluster, t
     before any daemon started delays nobody either."""
     import threading
 
-    import psycopg
-
     from memoryd.store.postgres.leadership import lock_key
 
     loiterer = cluster.role("loiterer")
-    ws_a = _notes(tmp_path / "a" / "ws")
-    ws_b = tmp_path / "b" / "ws"
-    shutil.copytree(ws_a, ws_b)
-    a = _daemon(tmp_path / "a", ws_a, _agent_table("squat", ws_a, cluster.url(), "squat"))
-    b = c = None
-    squat = psycopg.connect(loiterer, autocommit=True)
-    early = psycopg.connect(loiterer, autocommit=True)
-    try:
-        b = _daemon(tmp_path / "b", ws_b, _agent_table("squat", ws_b, cluster.url(), "squat"))
+    with (
+        psycopg.connect(loiterer, autocommit=True) as squat,
+        psycopg.connect(loiterer, autocommit=True) as early,
+        _pair(tmp_path, cluster.url(), "squat") as (a, b),
+    ):
         assert a.status()["role"] == "writer" and b.status()["role"] == "standby"
         queued = threading.Thread(target=lambda: squat.execute("SELECT pg_advisory_lock(%s)", (lock_key("squat"),)))
         queued.start()
@@ -320,14 +305,11 @@ def test_a_role_that_may_not_write_cannot_hold_up_a_takeover(cluster: Cluster, t
         early.execute("SELECT pg_advisory_lock(%s)", (lock_key("early"),))  # before any daemon of "early"
         ws_c = _notes(tmp_path / "c" / "ws")
         c = _daemon(tmp_path / "c", ws_c, _agent_table("early", ws_c, cluster.url(), "early"))
-        eventually(lambda: c.status()["role"] == "writer", timeout=10)
-        assert _hits(c, "valkey")
-    finally:
-        squat.close()
-        early.close()
-        for daemon in (a, b, c):
-            if daemon is not None:
-                cleanup(daemon)
+        try:
+            eventually(lambda: c.status()["role"] == "writer", timeout=10)
+            assert _hits(c, "valkey")
+        finally:
+            cleanup(c)
 
 
 def _documented_roles() -> str:
@@ -568,14 +550,20 @@ def test_a_url_that_requires_tls_is_never_served_in_clear(tmp_path: Path) -> Non
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _restarted_after(cluster: Cluster, tmp_path: Path, ws: Path, namespace: str, key: str, value: str) -> Daemon:
+    """A daemon on `namespace`, started after a first one made it and the namespace's meta `key` was set to
+    `value` meanwhile."""
+    cleanup(_daemon(tmp_path / "first", ws, _agent_table("main", ws, cluster.url(), namespace)))
+    with psycopg.connect(cluster.url(), autocommit=True) as conn:
+        conn.execute(f'UPDATE "memoryd_{namespace}".meta SET value = %s WHERE key = %s', (value, key))
+    return _daemon(tmp_path / "then", ws, _agent_table("main", ws, cluster.url(), namespace))
+
+
 def test_a_namespace_a_newer_memoryd_made_is_read_never_written(cluster: Cluster, tmp_path: Path) -> None:
     """Its schema_version is past what this memoryd knows: the daemon reads it and stands by, status and doctor
     say to upgrade, and a write is saved in the note only."""
     ws = _notes(tmp_path / "ws")
-    first = _daemon(tmp_path / "a", ws, _agent_table("main", ws, cluster.url(), "future"))
-    cleanup(first)
-    cluster.sql("UPDATE memoryd_future.meta SET value = '99' WHERE key = 'schema_version'")
-    daemon = _daemon(tmp_path / "b", ws, _agent_table("main", ws, cluster.url(), "future"))
+    daemon = _restarted_after(cluster, tmp_path, ws, "future", "schema_version", "99")
     try:
         status = daemon.status()
         assert status["role"] == "standby" and "schema 99, made by a newer memoryd" in status["incompatible"]
@@ -617,10 +605,7 @@ def test_a_reindex_keeps_the_writer_generation(cluster: Cluster, tmp_path: Path)
     """A reindex swaps the namespace's schema for a new one: the writer generation goes with it, so the writer
     goes on writing through the swap and after."""
     ws = _notes(tmp_path / "ws")
-    first = _daemon(tmp_path / "a", ws, _agent_table("main", ws, cluster.url(), "swapgen"))
-    cleanup(first)
-    cluster.sql("UPDATE memoryd_swapgen.meta SET value = '3' WHERE key = 'writer_generation'")
-    daemon = _daemon(tmp_path / "b", ws, _agent_table("main", ws, cluster.url(), "swapgen"))
+    daemon = _restarted_after(cluster, tmp_path, ws, "swapgen", "writer_generation", "3")
     try:
         assert daemon.status()["role"] == "writer"
         oid = "SELECT oid FROM pg_namespace WHERE nspname = 'memoryd_swapgen'"

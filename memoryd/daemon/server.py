@@ -13,9 +13,10 @@ import signal
 import socket
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 import structlog
 
@@ -221,51 +222,62 @@ async def _serve(config: Config, manager: Manager) -> None:
         await server.close()
 
 
+class _NotServed(Exception):
+    """Why a front (the web page, the metrics) is not served; said in status, while the socket serves all the same."""
+
+
 def _start_web(config: Config, manager: Manager, server: RPCServer) -> WebServer | None:
-    """The local web page, unless configured off; a port taken by something else is said in status, and the
-    daemon serves its socket all the same."""
-    if not config.ui:
-        manager.ui = {"url": None, "error": "off ([daemon] ui = false)"}
-        return None
-    try:
-        token = write_token(config.data_dir)
-    except OSError as exc:
-        why = f"cannot write the page's token {config.data_dir / TOKEN_FILE}: {exc.strerror or exc}"
-        log.warning("web page not served", error=why)
-        manager.ui = {"url": None, "error": why}
-        return None
-    try:
-        web = WebServer(config.ui_port, token, server.call_from)
-    except OSError as exc:
-        why = f"port {config.ui_port}: {exc.strerror or exc}; set [daemon] ui_port"
-        log.warning("web page not served", error=why)
-        manager.ui = {"url": None, "error": why}
-        return None
-    web.start()
-    manager.ui = {"url": web.url, "token_file": str(config.data_dir / TOKEN_FILE), "error": None}
+    """The local web page, unless configured off."""
+
+    def make() -> WebServer:
+        if not config.ui:
+            raise _NotServed("off ([daemon] ui = false)")
+        try:
+            token = write_token(config.data_dir)
+        except OSError as exc:
+            why = f"cannot write the page's token {config.data_dir / TOKEN_FILE}: {exc.strerror or exc}"
+            raise _NotServed(why) from None
+        try:
+            return WebServer(config.ui_port, token, server.call_from)
+        except OSError as exc:
+            raise _NotServed(f"port {config.ui_port}: {exc.strerror or exc}; set [daemon] ui_port") from None
+
+    web, manager.ui = _front("web page", make)
+    if web is not None:
+        manager.ui["token_file"] = str(config.data_dir / TOKEN_FILE)
     return web
 
 
 def _start_metrics(config: Config, manager: Manager, metrics: Metrics | None) -> MetricsServer | None:
-    """The metrics endpoint where configured; a port taken is said in status, and the daemon serves all the same."""
-    if metrics is None:
-        manager.metrics = {"url": None, "error": "off ([daemon] metrics_port = 0)"}
-        return None
-    try:
-        exporter = MetricsServer(config.metrics_port, metrics, config.metrics_users)
-    except KeyError as exc:
-        why = f"[daemon] metrics_users: no local user {exc.args[0]}"
-        log.warning("metrics not served", error=why)
-        manager.metrics = {"url": None, "error": why}
-        return None
-    except OSError as exc:
-        why = f"port {config.metrics_port}: {exc.strerror or exc}; set [daemon] metrics_port"
-        log.warning("metrics not served", error=why)
-        manager.metrics = {"url": None, "error": why}
-        return None
-    exporter.start()
-    manager.metrics = {"url": exporter.url, "error": None}
+    """The metrics endpoint where configured."""
+
+    def make() -> MetricsServer:
+        if metrics is None:
+            raise _NotServed("off ([daemon] metrics_port = 0)")
+        try:
+            return MetricsServer(config.metrics_port, metrics, config.metrics_users)
+        except KeyError as exc:
+            raise _NotServed(f"[daemon] metrics_users: no local user {exc.args[0]}") from None
+        except OSError as exc:
+            raise _NotServed(f"port {config.metrics_port}: {exc.strerror or exc}; set [daemon] metrics_port") from None
+
+    exporter, manager.metrics = _front("metrics", make)
     return exporter
+
+
+F = TypeVar("F", WebServer, MetricsServer)
+
+
+def _front(name: str, make: Callable[[], F]) -> tuple[F | None, dict[str, Any]]:
+    """Start a front: it, and what status says of it (`{url, error}`)."""
+    try:
+        front = make()
+    except _NotServed as exc:
+        if not str(exc).startswith("off ("):
+            log.warning(f"{name} not served", error=str(exc))
+        return None, {"url": None, "error": str(exc)}
+    front.start()
+    return front, {"url": front.url, "error": None}
 
 
 GIL_SWITCH_SECONDS = 0.0005  # Python's default, 5 ms, let a sync's Python work hold up each step of a search
