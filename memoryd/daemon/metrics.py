@@ -33,7 +33,7 @@ class Metrics:
     """The registry: request timings, recorded by `timed`, and the daemon's state, read from `status` at scrape."""
 
     def __init__(self, status: Callable[[], dict[str, Any]]) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
+        self.registry = CollectorRegistry()  # the state is read at scrape, not at registration
         self.duration = Histogram(
             "memoryd_request_duration_seconds",
             "Time to answer an RPC method (socket and web page), by method",

@@ -201,7 +201,9 @@ def single_instance(path: Path) -> Iterator[None]:
 async def _serve(config: Config, manager: Manager) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    metrics = Metrics(lambda: dispatch(manager, "status", [{}])) if config.metrics_port else None
+    # a scrape's status goes through the RPC lanes, as the web page's calls do: their threads' store connections
+    # are kept, where a scrape's own thread would open new ones each time
+    metrics = Metrics(lambda: server.call_from("metrics", "status", [{}])) if config.metrics_port else None
     answer = partial(dispatch, manager)
     server = RPCServer(config.socket, metrics.timed(answer) if metrics is not None else answer)
     for sig in (signal.SIGTERM, signal.SIGINT):
