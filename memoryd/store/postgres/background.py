@@ -50,6 +50,8 @@ class Background:
                 with psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **KEEPALIVES) as conn:
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
                     attempt = 0
+                    if self.replica is not None:  # and what was committed meanwhile, the replica must replay too
+                        self.replica.heard(int(one_row(conn.execute(CURRENT_LSN).fetchone())[0]))
                     self._invalidate()  # whatever happened while away
                     while not self._closed:
                         # the first notification ends the wait: the connection is free for the query below
