@@ -6,6 +6,7 @@ import difflib
 import json
 import os
 import pwd
+import re
 import sys
 from dataclasses import asdict, fields, replace
 from pathlib import Path
@@ -223,6 +224,11 @@ def _agent_from_table(
     recall = problems.check(RecallConfig, _merge(defaults.recall, part("recall")), f"{label}.recall")
     if table is None or embedding is None or query is None or chunking is None or recall is None:
         return None
+    if table.store and not is_postgres_url(table.store) and _misread_url(table.store):
+        problems.append(
+            f"{label}: store: neither a postgresql:// URL nor a file path (write a PostgreSQL store as"
+            " postgresql://user@host/database; SQLAlchemy's postgresql+psycopg:// and conninfo strings are not read)"
+        )
     if not (table.store and is_postgres_url(table.store)) and (table.read_url or table.namespace or table.readers):
         problems.append(f"{label}: read_url, namespace and readers need a postgresql:// store")
     elif table.store and is_postgres_url(table.store) and not table.namespace and len(table.id) > 32:
@@ -258,6 +264,12 @@ def _user(name: str) -> bool:
 
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _misread_url(store: str) -> bool:
+    """A `store` meant as a database but not written as a postgresql:// URL, which would be taken for a file path
+    (one named after the password)."""
+    return "://" in store or store != store.strip() or re.search(r"(?i)\b(ssl)?password\s*=", store) is not None
 
 
 def is_postgres_url(value: str) -> bool:

@@ -204,3 +204,36 @@ def test_a_read_url_that_is_not_a_url_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="read_url: not a postgresql:// URL") as refused:
         load_config(cfg)
     assert "hunter2" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("store", "secret", "why"),
+    [
+        ("postgresql+psycopg://bob:SECRET@db/team", "SECRET", "neither a postgresql:// URL nor a file path"),
+        (" postgresql://bob:SECRET@db/team", "SECRET", "neither a postgresql:// URL nor a file path"),
+        ("host=db user=bob password=SECRET", "SECRET", "neither a postgresql:// URL nor a file path"),
+        ("postgresql://bob:SEC\\nRET@db/team", "SEC", "control character"),
+    ],
+)
+def test_a_store_that_would_be_misread_is_refused_without_its_secret(
+    tmp_path: Path, store: str, secret: str, why: str
+) -> None:
+    """Not taken for a SQLite file named after the password, nor a password with a line break printed."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[[agents]]\nid = "a"\nworkspace = "{tmp_path}"\nstore = "{store}"\n')
+    with pytest.raises(ConfigError, match=why) as refused:
+        load_config(cfg)
+    assert secret not in str(refused.value)
+
+
+def test_every_secret_parameter_is_masked() -> None:
+    from memoryd.postgres_urls import mask_password, without_password
+
+    for url in (
+        "postgresql://bob@db/team?%70assword=SECRET&sslmode=require",
+        "postgresql://bob@db/team?sslmode=require&sslpassword=SECRET",
+        "postgresql://bob:SEC\nRET@db/team",
+    ):
+        shown, pasted = str(mask_password(url)), without_password(url)
+        assert "SEC" not in shown and "***" in shown and "SEC" not in pasted, (shown, pasted)
+    assert "CRET" not in str(mask_password("host=db password=SE\\ CRET user=bob"))

@@ -45,6 +45,30 @@ except Exception as exc:
 """
 
 
+# Another user's connection from a local port whose earlier socket lies in TIME_WAIT (owned by uid 0 in
+# /proc/net/tcp): the owner check once read that row and took the connection for root's.
+TIME_WAIT_PROBE = """
+import socket, sys, time
+port = int(sys.argv[1])
+decoy = socket.socket(); decoy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+decoy.bind(("127.0.0.2", port)); decoy.listen(8)
+answers = []
+for _ in range(5):
+    first = socket.socket(); first.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    first.bind(("127.0.0.1", 0)); local = first.getsockname()[1]
+    first.connect(("127.0.0.2", port)); accepted, _ = decoy.accept()
+    first.close(); accepted.close(); time.sleep(0.05)
+    again = socket.socket(); again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    again.bind(("127.0.0.1", local)); again.settimeout(5)
+    again.connect(("127.0.0.1", port)); again.sendall(b"GET /metrics HTTP/1.0\\r\\n\\r\\n")
+    try:
+        answers.append(again.recv(12).decode(errors="replace") or "closed")
+    except OSError:
+        answers.append("closed")
+print(",".join(answers))
+"""
+
+
 def test_metrics_time_every_method_and_show_each_agent(tmp_path: Path, workspace: Path) -> None:
     write(workspace / "memory" / "ops.md", "# Ops\n\nThe deploy agent moved the cache to Valkey.\n")
     port = _free_port()
@@ -100,6 +124,8 @@ def test_another_user_may_scrape_only_when_named(tmp_path: Path, workspace: Path
     try:
         probe = run_as(65534, 65534, [python_for_anyone(), "-c", OTHER_USER_PROBE, f"http://127.0.0.1:{port}/metrics"])
         assert probe.stdout.startswith("refused"), probe.stdout + probe.stderr
+        spoof = run_as(65534, 65534, [python_for_anyone(), "-c", TIME_WAIT_PROBE, str(port)])
+        assert spoof.stdout.strip() == ",".join(["closed"] * 5), spoof.stdout + spoof.stderr
     finally:
         d.cleanup(closed)
     daemon = d.start(tmp_path, workspace, extra=f'metrics_port = {port}\nmetrics_users = ["{nobody}"]\n')

@@ -120,30 +120,38 @@ def guarded_protocol(port: int) -> type:
     return Guarded
 
 
-def loopback_peer_uid(client: tuple[str, int], server_port: int) -> int | None:
+def loopback_peer_uid(client: tuple[str, int], server_port: int, server_host: str = "127.0.0.1") -> int | None:
     """The uid owning the client end of a loopback TCP connection (Linux), or None where the OS does not say. The
-    client's socket may be IPv6 even when the server's is IPv4 (`::ffff:127.0.0.1`): both tables are read."""
-    host, port = client
-    try:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        packed = socket.inet_pton(family, host)
-    except (OSError, ValueError):
-        return None
-    wanted = {f"{_hex6(packed) if family == socket.AF_INET6 else _hex4(packed)}:{port:04X}"}
-    if family == socket.AF_INET:
-        mapped = bytes(10) + bytes((0xFF, 0xFF)) + packed  # the same end, seen from an IPv6 socket
-        wanted.add(f"{_hex6(mapped)}:{port:04X}")
+    client's socket may be IPv6 even when the server's is IPv4 (`::ffff:127.0.0.1`): both tables are read. Only
+    the row of this very connection counts: established, from the client's address and port to the server's
+    (a closed socket's TIME_WAIT row, owned by uid 0, or one to another address on the same ports, would lend
+    another user's connection root's uid)."""
+    ends = []
+    for host, port in (client, (server_host, server_port)):
+        try:
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            packed = socket.inet_pton(family, host)
+        except (OSError, ValueError):
+            return None
+        forms = {f"{_hex6(packed) if family == socket.AF_INET6 else _hex4(packed)}:{port:04X}"}
+        if family == socket.AF_INET:
+            mapped = bytes(10) + bytes((0xFF, 0xFF)) + packed  # the same end, seen from an IPv6 socket
+            forms.add(f"{_hex6(mapped)}:{port:04X}")
+        ends.append(forms)
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(table, encoding="ascii") as fh:
                 next(fh, None)
                 for line in fh:
                     fields = line.split()
-                    if len(fields) > 7 and fields[1] in wanted and fields[2].endswith(f":{server_port:04X}"):
+                    if len(fields) > 7 and fields[3] == ESTABLISHED and fields[1] in ends[0] and fields[2] in ends[1]:
                         return int(fields[7])
         except (OSError, ValueError):
             continue
     return None
+
+
+ESTABLISHED = "01"  # /proc/net/tcp's `st` column
 
 
 def _hex4(packed: bytes) -> str:

@@ -5,6 +5,7 @@ page is: another user's connection is closed as it is accepted. Nothing of memor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import socket
@@ -149,6 +150,7 @@ class MetricsServer:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 64  # socketserver's 5 let a flood of connects lock the owner's scrapes out
     port = 0
 
     uids: frozenset[int] = frozenset()
@@ -160,6 +162,24 @@ class _Server(ThreadingHTTPServer):
         if isinstance(request, socket.socket):
             request.settimeout(REQUEST_SECONDS)
         return True
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """One request, whole within REQUEST_SECONDS (a byte every few seconds would hold a thread for ever)."""
+        deadline = threading.Timer(REQUEST_SECONDS, _cut, (request,))
+        deadline.start()
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            deadline.cancel()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone before its answer (a scrape that timed out) is no error of the daemon's: no traceback."""
+        log.debug("metrics request ended early", client=str(client_address[0]))
+
+
+def _cut(request: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        request.shutdown(socket.SHUT_RDWR)
 
 
 class _Handler(BaseHTTPRequestHandler):
