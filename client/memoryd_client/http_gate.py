@@ -14,7 +14,7 @@ import os
 import secrets
 import socket
 import stat
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Collection, MutableMapping
 from typing import Any
 
 TOKEN_FILE = "mcp-http.token"
@@ -162,13 +162,14 @@ def _hex6(packed: bytes) -> str:
     return "".join(_hex4(packed[i : i + 4]) for i in range(0, 16, 4))
 
 
-def other_user(client: tuple[str, int], server_port: int) -> bool:
-    """Whether a loopback connection comes from another user's process. Where the OS keeps the table (Linux), a
-    connection it does not list is refused too: an owner that cannot be told is not taken to be ours."""
+def other_user(client: tuple[str, int], server_port: int, allowed: Collection[int] = ()) -> bool:
+    """Whether a loopback connection comes from another user's process (than this one's and the `allowed` uids).
+    Where the OS keeps the table (Linux), a connection it does not list is refused too: an owner that cannot be
+    told is not taken to be ours."""
     uid = loopback_peer_uid(client, server_port)
     if uid is None:
         return os.access("/proc/net/tcp", os.R_OK)
-    return uid != os.getuid()
+    return uid != os.getuid() and uid not in allowed
 
 
 class TokenGate:

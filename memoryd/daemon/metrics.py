@@ -5,14 +5,10 @@ page is: another user's connection is closed as it is accepted. Nothing of memor
 
 from __future__ import annotations
 
-import contextlib
-import os
 import pwd
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import structlog
@@ -21,13 +17,13 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from memoryd.daemon.rpc import RPCError
-from memoryd_client.http_gate import loopback_peer_uid
+from memoryd.web.loopback import DeadlineHandler, LoopbackServer
 from memoryd_client.protocol.schema import METHODS
 
 log = structlog.get_logger("memoryd.metrics")
 Dispatch = Callable[[Any, Any], Any]
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
-REQUEST_SECONDS = 10.0  # a scrape must be sent whole this soon
+REQUEST_SECONDS = 10.0  # a scrape must be sent whole this soon (DeadlineHandler)
 
 
 class Metrics:
@@ -125,12 +121,9 @@ class MetricsServer:
 
     def __init__(self, port: int, metrics: Metrics, users: tuple[str, ...] = ()) -> None:
         handler = type("Handler", (_Handler,), {"metrics": metrics})
-        self.httpd = _Server(("127.0.0.1", port), handler)
-        self.port = self.httpd.server_address[1]
-        self.httpd.port = self.port
-        self.httpd.uids = frozenset(
-            {os.getuid(), *(pwd.getpwnam(user).pw_uid for user in users)}
-        )  # KeyError: none such
+        uids = [pwd.getpwnam(user).pw_uid for user in users]  # KeyError: no such user
+        self.httpd = LoopbackServer(("127.0.0.1", port), handler, uids=uids)
+        self.port = self.httpd.port
         self._thread: threading.Thread | None = None
 
     @property
@@ -147,45 +140,9 @@ class MetricsServer:
         self.httpd.server_close()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 64  # socketserver's 5 let a flood of connects lock the owner's scrapes out
-    port = 0
-
-    uids: frozenset[int] = frozenset()
-
-    def verify_request(self, request: Any, client_address: Any) -> bool:
-        uid = loopback_peer_uid((str(client_address[0]), int(client_address[1])), self.port)
-        if (uid is None and os.access("/proc/net/tcp", os.R_OK)) or (uid is not None and uid not in self.uids):
-            return False  # another user's (or, where the owner can be told, an unknown owner's) connection
-        if isinstance(request, socket.socket):
-            request.settimeout(REQUEST_SECONDS)
-        return True
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        """One request, whole within REQUEST_SECONDS (a byte every few seconds would hold a thread for ever)."""
-        deadline = threading.Timer(REQUEST_SECONDS, _cut, (request,))
-        deadline.start()
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            deadline.cancel()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client gone before its answer (a scrape that timed out) is no error of the daemon's: no traceback."""
-        log.debug("metrics request ended early", client=str(client_address[0]))
-
-
-def _cut(request: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        request.shutdown(socket.SHUT_RDWR)
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(DeadlineHandler):
     metrics: Metrics
-    server_version = "memoryd"
-    sys_version = ""
+    timeout = REQUEST_SECONDS
 
     def do_GET(self) -> None:
         if self.path.split("?", 1)[0] != "/metrics":
@@ -197,6 +154,3 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass

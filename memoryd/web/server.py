@@ -26,10 +26,8 @@ import json
 import re
 import secrets
 import socket
-import sys
 import threading
 from collections.abc import Callable, Hashable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -38,8 +36,8 @@ import structlog
 
 from memoryd.daemon.rpc import Dropped, RPCError
 from memoryd.durable import replace_privately
+from memoryd.web.loopback import DeadlineHandler, LoopbackServer
 from memoryd.web.wire import encode, schema_description
-from memoryd_client.http_gate import other_user
 from memoryd_client.protocol.schema import METHODS
 
 log = structlog.get_logger("memoryd.web")
@@ -90,8 +88,8 @@ class WebServer:
         self._expected = f"Bearer {token}".encode()
         self._streams = threading.BoundedSemaphore(MAX_STREAMS)
         self._stopping = threading.Event()
-        self.httpd = _Server((host, port), _handler_for(self))
-        self.port = self.httpd.port = int(self.httpd.server_address[1])
+        self.httpd = LoopbackServer((host, port), _handler_for(self), max_connections=MAX_CONNECTIONS)
+        self.port = self.httpd.port
         self.host = host
         self._thread: threading.Thread | None = None
 
@@ -127,60 +125,10 @@ class WebServer:
             self._thread.join(timeout=3)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 64
-    port = 0
-
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
-        self.open_connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
-        self._held: set[Any] = set()
-        self._held_lock = threading.Lock()
-        super().__init__(address, handler)
-
-    def verify_request(self, request: Any, client_address: Any) -> bool:
-        """Another user's connection, or one past MAX_CONNECTIONS, is closed as it is accepted, before it holds a
-        thread (the token is checked later, on each request)."""
-        if other_user((str(client_address[0]), int(client_address[1])), self.port):
-            return False
-        if not self.open_connections.acquire(blocking=False):
-            return False
-        with self._held_lock:
-            self._held.add(request)
-        return True
-
-    def shutdown_request(self, request: Any) -> None:
-        try:
-            super().shutdown_request(request)
-        finally:
-            with self._held_lock:
-                held = request in self._held
-                self._held.discard(request)
-            if held:
-                self.open_connections.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that went away is no error; anything else is logged once, without the request."""
-        error = sys.exc_info()[1]
-        if isinstance(error, (ConnectionError, TimeoutError, socket.timeout)):
-            return
-        log.warning("web request failed", error=f"{type(error).__name__}: {error}")
-
-    def server_bind(self) -> None:
-        with contextlib.suppress(OSError):
-            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        super().server_bind()
-
-
-def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "memoryd"
-        sys_version = ""
+def _handler_for(web: WebServer) -> type[DeadlineHandler]:
+    class Handler(DeadlineHandler):
         protocol_version = "HTTP/1.1"
         timeout = REQUEST_SECONDS
-
-        _deadline: threading.Timer | None = None
 
         def setup(self) -> None:
             super().setup()
@@ -189,35 +137,12 @@ def _handler_for(web: WebServer) -> type[BaseHTTPRequestHandler]:
             with contextlib.suppress(OSError):
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-        def handle_one_request(self) -> None:
-            """One request, which must arrive whole within REQUEST_SECONDS: a connection that sends its headers a
-            byte at a time is closed, whatever the timeout of each read."""
-            self._deadline = threading.Timer(REQUEST_SECONDS, self._too_slow)
-            self._deadline.daemon = True
-            self._deadline.start()
-            try:
-                super().handle_one_request()
-            finally:
-                self._arrived()
-
-        def _arrived(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-
-        def _too_slow(self) -> None:
-            with contextlib.suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
-
         def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
             """The standard library's own refusals (a malformed request line, headers too long) as JSON, with the
             page's headers."""
             self.close_connection = True
             with contextlib.suppress(OSError):
                 self._error(code, "bad_request", message or "malformed request")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # the request line may hold a query the user typed: nothing of it goes to the log
 
         # refusals ---------------------------------------------------------------------------------------------
         def _refusal(self) -> tuple[int, str] | None:
