@@ -10,13 +10,12 @@ import psycopg
 import structlog
 from psycopg import sql
 
-from memoryd.store.postgres.liveness import BEAT_SECONDS, KEEPALIVES, answers
+from memoryd.store.postgres.liveness import BEAT_SECONDS, answers, connect
 from memoryd.store.postgres.replica import CURRENT_LSN, ReplicaGate
 from memoryd.store.postgres.schema import CHANNEL
 from memoryd.store.rows import one_row
 
 log = structlog.get_logger("memoryd.postgres")
-CONNECT_TIMEOUT = 3  # seconds; a server that does not answer is reported, never waited on
 RETRY_SECONDS = (0.5, 1, 2, 4, 8, 15)  # backoff between connection attempts after a failure
 
 
@@ -47,7 +46,7 @@ class Background:
         attempt = 0
         while not self._closed:
             try:
-                with psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **KEEPALIVES) as conn:
+                with connect(self.url) as conn:
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
                     attempt = 0
                     if self.replica is not None:  # and what was committed meanwhile, the replica must replay too

@@ -11,10 +11,9 @@ import psycopg
 from psycopg import sql
 
 from memoryd.settings import PostgresStore
-from memoryd.store.postgres.background import CONNECT_TIMEOUT
 from memoryd.store.postgres.connections import redact_url
 from memoryd.store.postgres.leadership import generation, holder, lock_key
-from memoryd.store.postgres.liveness import KEEPALIVES, first_line
+from memoryd.store.postgres.liveness import connect, first_line
 from memoryd.store.postgres.namespace import foreign_owner, may_write, too_new
 from memoryd.store.postgres.schema import schema_name
 
@@ -27,7 +26,7 @@ def offline_check(settings: PostgresStore) -> Iterator[Check]:
     """The namespace as this role finds it on the server, while no daemon of this host serves it."""
     where = redact_url(settings.url)
     try:
-        conn = psycopg.connect(settings.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **KEEPALIVES)
+        conn = connect(settings.url)
     except psycopg.Error as exc:
         yield "fail", f"{where}: {first_line(exc)}", "check the address, that the server runs, and the password"
         return
@@ -97,7 +96,7 @@ def _namespace(conn: psycopg.Connection, settings: PostgresStore) -> Iterator[Ch
 def _replica(url: str) -> Iterator[Check]:
     where = redact_url(url)
     try:
-        with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **KEEPALIVES) as conn:
+        with connect(url) as conn:
             recovering, since = conn.execute(
                 "SELECT pg_is_in_recovery(), extract(epoch FROM now() - pg_last_xact_replay_timestamp())"
             ).fetchone() or (False, None)

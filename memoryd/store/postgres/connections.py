@@ -18,8 +18,8 @@ from psycopg import sql
 from memoryd.postgres_urls import redact_url
 from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
 from memoryd.store.postgres import leadership, liveness
-from memoryd.store.postgres.background import CONNECT_TIMEOUT, Background
-from memoryd.store.postgres.liveness import KEEPALIVES, RetryingCursor, answers, first_line, hold_for_life
+from memoryd.store.postgres.background import Background
+from memoryd.store.postgres.liveness import CONNECT_TIMEOUT, RetryingCursor, answers, first_line, hold_for_life
 from memoryd.store.postgres.namespace import create_namespace, foreign_owner, grant_readers, may_write, too_new
 from memoryd.store.postgres.replica import CURRENT_LSN, REPLAY_LSN, ReplicaGate
 from memoryd.store.postgres.schema import CHANNEL, schema_name
@@ -83,13 +83,7 @@ class Connections(Background):
     def _connect(self, url: str, autocommit: bool = True, *, primary: bool = True) -> psycopg.Connection:
         """A new connection; one to the primary also says whether the server answers (`health`)."""
         try:
-            conn = psycopg.connect(
-                url,
-                autocommit=True,
-                connect_timeout=CONNECT_TIMEOUT,
-                application_name=f"memoryd:{self.namespace}",
-                **KEEPALIVES,  # a server gone without a word is noticed in seconds, not at TCP's default hours
-            )
+            conn = liveness.connect(url, application_name=f"memoryd:{self.namespace}")
             self.statement_timeout_ms = liveness.limit_statements(conn, STATEMENT_TIMEOUT_MS)
             conn.autocommit = autocommit
         except psycopg.Error as exc:

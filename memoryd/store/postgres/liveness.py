@@ -16,11 +16,18 @@ from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
 # The writer's session holds the namespace's lock for as long as it lives. A writer that hangs (a laptop asleep, a
 # SIGSTOP, a host whose network dropped) must not keep it: the server ends a write session idle for WRITER_IDLE_SECONDS
 # (in a transaction or not), and probes its TCP peer, while a live writer says something every BEAT_SECONDS.
+CONNECT_TIMEOUT = 3  # seconds; a server that does not answer is reported, never waited on
 WRITER_IDLE_SECONDS = 10
 BEAT_SECONDS = 2.5
 KEEPALIVES: dict[str, Any] = {  # and data unanswered for 10 s ends the connection (a server whose network went)
     "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3, "tcp_user_timeout": 10_000,
 }  # fmt: skip
+
+
+def connect(url: str, **options: Any) -> psycopg.Connection:
+    """An autocommit connection: a server that does not answer within CONNECT_TIMEOUT is reported, and one gone
+    silent later is noticed in seconds (KEEPALIVES)."""
+    return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **KEEPALIVES, **options)
 
 
 class RetryingCursor:

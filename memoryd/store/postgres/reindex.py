@@ -13,8 +13,8 @@ from psycopg import sql
 
 from memoryd.store.interface import Filled, MemoryStore
 from memoryd.store.postgres import Store
-from memoryd.store.postgres.connections import CONNECT_TIMEOUT
 from memoryd.store.postgres.leadership import GENERATION
+from memoryd.store.postgres.liveness import connect
 from memoryd.store.postgres.schema import RETIRED_MARK, STAGING_MARK, schema_name
 from memoryd.store.rows import one_row
 
@@ -89,4 +89,4 @@ def swap(live: Store, staging: Store) -> None:
 
 
 def _admin(url: str) -> psycopg.Connection:
-    return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    return connect(url)
