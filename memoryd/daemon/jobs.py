@@ -92,17 +92,17 @@ class ReindexJob(Job):
             super().start()
             return True
 
-    def begin_if_stale(self) -> None:
+    def begin_if_stale(self) -> bool:
         """Reindex on its own when the vector space changed, but never while the workspace is missing (the new
         index would hold none of its notes), where another daemon writes the store (only its writer may rebuild
         it: this one searches by keyword meanwhile), nor again within AUTO_RETRY_SECONDS of a reindex that
-        failed. The user may still ask for one."""
+        failed. The user may still ask for one. Whether one started."""
         try:
             stale = self.memory.needs_reindex()
         except (*FAILED, StoreUnavailable):  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
-            return
+            return False
         if not stale or self.state.stopping or time.monotonic() < self._retry_after:
-            return
+            return False
         held = None
         if not self.agent.workspace.is_dir():
             held = "held until the workspace is back"
@@ -112,10 +112,10 @@ class ReindexJob(Job):
             if (stale, held) != self._held:
                 self._held = (stale, held)
                 log.warning(f"reindex needed, {held}", agent=self.agent.id, reason=stale)
-            return
+            return False
         self._held = None
-        log.info("vector space changed, reindexing", agent=self.agent.id, reason=stale)
-        self.begin()
+        log.info("index out of date, reindexing", agent=self.agent.id, reason=stale)
+        return self.begin()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running reindex; False when the timeout passed first. Raises Stopping on shutdown."""

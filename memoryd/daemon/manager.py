@@ -62,11 +62,7 @@ class Manager:
             self.hub.add(agent, runtime.file_changed)
             hub = self.hub
             runtime.watcher_source = lambda: hub.state(agent.id)
-        reason = runtime.memory.needs_reindex()
-        if reason and runtime.memory.role == "writer":  # elsewhere the sync says why it waits (begin_if_stale)
-            log.info("index out of date, reindexing", agent=agent.id, reason=reason)
-            runtime.start_reindex()
-        else:
+        if not runtime.reindexer.begin_if_stale():  # a stale index is rebuilt rather than synced
             runtime.request_sync()
         log.info(
             "agent ready",
