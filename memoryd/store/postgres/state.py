@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -106,7 +104,7 @@ class State(Connections):
                 raise
             if not recovering:
                 return None
-            with self._writer_or_primary() as cur:
+            with self.reading() as cur:  # the primary, on this thread's kept connection
                 cur.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)", (replayed,))
                 behind = float(one_row(cur.fetchone())[0])
         except (StoreUnavailable, psycopg.Error):
@@ -119,15 +117,6 @@ class State(Connections):
             return None
         self._replica_usable()
         return self.replica.as_dict()
-
-    @contextlib.contextmanager
-    def _writer_or_primary(self) -> Iterator[psycopg.Cursor]:
-        conn = self._connect(self.url)
-        try:
-            with conn.cursor() as cur:
-                yield cur
-        finally:
-            conn.close()
 
     def chunk_count(self) -> int:
         return self.row_counts()["chunks"]
