@@ -21,6 +21,8 @@ NOTES = {
     "memory/zh.md": "# 决定\n我们决定使用新的支付系统。钱包服务下周上线。\n",
     "memory/ja.md": "# 決定\n東京のサーバーを使うことにした。\n",
     "memory/th.md": "# ตัดสินใจ\nเราตัดสินใจใช้ระบบชำระเงินใหม่สำหรับลูกค้า\n",
+    "memory/th-latin.md": "# งาน\nย้ายCIของbillingจากCircleCIไปGitLab CIแล้ว\n",
+    "memory/zh-latin.md": "# 发布\n把checkout的部署从Helm换成ArgoCD了\n",
     "memory/lo.md": "# ກອງປະຊຸມ\nພວກເຮົາຕັດສິນໃຈໃຊ້ລະບົບໃໝ່\n",
     "memory/km.md": "# កិច្ចប្រជុំ\nយើងសម្រេចចិត្តប្រើប្រព័ន្ធថ្មី\n",
     "memory/my.md": "# အစည်းအဝေး\nကျွန်ုပ်တို့ စနစ်အသစ်ကို သုံးရန် ဆုံးဖြတ်ခဲ့သည်\n",
@@ -63,6 +65,11 @@ def top_path(memory: AgentMemory, query: str, mode: str = "keyword") -> str | No
         ("ลูกค้า", "memory/th.md"),
         ("ระบบ", "memory/th.md"),  # a word inside a longer one
         ("ระบบชำระเงินใหม่สำหรับใคร", "memory/th.md"),  # a question, segmented into words
+        # Latin words written against Thai or Chinese with no space between: words of their own
+        ("billing ใช้ CI ตัวไหน", "memory/th-latin.md"),
+        ("GitLab", "memory/th-latin.md"),
+        ("ArgoCD", "memory/zh-latin.md"),
+        ("checkout 部署", "memory/zh-latin.md"),
         ("ລະບົບ", "memory/lo.md"),
         ("ប្រព័ន្ធ", "memory/km.md"),
         ("စနစ်", "memory/my.md"),

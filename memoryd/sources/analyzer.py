@@ -26,7 +26,7 @@ from functools import lru_cache
 import snowballstemmer
 
 from memoryd.sources.segment import segment_words
-from memoryd.sources.text import DENSE_CHAR, DENSE_CLUSTER, WORD_CHAR_CLASS
+from memoryd.sources.text import DENSE_CHAR, DENSE_CLUSTER, SCRIPT_EDGE, WORD_CHAR_CLASS
 
 _COMPOUND = re.compile(f"{WORD_CHAR_CLASS}+(?:[._/:@#\\-]+{WORD_CHAR_CLASS}+)*")
 _JOINERS = re.compile(r"[._/:@#\-]+|_+")
@@ -141,7 +141,7 @@ def _analyze_compound(raw: str) -> _Compound:
 
 
 def _compounds(text: str) -> list[_Compound]:
-    normalized = unicodedata.normalize("NFKC", text)
+    normalized = SCRIPT_EDGE.sub(" ", unicodedata.normalize("NFKC", text))
     return [_analyze_compound(m.group()) for m in _COMPOUND.finditer(normalized)]
 
 
