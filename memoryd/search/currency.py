@@ -4,13 +4,18 @@ statement that a later one restates ranks just below it, and a statement a note 
 of what it would, for a question about now; a question about before ("what did we use before?") gets the statement
 before the current one first.
 
-A candidate's statement is its focus entry: the entry of the chunk (a list item, a short paragraph, a line of a
-turn or of a long paragraph) that holds most of the query's weight. A later candidate *restates* an earlier one
-when it is dated at least a day later, its focus holds all but MAX_UNCOVERED of the query weight the earlier one's
-holds, both hold at least MIN_COVERAGE of what the best candidate holds and MIN_SHARE of the whole query, it says
-it changes something (CHANGE: a conversation that comes back to a topic restates nothing), and it scores at least
-RESTATED_SCORE of the earlier one's. Each constant was chosen on the knowledge-update bench (bench/knowledge.py)
-and LoCoMo together (docs/design.md, "The newest statement first")."""
+A question's weight is the BM25 IDF of its words that are not function words ("which", "does", "的", "คือ", "now":
+search.function_words). A candidate's statement is its focus entry: the entry of the chunk (a list item, a short
+paragraph, a line of a turn or of a long paragraph) that holds most of that weight, each word matched as a word. A
+later candidate *restates* an earlier one when it is dated at least a day later, its focus holds all but
+MAX_UNCOVERED of the query weight the earlier one's holds and lacks no word weighing more than MAX_LACKING_WORD of
+the heaviest ("checkout's flag service moved" lacks "ledger": it restates nothing "ledger's flag service" said), both
+hold at least MIN_COVERAGE of what the best candidate holds and MIN_SHARE of the whole query, it says it changes
+something (CHANGE: a conversation that comes back to a topic restates nothing), and it scores at least
+RESTATED_SCORE of the earlier one's. Asked about before, a thing's history is the statements that restate each
+other both ways, and the one replaced is the one the current statement names the value of ("no longer uses
+Memcached"), else one that was a change itself, else the latest. Each constant was chosen on the knowledge-update
+bench (bench/knowledge.py) and LoCoMo together (docs/design.md, "The newest statement first")."""
 
 from __future__ import annotations
 
@@ -21,10 +26,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from memoryd.search.function_words import content_tokens, function_words
 from memoryd.search.keyword import bm25_idf
 from memoryd.sources.analyzer import analyze, fold_text
 from memoryd.sources.entries import MARK, entries
 from memoryd.sources.metadata import note_date
+from memoryd.sources.text import DENSE_CHAR
 from memoryd.store.rows import ChunkRow
 
 CONSIDERED = 24  # best candidates looked at
@@ -34,6 +41,7 @@ MIN_GAP_SECONDS = 86_400.0  # a day: notes written the same day restate nothing
 MIN_COVERAGE = 0.5  # share of the best candidate's query weight a statement's focus must hold to be about it
 MIN_SHARE = 0.4  # ... and of the whole query's: a statement that holds less is not about the question
 MAX_UNCOVERED = 0.35  # share of the earlier focus's query weight the later one may lack
+MAX_LACKING_WORD = 0.5  # ... and no word it lacks weighs more than this share of the heaviest the earlier one holds
 RESTATED_SCORE = 0.5  # the later statement scores at least this share of the earlier one's
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
@@ -43,12 +51,12 @@ SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about no
 # a later statement of the same thing without one may be the same thing said again (a conversation comes back to
 # a topic), not a change
 CHANGE = re.compile(
-    r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
+    r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|es|ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
     r"|cut ?over|roll(?:ed)? ?out|upgrad(?:ed|ing)|downgrad(?:ed|ing)|no longer|instead|now uses?|as of"
-    r"|from (?:today|now|this \w+) on|starting (?:today|now|this \w+)|retired|deprecated"
-    r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn)\b"
-    r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起"
-    r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่"
+    r"|from (?:today|now|this \w+)(?: on)?|starting (?:today|now|this \w+)|going forward|retired|deprecated"
+    r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn|giờ|hiện nay|hiện tại)\b"
+    r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起|现在|現在|目前"
+    r"|开始|開始|上线|上線|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|ตอนนี้|เริ่ม|ปัจจุบัน"
 )
 LONG_ENTRY = 3  # lines: a longer paragraph (a conversation written as a note) is read line by line
 
@@ -61,6 +69,7 @@ class Focus:
     when: float
     change: bool = False  # it says it replaces something (CHANGE)
     dated: bool = True  # its date is when it was said (is_dated)
+    words: frozenset[str] = frozenset()  # all of its focus entry's words
 
 
 class _EntryCache:
@@ -88,7 +97,8 @@ class _EntryCache:
 
 @dataclass(frozen=True)
 class Statement:
-    folded: str  # its text, folded as the query's words are, for finding them in it
+    tokens: frozenset[str]  # its words as the analyzer makes them (folded, stemmed, segmented), as a query's are
+    folded: str  # its text folded, where an unspaced script's query word is looked for (segmented otherwise)
     marked: bool  # struck through as superseded
     change: bool  # says it replaces something (CHANGE)
 
@@ -103,7 +113,9 @@ def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
     found = []
     for first, last in spans:
         entry = "\n".join(lines[first : last + 1])
-        found.append(Statement(fold_text(entry), MARK.search(entry) is not None, CHANGE.search(entry) is not None))
+        words = frozenset(analyze(entry).body.split())
+        marked, change = MARK.search(entry) is not None, CHANGE.search(entry) is not None
+        found.append(Statement(words, fold_text(entry), marked, change))
     return tuple(found)
 
 
@@ -114,25 +126,59 @@ def _each(first: int, last: int) -> list[tuple[int, int]]:
 _statements_of = _EntryCache()
 
 
+def words_of(row: ChunkRow) -> frozenset[str]:
+    """Every word of a chunk's statements, as the analyzer makes them."""
+    return frozenset().union(*(statement.tokens for statement in _statements_of(row)))
+
+
 def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
     """The statement of a chunk that holds most of the query's weight (a query word is held where it appears)."""
     total = sum(query.values()) or 1.0
-    best: tuple[float, frozenset[str], bool, bool] = (-1.0, frozenset(), False, False)
+    best: tuple[float, frozenset[str], Statement | None] = (-1.0, frozenset(), None)
     for statement in _statements_of(row):
-        held = frozenset(word for word in query if word in statement.folded)
+        held = frozenset(word for word in query if _holds(statement, word))
         weight = sum(query[word] for word in held)
         if weight > best[0]:
-            best = (weight, held, statement.marked, statement.change)
-    return Focus(best[1], best[0] / total, best[2], row.when, best[3], is_dated(row))
+            best = (weight, held, statement)
+    weight, held, said = best
+    if said is None:
+        return Focus(frozenset(), 0.0, False, row.when, False, is_dated(row))
+    return Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), said.tokens)
+
+
+def _holds(statement: Statement, word: str) -> bool:
+    """A query word is held as a word of the statement. A word of an unspaced script is held where its characters
+    are: a dictionary segments a note and a question differently ("云服务商用的" -> 云 服务 商用 in a question,
+    "云服务商。" -> 云 服务 商 in a note). A stem is never looked for inside the text: "price" (of "pricing") is not
+    in "pricing", and "us" (of "use") is in "status"."""
+    if word in statement.tokens:
+        return True
+    return DENSE_CHAR.match(word) is not None and all(char in statement.folded for char in word)
 
 
 def query_weights(query: str, frequencies: Callable[[list[str]], Mapping[str, int]], total: int) -> dict[str, float]:
-    """BM25 IDF of each of the query's words that some note holds, from the index's own counts: words most notes hold
-    weigh little, and words none holds (the question's own: "which", "does") tell no statement from another."""
-    tokens = list(set(analyze(query).body.split()))  # folded, stemmed, segmented: each found in a folded statement
+    """BM25 IDF of each of the query's words that some note holds and that is no function word, from the index's own
+    counts: words most notes hold weigh little, and a question's own words ("which", "does") tell no statement from
+    another."""
+    tokens = list(set(content_tokens(query)))  # folded, stemmed, segmented, as a statement's words are
     counts = frequencies(tokens)
     weights = {t: bm25_idf(counts[t], total) for t in tokens if counts.get(t)}
     return {t: weight for t, weight in weights.items() if weight > 0}
+
+
+def most_about(
+    candidates: list[int],
+    rows: Mapping[int, ChunkRow],
+    question: str,
+    frequencies: Callable[[list[str]], Mapping[str, int]],
+    total: int,
+) -> int:
+    """Of these candidates (best first), the one whose statement holds most of the question; the first on a tie."""
+    query = query_weights(question, frequencies, total)
+    if not query:
+        return candidates[0]
+    weights = [focus(rows[cid], query).weight for cid in candidates]
+    return candidates[weights.index(max(weights))]
 
 
 def is_dated(row: ChunkRow) -> bool:
@@ -157,9 +203,16 @@ def _restates(later: Focus, earlier: Focus, query: Mapping[str, float], best: fl
         return False
     if min(earlier.weight, later.weight) < max(MIN_COVERAGE * best, MIN_SHARE):
         return False
+    if _lacks_heavy(later, earlier, query):
+        return False  # "shipping's flag service moved" restates nothing "ledger's flag service" said
     held = sum(query[t] for t in earlier.terms) or 1.0
-    lacking = sum(query[t] for t in earlier.terms - later.terms)
-    return lacking <= MAX_UNCOVERED * held
+    return sum(query[t] for t in earlier.terms - later.terms) <= MAX_UNCOVERED * held
+
+
+def _lacks_heavy(one: Focus, other: Focus, query: Mapping[str, float]) -> bool:
+    """`one` lacks a word of the question `other` holds that weighs more than MAX_LACKING_WORD of the heaviest."""
+    lacking = [query[t] for t in other.terms - one.terms]
+    return bool(lacking) and max(lacking) > MAX_LACKING_WORD * max(query[t] for t in other.terms)
 
 
 def rerank(
@@ -170,9 +223,11 @@ def rerank(
     total: int,
     *,
     past: bool,
+    anchor: str = "",
 ) -> dict[int, str]:
     """Change `scores` in place so that the current statement of each thing asked about ranks first (or, `past`,
-    the one before it); returns a note per candidate moved, for `explain`."""
+    the one before it); returns a note per candidate moved, for `explain`. `anchor`, the event a question about
+    before names ("before Valkey"), says when and not what: only the current statement can hold it."""
     if not scores:
         return {}
     ranked = [cid for cid in sorted(scores, key=lambda cid: -scores[cid])[:CONSIDERED] if cid in rows]
@@ -181,6 +236,8 @@ def rerank(
     if len(ranked) < 2 or (spread < MIN_GAP_SECONDS and not _any_marked(ranked, rows)):
         return {}  # nothing dated apart and nothing marked: no statement can have replaced another
     query = query_weights(question, frequencies, total)
+    for word in content_tokens(anchor) if anchor else ():
+        query.pop(word, None)
     if not query:
         return {}
     foci = {cid: focus(rows[cid], query) for cid in ranked}
@@ -195,8 +252,13 @@ def rerank(
         for later in changes:
             if scores[later] >= RESTATED_SCORE * scores[earlier] and _restates(foci[later], foci[earlier], query, best):
                 newer[earlier].append(later)
-    if past:
-        _before_first(scores, foci, newer, notes)
+    if past:  # a thing's history: statements that say the same of each other, not a better match of a weaker one
+        named = _named_values(foci, query, frequencies)
+        same = {
+            cid: [later for later in found if not _lacks_heavy(foci[cid], foci[later], query)]
+            for cid, found in newer.items()
+        }
+        _before_first(scores, foci, same, notes, named)
         return notes
     for cid, found in foci.items():
         if found.marked:
@@ -212,16 +274,50 @@ def rerank(
     return notes
 
 
+def _named_values(
+    foci: Mapping[int, Focus], query: Mapping[str, float], frequencies: Callable[[list[str]], Mapping[str, int]]
+) -> Callable[[int, int], bool]:
+    """Whether a statement names what an earlier one said ("no longer uses Memcached" of "switched to Memcached"):
+    they share a word that is not the question's, nor one a question is made of, and that no more notes hold than
+    hold the question's commonest word: a name, not "switched" or "team"."""
+    ignored = function_words() | set(query)
+    words = {w for f in foci.values() for w in f.words if w not in ignored}
+    counts = frequencies(sorted(words)) if words else {}
+    ceiling = max(frequencies(sorted(query)).values(), default=0)
+    specific = {w for w in words if 0 < counts.get(w, 0) <= ceiling}
+    return lambda later, earlier: bool(foci[later].words & foci[earlier].words & specific)
+
+
 def _before_first(
-    scores: dict[int, float], foci: Mapping[int, Focus], newer: Mapping[int, list[int]], notes: dict[int, str]
+    scores: dict[int, float],
+    foci: Mapping[int, Focus],
+    newer: Mapping[int, list[int]],
+    notes: dict[int, str],
+    named: Callable[[int, int], bool],
 ) -> None:
-    """For a question about before: the statement just before each current one ranks first, the current one right
-    after it (asked "what did we use before?", both are the answer's context)."""
+    """For a question about before: the statement just before the current one ranks first, the current one right
+    after it (asked "what did we use before?", both are the answer's context). The thing asked about is the one whose
+    current statement holds most of the question (then scores best): its two go above every other candidate; any
+    other thing's previous statement only trades places with its current one."""
+    chains = []
     for current, found in foci.items():
         if newer[current] or found.marked:
             continue
         older = [cid for cid, later in newer.items() if current in later]
-        previous = max(older, key=lambda cid: foci[cid].when, default=None)
-        if previous is not None and scores[previous] <= scores[current]:
+        # the statement it replaced: one it names the value of, else one that was itself a change, else the latest
+        replaced = [cid for cid in older if named(current, cid)] or [cid for cid in older if foci[cid].change]
+        previous = max(replaced or older, key=lambda cid: foci[cid].when, default=None)
+        if previous is not None:
+            chains.append((found.weight, scores[current], current, previous))
+    if not chains:
+        return
+    top = max(scores.values())
+    chains.sort(reverse=True)
+    for rank, (_, _, current, previous) in enumerate(chains):
+        if rank == 0:
+            scores[previous], scores[current] = top / BELOW, top
+        elif scores[previous] <= scores[current]:
             scores[previous], scores[current] = scores[current], scores[current] * BELOW
-            notes[previous] = "the statement before the current one"
+        else:
+            continue
+        notes[previous] = "the statement before the current one"

@@ -18,7 +18,7 @@ from memoryd.config import QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.asked_time import boost_asked_time
-from memoryd.search.currency import rerank
+from memoryd.search.currency import CONSIDERED, most_about, rerank, words_of
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse, vector_margin
 from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
@@ -309,27 +309,30 @@ class SearchEngine:
             return
         asked = parse_time(query, dt.datetime.fromtimestamp(now).astimezone())  # "yesterday" is the user's
         finals = {cid: info.final for cid, info in explained.items()}
-        anchor = functools.partial(self._anchor_time, ranked=sorted(finals, key=lambda cid: -finals[cid]), rows=rows)
+        ranked = sorted(finals, key=lambda cid: -finals[cid])
+        anchor = functools.partial(self._anchor_time, query=query, ranked=ranked, rows=rows)
         moved = boost_asked_time(finals, rows, asked, anchor) if asked.has_range or asked.anchor else {}
         past = asked.past and not asked.current
         frequencies, total = self.store.document_frequencies, self.store.chunk_count()
-        for cid, why in rerank(finals, rows, query, frequencies, total, past=past).items():
+        event = asked.anchor or ""
+        for cid, why in rerank(finals, rows, query, frequencies, total, past=past, anchor=event).items():
             moved[cid] = f"{moved[cid]}; {why}" if cid in moved else why
         for cid, why in moved.items():
             explained[cid].final = finals[cid]
             explained[cid].notes.append(why)
 
-    def _anchor_time(self, event: str, *, ranked: list[int], rows: dict[int, ChunkRow]) -> float | None:
-        """When an event a query names happened ("before the migration", "before Memcached"): the date of the best
-        candidate of the search that names it (the event as the rest of the question frames it), else of the memory
-        that matches it best by keyword."""
+    def _anchor_time(self, event: str, *, query: str, ranked: list[int], rows: dict[int, ChunkRow]) -> float | None:
+        """When an event a query names happened ("before the migration", "before Memcached"): the date of the
+        candidate that names it and is most about the rest of the question ("what cache did billing use before
+        Memcached?": billing's move to Memcached, not another service's), else of the memory that matches it best by
+        keyword."""
         wanted = set(analyze(event).body.split())
         if not wanted:
             return None
-        for cid in ranked:
-            row = rows.get(cid)
-            if row is not None and wanted <= set(analyze(row.text).body.split()):
-                return row.when
+        naming = [cid for cid in ranked[:CONSIDERED] if cid in rows and wanted <= words_of(rows[cid])]
+        if naming:
+            frequencies, total = self.store.document_frequencies, self.store.chunk_count()
+            return rows[most_about(naming, rows, query, frequencies, total)].when
         hits = keyword_search(self.store, event, 1, Filters.parse(), query_terms(event))
         row = self.store.chunks_by_ids([hits[0].chunk_id]).get(hits[0].chunk_id) if hits else None
         return None if row is None else row.when

@@ -1,0 +1,69 @@
+"""The words a question is made of rather than what it asks about ("what", "does", "的", "คือ", "của", "now"): the
+statement a question is about is found by its other words. Vietnamese, Chinese and Thai from stopwords-iso; English
+closed-class words only (its stopwords-iso list holds "system", "new", "use"); and the time cues the temporal parser
+reads ("now", "previously", "hiện tại", "以前", "ตอนนี้").
+
+Latin-script words are taken out of the question as written, before folding: Vietnamese "cách" (a way) is a function
+word, English "cache" folds and stems to the same token and is not."""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+import stopwordsiso
+
+from memoryd.search import temporal_words
+from memoryd.sources.analyzer import analyze
+from memoryd.sources.text import DENSE_CHAR, WORD_CHAR_CLASS
+
+ENGLISH = (
+    "what which who whom whose where when why how is are was were be been being am do does did done has have had "
+    "the a an of for on in to at by from with as into onto about its it this that these those there here and or "
+    "but if then than so such any some i me my we us our you your he him his she her they them their "
+    "before after since until ago"
+)
+LISTED = ("vi", "zh", "th")
+_WORD = re.compile(f"{WORD_CHAR_CLASS}+")  # with a Thai word's marks
+_LONGEST = 4  # words in the longest phrase looked for ("in the past", "cho đến khi")
+
+
+@functools.lru_cache(maxsize=1024)
+def content_tokens(question: str) -> tuple[str, ...]:
+    """The analyzer's tokens of a question without its function words, in order."""
+    latin, dense = _lists()
+    words = _WORD.findall(unicodedata.normalize("NFC", question).casefold())
+    kept, at = [], 0
+    while at < len(words):
+        span = next(
+            (n for n in range(min(_LONGEST, len(words) - at), 0, -1) if " ".join(words[at : at + n]) in latin), 0
+        )
+        if not span:
+            kept.append(words[at])
+        at += span or 1
+    return tuple(token for token in analyze(" ".join(kept)).body.split() if token not in dense)
+
+
+@functools.lru_cache(maxsize=1)
+def function_words() -> frozenset[str]:
+    """Every function word as the analyzer makes it: folded, so a Latin one may also stand for a word that is not
+    one ("cach" is "cách" and "cache"); for leaving words out where leaving out too many costs nothing."""
+    return frozenset(token for phrase in _phrases() for token in analyze(phrase).body.split())
+
+
+@functools.lru_cache(maxsize=1)
+def _phrases() -> tuple[str, ...]:
+    phrases = [*ENGLISH.split(), *temporal_words.QUESTION_WORDS, *temporal_words.CURRENT, *temporal_words.PAST]
+    for language in LISTED:
+        phrases += stopwordsiso.stopwords(language)
+    return tuple(sorted({unicodedata.normalize("NFC", p.casefold()).strip() for p in phrases} - {""}))
+
+
+@functools.lru_cache(maxsize=1)
+def _lists() -> tuple[frozenset[str], frozenset[str]]:
+    """The Latin-script phrases, their words one space apart, and the other scripts' words as the analyzer makes
+    them (no folding changes those)."""
+    latin = frozenset(" ".join(_WORD.findall(p)) for p in _phrases() if not DENSE_CHAR.search(p))
+    dense = frozenset(t for p in _phrases() if DENSE_CHAR.search(p) for t in analyze(p).body.split())
+    return latin, dense

@@ -1,0 +1,142 @@
+"""Which statement is current (memoryd.search.currency): asked what holds now, a fact's newest statement ranks
+above the ones it replaced; asked what came before, the statement before the current one ranks first; a change of
+another thing demotes nothing. Dated daily notes in a real SQLite index, keyword search (no model)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memoryd.memory import AgentMemory
+from memoryd.search.function_words import content_tokens
+from tests.conftest import write
+
+FILLER = "- Lunch with Dan and Carla.\n- Wrote the weekly update for leadership.\n"
+# a year of other notes, so that a service's or a tool's name is as rare as it is in a real workspace
+SERVICES = ("auth", "search", "reporting", "payments", "shipping", "inventory")
+TOOLS = ("database", "message queue", "CI", "logging", "CDN", "email provider")
+BACKGROUND = {
+    f"2024-{month:02d}-{day:02d}": f"- {SERVICES[(month + day) % 6]} uses tool {month * 31 + day} for its "
+    f"{TOOLS[(month * day) % 6]}.\n- Standup: {SERVICES[month % 6]} is on track for the sprint.\n"
+    for month in range(1, 13)
+    for day in (3, 17)
+}
+
+
+def notes(workspace: Path, memory_factory: Callable[..., AgentMemory], days: dict[str, str]) -> AgentMemory:
+    for day, entries in {**BACKGROUND, **days}.items():
+        write(workspace / "memory" / f"{day}.md", f"# {day}\n\n{entries}")
+    memory = memory_factory(provider="none")
+    memory.sync()
+    return memory
+
+
+def ranked(memory: AgentMemory, question: str) -> list[str]:
+    hits = memory.search(question, mode="keyword").results
+    return [hit.path.removeprefix("memory/").removesuffix(".md") for hit in hits]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "- From today billing uses Memcached as its cache.",  # a change said with a time, no verb of change
+        "- Switched the billing cache from Redis to Memcached after the incident review.",
+        "- billing: migrate the cache from Redis to Memcached, done.",
+    ],
+)
+def test_the_newest_statement_of_a_fact_ranks_above_the_first(
+    workspace: Path, memory_factory: Callable[..., AgentMemory], change: str
+) -> None:
+    memory = notes(
+        workspace,
+        memory_factory,
+        {
+            "2025-01-10": f"- billing: we use Redis as the cache for invoices and sessions.\n{FILLER}",
+            "2025-06-02": f"{FILLER}{change}\n",
+        },
+    )
+    for question in ("Which cache does billing use?", "What is the cache of billing now?"):
+        order = ranked(memory, question)
+        assert order.index("2025-06-02") < order.index("2025-01-10"), (question, order)
+
+
+def test_a_change_of_another_thing_demotes_nothing(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> None:
+    """ "checkout's flag service moved" says nothing of ledger's, although it holds most of the question's words."""
+    memory = notes(
+        workspace,
+        memory_factory,
+        {
+            "2025-03-04": f"- ledger uses Unleash for its feature flag service.\n{FILLER}",
+            "2025-09-15": "- Switched the checkout feature flag service from Flagsmith to GrowthBook.\n",
+            "2025-10-01": "- Rolled out ConfigCat as the new feature flag service for billing.\n",
+        },
+    )
+    hits = memory.search("Which feature flag service does ledger use?", mode="keyword", explain=True).results
+    assert hits[0].path == "memory/2025-03-04.md", [h.path for h in hits]
+    assert not hits[0].explain or "restated later" not in (hits[0].explain.get("notes") or [])
+
+
+def test_a_question_word_is_matched_as_a_word_not_inside_one(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    """ "pricing" stems to "price", which is not inside the text "pricing": the statement was read as not about it."""
+    memory = notes(
+        workspace,
+        memory_factory,
+        {
+            "2025-02-08": f"- Set up Elasticsearch as the logging for pricing today.\n{FILLER}",
+            "2025-11-07": "- pricing no longer uses Elasticsearch for the logging; it is Loki now.\n",
+        },
+    )
+    order = ranked(memory, "What does pricing use as its logging?")
+    assert order.index("2025-11-07") < order.index("2025-02-08"), order
+
+
+def test_asked_what_came_before_the_previous_statement_ranks_first(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    memory = notes(
+        workspace,
+        memory_factory,
+        {
+            "2025-01-10": f"- billing: we use Redis as the cache.\n{FILLER}",
+            "2025-04-02": "- Switched the billing cache from Redis to Memcached.\n",
+            "2025-06-20": "- Checked the billing cache dashboards, the cache hit rate looks fine.\n",
+            "2025-09-15": "- billing no longer uses Memcached for the cache; it is Valkey now.\n",
+        },
+    )
+    for question in ("What did billing use as its cache before?", "What cache did billing use before Valkey?"):
+        assert ranked(memory, question)[0] == "2025-04-02", question
+    assert ranked(memory, "Which cache does billing use?")[0] == "2025-09-15"
+
+
+def test_before_a_value_is_before_this_things_move_to_it(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    """Another service moved to Valkey first: "before Valkey" is before billing's move, not before checkout's."""
+    memory = notes(
+        workspace,
+        memory_factory,
+        {
+            "2025-01-10": "- billing: we use Redis as the cache.\n",
+            "2025-03-01": "- Switched the checkout cache from Memcached to Valkey.\n",
+            "2025-05-12": "- Switched the billing cache from Redis to Memcached.\n",
+            "2025-09-15": "- Switched the billing cache from Memcached to Valkey.\n",
+        },
+    )
+    assert ranked(memory, "What cache did billing use before Valkey?")[0] == "2025-05-12"
+
+
+@pytest.mark.parametrize(
+    ("question", "content"),
+    [
+        ("Which cache does billing use now?", ["cach", "bill", "us"]),
+        ("Cache của billing là gì?", ["cach", "bill"]),  # "cách" folds to what "cache" stems to; only it goes
+        ("billing现在用的是什么缓存？", ["bill", "缓", "存"]),
+        ("ตอนนี้ billing ใช้แคชอะไร", ["bill", "ใช้", "แคช"]),
+    ],
+)
+def test_a_questions_own_words_carry_no_weight(question: str, content: list[str]) -> None:
+    assert [t for t in content_tokens(question) if t != "的是"] == content
