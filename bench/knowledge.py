@@ -7,7 +7,10 @@ The data is synthesized (deterministic for a seed, nothing copied): a year of da
 Thai, one agent per language. About 150 facts (a subject such as `billing`, an attribute such as its cache, a
 value) are stated 2 to 4 times each on different days, in varied phrasing: a first statement, changes that name
 the old value, changes that do not, the attribute by a synonym or not named at all. Subjects share attributes and
-attributes share subjects, so the newest note about `billing` is rarely the answer.
+attributes share subjects, so the newest note about `billing` is rarely the answer. The same year is also written
+"as asked": every statement and question names the attribute by its first name and every change names it (the
+issue's own example: "we use Redis as the cache", then "switched the billing cache to Memcached"), which separates
+what ranking can know from the words from what only synonyms would tell.
 
 Each fact is asked "now" twice (mostly without a time word) and "before" once, through `AgentMemory.search`
 (max_results 10, every other option at its default), in keyword and hybrid mode (the default local model). A
@@ -16,7 +19,8 @@ statement at line L of path P is held by the first result of P whose chunk cover
 - now, older first: an older statement is held above the current one;
 - before, top 3: the statement just before the current one is held by one of the first three results.
 
-python -m bench.knowledge [--langs en,vi,zh,th] [--modes keyword,hybrid] [--facts 150] [--seed 45] [--quick]
+python -m bench.knowledge [--langs en,vi,zh,th] [--modes keyword,hybrid] [--phrasings varied,asked] [--facts 150]
+                          [--seed 45] [--quick]
 python -m bench knowledge               # the same, kept for `python -m bench report`
 """
 
@@ -73,6 +77,7 @@ FACTS = 150
 QUICK_FACTS = 40
 YEAR = 2025
 MODES = ("keyword", "hybrid")
+PHRASINGS = ("varied", "asked")  # synonyms and clauses as people write; the attribute named as the question names it
 K = 10
 BEFORE_TOP = 3
 MIN_GAP_DAYS = 14
@@ -216,10 +221,11 @@ def _spacing(text: str, spaced: bool) -> str:
 class _Writer:
     """Renders a plan in one language; every choice of words comes from the language's own random stream."""
 
-    def __init__(self, plan: Plan, lang: str, seed: int) -> None:
+    def __init__(self, plan: Plan, lang: str, seed: int, phrasing: str = "varied") -> None:
         self.plan = plan
         self.lang = lang
         self.rng = random.Random(f"{seed}:{lang}")
+        self.as_asked = phrasing == "asked"
 
     def finish(self, text: str) -> str:
         if self.lang == "th":
@@ -230,6 +236,8 @@ class _Writer:
 
     def attribute_word(self, attribute: Attribute, canonical_share: float) -> str:
         names = attribute.names[self.lang]
+        if self.as_asked:
+            return names[0]
         return names[0] if self.rng.random() < canonical_share else self.rng.choice(names[1:])
 
     def statement(self, fact: PlannedFact, order: int) -> tuple[str, str]:
@@ -245,11 +253,12 @@ class _Writer:
         slots["c"] = fact.attribute.clause[lang].format(**slots)
         draw = rng.random()
         templates: tuple[str, ...]
+        clause_share = 0.0 if self.as_asked else 0.2
         if order == 0:
-            kind, templates = ("first", FIRST[lang]) if draw < 0.8 else ("clause", CLAUSE_FIRST[lang])
+            kind, templates = ("first", FIRST[lang]) if draw < 1 - clause_share else ("clause", CLAUSE_FIRST[lang])
         elif draw < 0.4:
             kind, templates = "names_old", NAMES_OLD[lang]
-        elif draw < 0.8:
+        elif draw < 1 - clause_share:
             kind, templates = "new_only", NEW_ONLY[lang]
         else:
             kind, templates = "clause", CLAUSE_CHANGE[lang]
@@ -392,10 +401,10 @@ def _stamp(moment: dt.datetime) -> str:
     return moment.isoformat(timespec="milliseconds") + "Z"
 
 
-def build_corpus(lang: str, seed: int = SEED, fact_count: int = FACTS) -> Corpus:
+def build_corpus(lang: str, seed: int = SEED, fact_count: int = FACTS, phrasing: str = "varied") -> Corpus:
     """The year's notes, transcripts, facts and questions in one language (the same plan in every language)."""
     plan = plan_year(seed, fact_count)
-    writer = _Writer(plan, lang, seed)
+    writer = _Writer(plan, lang, seed, phrasing)
     said: dict[StatementKey, tuple[str, str]] = {}
     for index, fact in enumerate(plan.facts):
         for order in range(len(fact.values)):
@@ -595,7 +604,9 @@ def run(
     seed: int = SEED,
     work: Path = CACHE,
     model_name: str = "",
+    phrasings: tuple[str, ...] = PHRASINGS,
 ) -> dict[str, Any]:
+    """Each phrasing's figures: "varied" at the top level (`languages`), "asked" under `asked`."""
     model = model_file(model_name)
     if any(mode != "keyword" for mode in modes) and not model.is_file():
         raise SystemExit(
@@ -605,14 +616,18 @@ def run(
     embedding = EmbeddingConfig(provider="local", model_path=str(model))
     if modes == ("keyword",):
         embedding = EmbeddingConfig(provider="none")
-    out: dict[str, Any] = {"seed": seed, "facts": fact_count, "k": K, "floors": FLOORS, "languages": {}}
+    out: dict[str, Any] = {"seed": seed, "facts": fact_count, "k": K, "floors": FLOORS}
     started = time.perf_counter()
-    for lang in langs:
-        corpus = build_corpus(lang, seed, fact_count)
-        label = embedding.provider + (f"-{model_name}" if model_name and embedding.provider != "none" else "")
-        root = work / "knowledge" / f"{lang}-{fact_count}-{seed}-{label}"
-        print(f"[{lang}] {len(corpus.files)} files, {len(corpus.questions)} questions", flush=True)
-        out["languages"][lang] = measure(corpus, root, modes, embedding)
+    label = embedding.provider + (f"-{model_name}" if model_name and embedding.provider != "none" else "")
+    for phrasing in phrasings:
+        found = out.setdefault("asked", {}) if phrasing == "asked" else out
+        found["languages"] = {}
+        for lang in langs:
+            corpus = build_corpus(lang, seed, fact_count, phrasing)
+            suffix = "" if phrasing == "varied" else f"-{phrasing}"
+            root = work / "knowledge" / f"{lang}-{fact_count}-{seed}-{label}{suffix}"
+            print(f"[{lang}, {phrasing}] {len(corpus.files)} files, {len(corpus.questions)} questions", flush=True)
+            found["languages"][lang] = measure(corpus, root, modes, embedding)
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
@@ -621,6 +636,9 @@ TARGETS = {
     "knowledge now: newest above older, hybrid, worst language": (">=", 0.95),
     "knowledge now: older first, hybrid, worst language": ("<=", 0.02),
     "knowledge before: previous in top 3, hybrid, worst language": (">=", 0.90),
+    "knowledge as asked, now: newest above older, hybrid, worst language": (">=", 0.95),
+    "knowledge as asked, now: older first, hybrid, worst language": ("<=", 0.02),
+    "knowledge as asked, before: previous in top 3, hybrid, worst language": (">=", 0.90),
 }
 
 
@@ -634,11 +652,12 @@ def _worst(found: dict[str, Any], mode: str, key: str, highest: bool = False) ->
 def headline(found: dict[str, Any]) -> dict[str, float | None]:
     """bench report's headline figures of this part (absent ones None)."""
     names = list(TARGETS)
-    return {
-        names[0]: _worst(found, "hybrid", "now_newest_above_older"),
-        names[1]: _worst(found, "hybrid", "now_older_first", highest=True),
-        names[2]: _worst(found, "hybrid", "before_top3"),
-    }
+    out = {}
+    for first, figures in ((0, found), (3, found.get("asked", {}))):
+        out[names[first]] = _worst(figures, "hybrid", "now_newest_above_older")
+        out[names[first + 1]] = _worst(figures, "hybrid", "now_older_first", highest=True)
+        out[names[first + 2]] = _worst(figures, "hybrid", "before_top3")
+    return out
 
 
 def markdown(found: dict[str, Any]) -> list[str]:
@@ -648,21 +667,24 @@ def markdown(found: dict[str, Any]) -> list[str]:
         "",
         f"A synthetic year of daily notes and transcripts per language, {found.get('facts')} facts stated 2 to 4 "
         "times each; each fact asked what holds now (twice) and what was used before (once), max_results "
-        f"{found.get('k')}. Floors (issue 45): newest above older >= 0.95, older first <= 0.02, before top-3 >= 0.90.",
+        f"{found.get('k')}. Floors (issue 45): newest above older >= 0.95, older first <= 0.02, before top-3 >= 0.90. "
+        "Varied: statements name the attribute by a synonym half the time and a fifth of them by no name at all; as "
+        "asked: every statement and question names it by its first name.",
         "",
-        "| lang | mode | now: newest above older | now: older first | now: newest in top 10 | now: newest above older, "
-        "when in top 10 | before: top 3 | p50 ms |",
-        "|---|---|---|---|---|---|---|---|",
+        "| phrasing | lang | mode | now: newest above older | now: older first | now: newest in top 10 | now: newest "
+        "above older, when in top 10 | before: top 3 | p50 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for lang, row in found.get("languages", {}).items():
-        for mode in MODES:
-            r = row.get(mode)
-            if r:
-                lines.append(
-                    f"| {lang} | {mode} | {r['now_newest_above_older']} | {r['now_older_first']} | "
-                    f"{r['now_newest_in_top10']} | {r['now_newest_above_older_when_in_top10']} | {r['before_top3']} | "
-                    f"{r['p50_ms']} |"
-                )
+    for phrasing, figures in (("varied", found), ("as asked", found.get("asked", {}))):
+        for lang, row in figures.get("languages", {}).items():
+            for mode in MODES:
+                r = row.get(mode)
+                if r:
+                    lines.append(
+                        f"| {phrasing} | {lang} | {mode} | {r['now_newest_above_older']} | {r['now_older_first']} | "
+                        f"{r['now_newest_in_top10']} | {r['now_newest_above_older_when_in_top10']} | "
+                        f"{r['before_top3']} | {r['p50_ms']} |"
+                    )
     return lines
 
 
@@ -672,6 +694,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--langs", default=",".join(LANGUAGES))
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--phrasings", default=",".join(PHRASINGS))
     parser.add_argument("--facts", type=int, default=FACTS)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_FACTS} facts instead of {FACTS}")
@@ -684,7 +707,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         shutil.rmtree(args.workdir / "knowledge", ignore_errors=True)
     facts = QUICK_FACTS if args.quick else args.facts
     langs, modes = tuple(args.langs.split(",")), tuple(args.modes.split(","))
-    results = run(langs, modes, facts, args.seed, args.workdir, args.model)
+    phrasings = tuple(args.phrasings.split(","))
+    if unknown := set(phrasings) - set(PHRASINGS):
+        parser.error(f"unknown phrasing {sorted(unknown)}: choose from {', '.join(PHRASINGS)}")
+    results = run(langs, modes, facts, args.seed, args.workdir, args.model, phrasings)
     print("\n".join(markdown(results)))
     print(f"{results['seconds']} s")
     if args.json:

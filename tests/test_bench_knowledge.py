@@ -145,3 +145,27 @@ def test_scoring_runs_on_a_small_keyword_corpus(tmp_path: Path) -> None:
     write_workspace(build_corpus("en", 3, 6), tmp_path / "workspace")
     kept = {p.relative_to(tmp_path / "workspace").as_posix() for p in (tmp_path / "workspace").rglob("*.*")}
     assert kept == set(build_corpus("en", 3, 6).files)
+
+
+def test_as_asked_every_statement_and_question_names_the_attribute_by_its_first_name() -> None:
+    from bench.knowledge_data import ATTRIBUTES
+
+    first_name = {a.key: a.names for a in ATTRIBUTES}
+
+    def names(name: str, text: str) -> bool:  # Thai and Chinese are written with and without spaces around Latin
+        return name.lower().replace(" ", "") in text.lower().replace(" ", "")
+
+    for lang in LANGUAGES:
+        varied, asked = build_corpus(lang, 5, 30), build_corpus(lang, 5, 30, "asked")
+        assert [[(s.value, s.day) for s in f.statements] for f in asked.facts] == [
+            [(s.value, s.day) for s in f.statements] for f in varied.facts
+        ]
+        for fact in asked.facts:
+            first = first_name[fact.attribute][lang][0]
+            assert all(s.kind != "clause" and names(first, s.text) for s in fact.statements), fact
+        for question in asked.questions:
+            assert names(first_name[asked.facts[question.fact].attribute][lang][0], question.text)
+        synonyms = [
+            s for f in varied.facts for s in f.statements if not names(first_name[f.attribute][lang][0], s.text)
+        ]
+        assert synonyms, lang  # the varied year does use other names
