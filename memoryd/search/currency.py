@@ -31,7 +31,7 @@ from memoryd.search.keyword import bm25_idf
 from memoryd.sources.analyzer import analyze, fold_text
 from memoryd.sources.entries import MARK, entries
 from memoryd.sources.metadata import note_date
-from memoryd.sources.text import DENSE_CHAR
+from memoryd.sources.text import DENSE_CHAR, HAN
 from memoryd.store.rows import ChunkRow
 
 CONSIDERED = 24  # best candidates looked at
@@ -53,11 +53,14 @@ SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about no
 CHANGE = re.compile(
     r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|es|ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
     r"|cut ?over|roll(?:ed)? ?out|upgrad(?:ed|ing)|downgrad(?:ed|ing)|no longer|instead|now uses?|as of"
-    r"|from (?:today|now|this \w+)(?: on)?|starting (?:today|now|this \w+)|going forward|retired|deprecated"
-    r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn|giờ|hiện nay|hiện tại)\b"
-    r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起|现在|現在|目前"
-    r"|开始|開始|上线|上線|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|ตอนนี้|เริ่ม|ปัจจุบัน"
+    r"|from today|from now on|from this \w+ on|starting (?:today|now|this \w+)|going forward|retired|deprecated"
+    r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn|không (?:dùng|sử dụng)[^\n]{0,40}nữa"
+    r"|(?:bây giờ|giờ đây|giờ|hiện tại|hiện nay) (?:dùng|sử dụng|là))\b"
+    r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起|上线|上線"
+    r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
+    r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|(?:ตอนนี้|ปัจจุบัน)[^\n]{0,40}ใช้|เริ่ม(?:วันนี้|สัปดาห์นี้|เดือนนี้)"
 )
+SPEAKERS = frozenset(("user", "assist", "assistant", "system"))  # a transcript line's "User:", "Assistant:"
 LONG_ENTRY = 3  # lines: a longer paragraph (a conversation written as a note) is read line by line
 
 
@@ -69,7 +72,7 @@ class Focus:
     when: float
     change: bool = False  # it says it replaces something (CHANGE)
     dated: bool = True  # its date is when it was said (is_dated)
-    words: frozenset[str] = frozenset()  # all of its focus entry's words
+    words: frozenset[str] = frozenset()  # its focus entry's words, but those saying it is a change
 
 
 class _EntryCache:
@@ -98,9 +101,10 @@ class _EntryCache:
 @dataclass(frozen=True)
 class Statement:
     tokens: frozenset[str]  # its words as the analyzer makes them (folded, stemmed, segmented), as a query's are
-    folded: str  # its text folded, where an unspaced script's query word is looked for (segmented otherwise)
+    folded: str  # its text folded: where a word of an unspaced script is looked for (search.function_words)
     marked: bool  # struck through as superseded
     change: bool  # says it replaces something (CHANGE)
+    changing: frozenset[str] = frozenset()  # the words that say so ("switched", "no longer"): no value it names
 
 
 def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
@@ -113,10 +117,16 @@ def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
     found = []
     for first, last in spans:
         entry = "\n".join(lines[first : last + 1])
-        words = frozenset(analyze(entry).body.split())
-        marked, change = MARK.search(entry) is not None, CHANGE.search(entry) is not None
-        found.append(Statement(words, fold_text(entry), marked, change))
+        changed = CHANGE.findall(entry)
+        marked = MARK.search(entry) is not None
+        found.append(Statement(_words(entry), fold_text(entry), marked, bool(changed), _words(" ".join(changed))))
     return tuple(found)
+
+
+@functools.lru_cache(maxsize=65536)
+def _words(text: str) -> frozenset[str]:
+    """A statement's words as the analyzer makes them; entries recur (overlapping chunks, a note saved again)."""
+    return frozenset(analyze(text).body.split())
 
 
 def _each(first: int, last: int) -> list[tuple[int, int]]:
@@ -132,28 +142,36 @@ def words_of(row: ChunkRow) -> frozenset[str]:
 
 
 def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
-    """The statement of a chunk that holds most of the query's weight (a query word is held where it appears)."""
+    """The statement of a chunk that holds most of the query's weight (_holds: a query word is held as a word)."""
     total = sum(query.values()) or 1.0
     best: tuple[float, frozenset[str], Statement | None] = (-1.0, frozenset(), None)
+    asked = frozenset(query)
+    unspaced = [word for word in asked if DENSE_CHAR.match(word)]
     for statement in _statements_of(row):
-        held = frozenset(word for word in query if _holds(statement, word))
+        held = statement.tokens & asked
+        if unspaced:
+            held |= {word for word in unspaced if _holds(statement, word)}
         weight = sum(query[word] for word in held)
         if weight > best[0]:
             best = (weight, held, statement)
     weight, held, said = best
     if said is None:
         return Focus(frozenset(), 0.0, False, row.when, False, is_dated(row))
-    return Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), said.tokens)
+    named = said.tokens - said.changing
+    return Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), named)
 
 
 def _holds(statement: Statement, word: str) -> bool:
-    """A query word is held as a word of the statement. A word of an unspaced script is held where its characters
-    are: a dictionary segments a note and a question differently ("云服务商用的" -> 云 服务 商用 in a question,
-    "云服务商。" -> 云 服务 商 in a note). A stem is never looked for inside the text: "price" (of "pricing") is not
-    in "pricing", and "us" (of "use") is in "status"."""
+    """A query word is held as a word of the statement. A word of an unspaced script may be segmented differently in
+    a note and in a question: a Thai one is held inside a longer word, a Chinese one where its characters are
+    ("云服务商用的" -> 云 服务 商用 in a question, "云服务商。" -> 云 服务 商 in a note; a Thai letter is no word). A
+    stem is never looked for inside the text: "price" (of "pricing") is not in "pricing", and "us" (of "use") is
+    in "status"."""
     if word in statement.tokens:
         return True
-    return DENSE_CHAR.match(word) is not None and all(char in statement.folded for char in word)
+    if HAN.match(word):
+        return all(char in statement.folded for char in word)
+    return DENSE_CHAR.match(word) is not None and word in statement.folded
 
 
 def query_weights(query: str, frequencies: Callable[[list[str]], Mapping[str, int]], total: int) -> dict[str, float]:
@@ -227,7 +245,8 @@ def rerank(
 ) -> dict[int, str]:
     """Change `scores` in place so that the current statement of each thing asked about ranks first (or, `past`,
     the one before it); returns a note per candidate moved, for `explain`. `anchor`, the event a question about
-    before names ("before Valkey"), says when and not what: only the current statement can hold it."""
+    before names ("before Valkey"), says when and not what: only the current statement can hold it. Scores may
+    change without a note (the current statement right after the one before it)."""
     if not scores:
         return {}
     ranked = [cid for cid in sorted(scores, key=lambda cid: -scores[cid])[:CONSIDERED] if cid in rows]
@@ -236,8 +255,10 @@ def rerank(
     if len(ranked) < 2 or (spread < MIN_GAP_SECONDS and not _any_marked(ranked, rows)):
         return {}  # nothing dated apart and nothing marked: no statement can have replaced another
     query = query_weights(question, frequencies, total)
-    for word in content_tokens(anchor) if anchor else ():
-        query.pop(word, None)
+    if anchor:  # "before billing moved to Valkey" still asks about billing: only words said in the anchor alone go
+        elsewhere = set(content_tokens(question.replace(anchor, " ")))
+        for word in set(content_tokens(anchor)) - elsewhere:
+            query.pop(word, None)
     if not query:
         return {}
     foci = {cid: focus(rows[cid], query) for cid in ranked}
@@ -278,12 +299,13 @@ def _named_values(
     foci: Mapping[int, Focus], query: Mapping[str, float], frequencies: Callable[[list[str]], Mapping[str, int]]
 ) -> Callable[[int, int], bool]:
     """Whether a statement names what an earlier one said ("no longer uses Memcached" of "switched to Memcached"):
-    they share a word that is not the question's, nor one a question is made of, and that no more notes hold than
-    hold the question's commonest word: a name, not "switched" or "team"."""
-    ignored = function_words() | set(query)
+    they share a word that is not the question's, nor one a question or a change is made of ("switched", "no
+    longer"), nor a speaker's label, and that no more notes hold than hold the question's most specific word: a name,
+    not "team"."""
+    ignored = function_words() | set(query) | SPEAKERS
     words = {w for f in foci.values() for w in f.words if w not in ignored}
     counts = frequencies(sorted(words)) if words else {}
-    ceiling = max(frequencies(sorted(query)).values(), default=0)
+    ceiling = min((n for n in frequencies(sorted(query)).values() if n), default=0)
     specific = {w for w in words if 0 < counts.get(w, 0) <= ceiling}
     return lambda later, earlier: bool(foci[later].words & foci[earlier].words & specific)
 
@@ -312,10 +334,10 @@ def _before_first(
     if not chains:
         return
     top = max(scores.values())
-    chains.sort(reverse=True)
+    chains.sort(key=lambda chain: (chain[0], chain[1]), reverse=True)
     for rank, (_, _, current, previous) in enumerate(chains):
         if rank == 0:
-            scores[previous], scores[current] = top / BELOW, top
+            scores[previous], scores[current] = top / BELOW**2, top / BELOW
         elif scores[previous] <= scores[current]:
             scores[previous], scores[current] = scores[current], scores[current] * BELOW
         else:

@@ -22,7 +22,7 @@ ENGLISH = (
     "what which who whom whose where when why how is are was were be been being am do does did done has have had "
     "the a an of for on in to at by from with as into onto about its it this that these those there here and or "
     "but if then than so such any some i me my we us our you your he him his she her they them their "
-    "before after since until ago"
+    "before after since until ago s t d ll re ve m"
 )
 LISTED = ("vi", "zh", "th")
 _WORD = re.compile(f"{WORD_CHAR_CLASS}+")  # with a Thai word's marks
@@ -31,18 +31,32 @@ _LONGEST = 4  # words in the longest phrase looked for ("in the past", "cho đ�
 
 @functools.lru_cache(maxsize=1024)
 def content_tokens(question: str) -> tuple[str, ...]:
-    """The analyzer's tokens of a question without its function words, in order."""
+    """The analyzer's tokens of a question without its function words, in order. Words are compared case-folded
+    and kept as written ("LedgerCore" is two words to the analyzer, "ledgercore" one)."""
     latin, dense = _lists()
-    words = _WORD.findall(unicodedata.normalize("NFC", question).casefold())
+    words = _WORD.findall(unicodedata.normalize("NFC", question))
+    folded = [word.casefold() for word in words]
     kept, at = [], 0
     while at < len(words):
-        span = next(
-            (n for n in range(min(_LONGEST, len(words) - at), 0, -1) if " ".join(words[at : at + n]) in latin), 0
-        )
+        longest = min(_LONGEST, len(words) - at)
+        span = next((n for n in range(longest, 0, -1) if " ".join(folded[at : at + n]) in latin), 0)
         if not span:
             kept.append(words[at])
         at += span or 1
-    return tuple(token for token in analyze(" ".join(kept)).body.split() if token not in dense)
+    return _without(tuple(analyze(" ".join(kept)).body.split()), dense)
+
+
+def _without(tokens: tuple[str, ...], phrases: frozenset[tuple[str, ...]]) -> tuple[str, ...]:
+    """The tokens but those of the longest phrase starting at each place (an unspaced script's phrase is a run of
+    the analyzer's words: ตอนนี้ is ตอน นี้)."""
+    kept, at = [], 0
+    while at < len(tokens):
+        longest = min(_LONGEST, len(tokens) - at)
+        span = next((n for n in range(longest, 0, -1) if tokens[at : at + n] in phrases), 0)
+        if not span:
+            kept.append(tokens[at])
+        at += span or 1
+    return tuple(kept)
 
 
 @functools.lru_cache(maxsize=1)
@@ -56,14 +70,15 @@ def function_words() -> frozenset[str]:
 def _phrases() -> tuple[str, ...]:
     phrases = [*ENGLISH.split(), *temporal_words.QUESTION_WORDS, *temporal_words.CURRENT, *temporal_words.PAST]
     for language in LISTED:
-        phrases += stopwordsiso.stopwords(language)
+        # a Vietnamese entry without a mark ("ai", "con", "anh", "theo") is also an English or a name's word
+        phrases += [p for p in stopwordsiso.stopwords(language) if language != "vi" or not p.isascii()]
     return tuple(sorted({unicodedata.normalize("NFC", p.casefold()).strip() for p in phrases} - {""}))
 
 
 @functools.lru_cache(maxsize=1)
-def _lists() -> tuple[frozenset[str], frozenset[str]]:
+def _lists() -> tuple[frozenset[str], frozenset[tuple[str, ...]]]:
     """The Latin-script phrases, their words one space apart, and the other scripts' words as the analyzer makes
     them (no folding changes those)."""
     latin = frozenset(" ".join(_WORD.findall(p)) for p in _phrases() if not DENSE_CHAR.search(p))
-    dense = frozenset(t for p in _phrases() if DENSE_CHAR.search(p) for t in analyze(p).body.split())
+    dense = frozenset(tuple(analyze(p).body.split()) for p in _phrases() if DENSE_CHAR.search(p))
     return latin, dense

@@ -314,12 +314,13 @@ class SearchEngine:
         moved = boost_asked_time(finals, rows, asked, anchor) if asked.has_range or asked.anchor else {}
         past = asked.past and not asked.current
         frequencies, total = self.store.document_frequencies, self.store.chunk_count()
-        event = asked.anchor or ""
+        event = (asked.anchor or "") if past else ""
         for cid, why in rerank(finals, rows, query, frequencies, total, past=past, anchor=event).items():
             moved[cid] = f"{moved[cid]}; {why}" if cid in moved else why
-        for cid, why in moved.items():
-            explained[cid].final = finals[cid]
-            explained[cid].notes.append(why)
+        for cid, info in explained.items():  # a score can move without a note (the current one after the one before)
+            info.final = finals[cid]
+            if cid in moved:
+                info.notes.append(moved[cid])
 
     def _anchor_time(self, event: str, *, query: str, ranked: list[int], rows: dict[int, ChunkRow]) -> float | None:
         """When an event a query names happened ("before the migration", "before Memcached"): the date of the

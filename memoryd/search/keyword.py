@@ -140,7 +140,7 @@ def keyword_evidence(store: MemoryStore, terms: list[Term], hits: list[KeywordHi
 
 def bm25_idf(df: int, chunks: int) -> float:
     """BM25's inverse document frequency of a token `df` of `chunks` chunks hold (negative past half of them)."""
-    return math.log((chunks - df + 0.5) / (df + 0.5))
+    return math.log((max(chunks - df, 0) + 0.5) / (df + 0.5))  # counts read apart may say df > chunks
 
 
 def _match(expression: str, groups: list[list[Term]], frequencies: Mapping[str, int]) -> Match:

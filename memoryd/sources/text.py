@@ -23,13 +23,15 @@ _DENSE_RANGES = _ALPHABETIC_DENSE_RANGES + (
     "\U00020000-\U0002ebef"  # CJK extensions B-F
 )
 DENSE_CHAR = re.compile(f"[{_DENSE_RANGES}]")
+HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]")
 # Marks that belong to the preceding character and never start a token.
 _MARKS = "\u0300-\u036f\u0e31\u0e34-\u0e3a\u0e47-\u0e4e\u0eb1\u0eb4-\u0ebc\u0ec8-\u0ecd\u102b-\u103e\u17b4-\u17d3"
 DENSE_CLUSTER = re.compile(f"[{_DENSE_RANGES}][{_MARKS}]*")
 # Where a dense script meets a word of another ("ย้ายCIของbilling", "用GitHub"): a word edge, written or not. ICU
 # keeps Thai and Latin letters in one word, so "billing" there was no word of its own.
-_OTHER_WORD_CHAR = f"[^\\W{_DENSE_RANGES}]"
-SCRIPT_EDGE = re.compile(f"(?<=[{_DENSE_RANGES}])(?={_OTHER_WORD_CHAR})|(?<={_OTHER_WORD_CHAR})(?=[{_DENSE_RANGES}])")
+_EDGE_DENSE = _DENSE_RANGES + "\u3005-\u3007\u303b"  # and the iteration marks of CJK words (佐々木)
+_OTHER_WORD_CHAR = f"[^\\W{_EDGE_DENSE}]"
+SCRIPT_EDGE = re.compile(f"(?<=[{_EDGE_DENSE}])(?={_OTHER_WORD_CHAR})|(?<={_OTHER_WORD_CHAR})(?=[{_EDGE_DENSE}])")
 _WORD_CHARS = (
     r"\w\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a\u064b-\u065f\u0900-\u0dff"
     r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"

@@ -10,7 +10,7 @@ from memoryd.store.rows import one_row
 
 SCHEMA_VERSION = 7
 # Bump when what a chunk holds changes (analyzer tokens, chunk boundaries, chunk metadata): the index is then rebuilt.
-ANALYZER_VERSION = "7"
+ANALYZER_VERSION = "8"
 
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_' categories 'L* N* Co M*'"
 
