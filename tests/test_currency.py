@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from memoryd.memory import AgentMemory
+from memoryd.search.currency import CHANGE, _holds, _statements
 from memoryd.search.function_words import content_tokens
+from memoryd.search.keyword import bm25_idf
 from tests.conftest import write
 
 FILLER = "- Lunch with Dan and Carla.\n- Wrote the weekly update for leadership.\n"
@@ -159,3 +161,33 @@ def test_before_a_value_is_before_this_things_move_to_it(
 )
 def test_a_questions_own_words_carry_no_weight(question: str, content: list[str]) -> None:
     assert [t for t in content_tokens(question) if t != "的是"] == content
+
+
+@pytest.mark.parametrize(
+    ("text", "change"),
+    [
+        ("- From this week on, billing uses Valkey.", True),
+        ("- billing giờ dùng Valkey làm cache.", True),
+        ("- billing không dùng Redis làm cache nữa.", True),
+        ("- billing现在用Valkey做缓存。", True),
+        ("- ตอนนี้ billing ใช้ Valkey เป็นแคช", True),
+        ("- The numbers from this dashboard look fine.", False),  # "from this ... on" says a change, not this
+        ("- Họp lúc 3 giờ chiều với team billing.", False),  # "giờ" alone is the hour
+        ("- 会议下午三点开始。", False),  # "开始" alone is a start
+        ("- เริ่มประชุมตอนบ่ายสาม", False),
+        ("- Let's meet a week from now.", False),
+    ],
+)
+def test_a_change_is_said_by_its_words_not_by_a_time(text: str, change: bool) -> None:
+    assert bool(CHANGE.search(text)) is change
+
+
+def test_a_thai_word_is_held_as_a_word_not_as_letters_anywhere() -> None:
+    meeting = _statements("- ประชุมออกแบบแอปมือถือกับทีม", transcript=False)[0]
+    assert not _holds(meeting, "ระบบ") and _holds(meeting, "ประชุม")
+    chinese = _statements("- 云服务商。", transcript=False)[0]
+    assert _holds(chinese, "商用") is False and _holds(chinese, "服务商")
+
+
+def test_counts_read_apart_never_make_a_weight_fail() -> None:
+    assert bm25_idf(5, 3) < 0  # more chunks hold a word than the count of chunks says: no ValueError

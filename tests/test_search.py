@@ -567,3 +567,10 @@ def test_vector_search_takes_no_reference_from_none(memory: AgentMemory) -> None
     for i in range(400):
         memory.search(f"heron migration {i}", mode="vector")
     assert sys.getrefcount(None) - before > -100
+
+
+def test_a_cjk_iteration_mark_stays_with_its_word() -> None:
+    from memoryd.sources.analyzer import analyze
+
+    assert analyze("佐々木さん").body.split()[0] == "佐々木"
+    assert analyze("ย้ายCIของbilling").body.split() == ["ย้าย", "ci", "ของ", "bill"]
