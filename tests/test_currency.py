@@ -191,3 +191,23 @@ def test_a_thai_word_is_held_as_a_word_not_as_letters_anywhere() -> None:
 
 def test_counts_read_apart_never_make_a_weight_fail() -> None:
     assert bm25_idf(5, 3) < 0  # more chunks hold a word than the count of chunks says: no ValueError
+
+
+def test_the_current_statement_takes_the_place_of_the_one_it_replaced(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    """The question matches the old, short statement best; the change sits in a long note of other things. Asked
+    what holds now, the change is first, not only above the old statement but above what scored between them."""
+    busy = "".join(f"- Reviewed the {s} roadmap with the team and agreed on the next steps.\n" for s in SERVICES)
+    memory = notes(
+        workspace,
+        memory_factory,
+        {
+            "2025-01-10": "- billing: we use Redis as the cache.\n",
+            "2025-03-02": "- Checked the billing cache dashboards; the billing cache looks healthy.\n",
+            "2025-06-02": f"{busy}- Switched the billing cache from Redis to Memcached.\n",
+        },
+    )
+    hits = memory.search("Which cache does billing use?", mode="keyword", explain=True).results
+    assert hits[0].path == "memory/2025-06-02.md", [h.path for h in hits]
+    assert {h.path for h in hits[1:3]} == {"memory/2025-01-10.md", "memory/2025-03-02.md"}

@@ -12,7 +12,8 @@ MAX_UNCOVERED of the query weight the earlier one's holds and lacks no word weig
 the heaviest ("checkout's flag service moved" lacks "ledger": it restates nothing "ledger's flag service" said), both
 hold at least MIN_COVERAGE of what the best candidate holds and MIN_SHARE of the whole query, it says it changes
 something (CHANGE: a conversation that comes back to a topic restates nothing), and it scores at least
-RESTATED_SCORE of the earlier one's. Asked about before, a thing's history is the statements that restate each
+RESTATED_SCORE of the earlier one's; the newest restatement of one thing takes the earlier one's score, which ranks
+just below it. Asked about before, a thing's history is the statements that restate each
 other both ways, and the one replaced is the one the current statement names the value of ("no longer uses
 Memcached"), else one that was a change itself, else the latest. Each constant was chosen on the knowledge-update
 bench (bench/knowledge.py) and LoCoMo together (docs/design.md, "The newest statement first")."""
@@ -42,7 +43,7 @@ MIN_COVERAGE = 0.5  # share of the best candidate's query weight a statement's f
 MIN_SHARE = 0.4  # ... and of the whole query's: a statement that holds less is not about the question
 MAX_UNCOVERED = 0.35  # share of the earlier focus's query weight the later one may lack
 MAX_LACKING_WORD = 0.5  # ... and no word it lacks weighs more than this share of the heaviest the earlier one holds
-RESTATED_SCORE = 0.5  # the later statement scores at least this share of the earlier one's
+RESTATED_SCORE = 0.25  # the later statement scores at least this share of the earlier one's
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
 
@@ -285,9 +286,17 @@ def rerank(
         if found.marked:
             scores[cid] *= SUPERSEDED
             notes[cid] = "marked superseded"
-    # newest restatements first, so that a chain (Redis -> Memcached -> Valkey) settles in date order
+    # newest restatements first, so that a chain (Redis -> Memcached -> Valkey) settles in date order: the newest
+    # statement takes the score of what it replaced, which ranks just below it
     for cid in sorted(newer, key=lambda c: -foci[c].when):
         if newer[cid]:
+            latest = max(newer[cid], key=lambda c: foci[c].when)
+            # the question matched the old statement: the new one, of the same thing (not a better match of more),
+            # takes its place
+            alike = not _lacks_heavy(foci[cid], foci[latest], query)
+            if alike and scores[latest] < scores[cid]:
+                scores[latest] = scores[cid]
+                notes[latest] = "in the place of the statement it replaced"
             lowest = min(scores[later] for later in newer[cid])
             if scores[cid] >= lowest * BELOW:
                 scores[cid] = lowest * BELOW
