@@ -35,7 +35,7 @@ from memoryd.sources.metadata import note_date
 from memoryd.sources.text import DENSE_CHAR, HAN
 from memoryd.store.rows import ChunkRow
 
-CONSIDERED = 24  # best candidates looked at
+CONSIDERED = 40  # best candidates looked at: the whole pool of a search for 10 results (candidate_multiplier 4)
 WITHIN = 0.4  # a statement restated only when it scores at least this share of the best one's
 ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text's size each)
 MIN_GAP_SECONDS = 86_400.0  # a day: notes written the same day restate nothing
@@ -152,7 +152,9 @@ def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
         held = statement.tokens & asked
         if unspaced:
             held |= {word for word in unspaced if _holds(statement, word)}
-        weight = sum(query[word] for word in held)
+        if not held and best[2] is not None:
+            continue
+        weight = sum(map(query.__getitem__, held))
         if weight > best[0]:
             best = (weight, held, statement)
     weight, held, said = best
@@ -267,12 +269,16 @@ def rerank(
     notes: dict[int, str] = {}
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     top = scores[ranked[0]]
-    changes = [cid for cid in foci if foci[cid].change]  # only a statement of a change restates another
+    floor = max(MIN_COVERAGE * best, MIN_SHARE)  # what both statements of a restatement hold of the question
+    changes = [cid for cid, f in foci.items() if f.change and f.dated and f.weight >= floor]  # only a change restates
     for earlier in foci if changes else ():
-        if foci[earlier].weight < MIN_COVERAGE * best or scores[earlier] < WITHIN * top:
+        said = foci[earlier]
+        if said.weight < floor or not said.dated or scores[earlier] < WITHIN * top:
             continue
         for later in changes:
-            if scores[later] >= RESTATED_SCORE * scores[earlier] and _restates(foci[later], foci[earlier], query, best):
+            if foci[later].when - said.when < MIN_GAP_SECONDS or scores[later] < RESTATED_SCORE * scores[earlier]:
+                continue
+            if _restates(foci[later], said, query, best):
                 newer[earlier].append(later)
     if past:  # a thing's history: statements that say the same of each other, not a better match of a weaker one
         named = _named_values(foci, query, frequencies)
