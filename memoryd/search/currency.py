@@ -268,6 +268,8 @@ def rerank(
     best = max((f.weight for f in foci.values()), default=0.0)
     notes: dict[int, str] = {}
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
+    # of those, the ones that say the same of it as it of them: its history, not a better match of a weaker one
+    same: dict[int, list[int]] = {cid: [] for cid in foci}
     top = scores[ranked[0]]
     floor = max(MIN_COVERAGE * best, MIN_SHARE)  # what both statements of a restatement hold of the question
     changes = [cid for cid, f in foci.items() if f.change and f.dated and f.weight >= floor]  # only a change restates
@@ -280,13 +282,10 @@ def rerank(
                 continue
             if _restates(foci[later], said, query, best):
                 newer[earlier].append(later)
-    if past:  # a thing's history: statements that say the same of each other, not a better match of a weaker one
-        named = _named_values(foci, query, frequencies)
-        same = {
-            cid: [later for later in found if not _lacks_heavy(foci[cid], foci[later], query)]
-            for cid, found in newer.items()
-        }
-        _before_first(scores, foci, same, notes, named)
+                if not _lacks_heavy(said, foci[later], query):
+                    same[earlier].append(later)
+    if past:
+        _before_first(scores, foci, same, notes, _named_values(foci, query, frequencies))
         return notes
     for cid, found in foci.items():
         if found.marked:
@@ -297,10 +296,8 @@ def rerank(
     for cid in sorted(newer, key=lambda c: -foci[c].when):
         if newer[cid]:
             latest = max(newer[cid], key=lambda c: foci[c].when)
-            # the question matched the old statement: the new one, of the same thing (not a better match of more),
-            # takes its place
-            alike = not _lacks_heavy(foci[cid], foci[latest], query)
-            if alike and scores[latest] < scores[cid]:
+            # the question matched the old statement: the new one, of the same thing, takes its place
+            if latest in same[cid] and scores[latest] < scores[cid]:
                 scores[latest] = scores[cid]
                 notes[latest] = "in the place of the statement it replaced"
             lowest = min(scores[later] for later in newer[cid])

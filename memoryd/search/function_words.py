@@ -35,28 +35,22 @@ def content_tokens(question: str) -> tuple[str, ...]:
     and kept as written ("LedgerCore" is two words to the analyzer, "ledgercore" one)."""
     latin, dense = _lists()
     words = _WORD.findall(unicodedata.normalize("NFC", question))
-    folded = [word.casefold() for word in words]
-    kept, at = [], 0
-    while at < len(words):
-        longest = min(_LONGEST, len(words) - at)
-        span = next((n for n in range(longest, 0, -1) if " ".join(folded[at : at + n]) in latin), 0)
-        if not span:
-            kept.append(words[at])
-        at += span or 1
-    return _without(tuple(analyze(" ".join(kept)).body.split()), dense)
+    kept = [words[i] for i in _outside(tuple(word.casefold() for word in words), latin)]
+    tokens = tuple(analyze(" ".join(kept)).body.split())
+    return tuple(tokens[i] for i in _outside(tokens, dense))
 
 
-def _without(tokens: tuple[str, ...], phrases: frozenset[tuple[str, ...]]) -> tuple[str, ...]:
-    """The tokens but those of the longest phrase starting at each place (an unspaced script's phrase is a run of
-    the analyzer's words: ตอนนี้ is ตอน นี้)."""
+def _outside(units: tuple[str, ...], phrases: frozenset[tuple[str, ...]]) -> list[int]:
+    """The places of `units` outside the longest phrase starting at each place (an unspaced script's phrase is a
+    run of the analyzer's words: ตอนนี้ is ตอน นี้)."""
     kept, at = [], 0
-    while at < len(tokens):
-        longest = min(_LONGEST, len(tokens) - at)
-        span = next((n for n in range(longest, 0, -1) if tokens[at : at + n] in phrases), 0)
+    while at < len(units):
+        longest = min(_LONGEST, len(units) - at)
+        span = next((n for n in range(longest, 0, -1) if units[at : at + n] in phrases), 0)
         if not span:
-            kept.append(tokens[at])
+            kept.append(at)
         at += span or 1
-    return tuple(kept)
+    return kept
 
 
 @functools.lru_cache(maxsize=1)
@@ -76,9 +70,9 @@ def _phrases() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1)
-def _lists() -> tuple[frozenset[str], frozenset[tuple[str, ...]]]:
-    """The Latin-script phrases, their words one space apart, and the other scripts' words as the analyzer makes
-    them (no folding changes those)."""
-    latin = frozenset(" ".join(_WORD.findall(p)) for p in _phrases() if not DENSE_CHAR.search(p))
+def _lists() -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+    """The Latin-script phrases as their words, and the other scripts' as the analyzer's words (no folding changes
+    those)."""
+    latin = frozenset(tuple(_WORD.findall(p)) for p in _phrases() if not DENSE_CHAR.search(p))
     dense = frozenset(tuple(analyze(p).body.split()) for p in _phrases() if DENSE_CHAR.search(p))
     return latin, dense

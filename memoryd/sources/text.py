@@ -13,17 +13,23 @@ _ALPHABETIC_DENSE_RANGES = (
     "\u1000-\u109f"  # Myanmar
     "\u1780-\u17ff"  # Khmer
 )
-_DENSE_RANGES = _ALPHABETIC_DENSE_RANGES + (
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\u31f0-\u31ff"  # Katakana extensions
+_HAN_RANGES = (
     "\u3400-\u4dbf"  # CJK extension A
     "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uac00-\ud7af"  # Hangul syllables
     "\uf900-\ufaff"  # CJK compatibility ideographs
     "\U00020000-\U0002ebef"  # CJK extensions B-F
 )
+_DENSE_RANGES = (
+    _ALPHABETIC_DENSE_RANGES
+    + (
+        "\u3040-\u30ff"  # Hiragana, Katakana
+        "\u31f0-\u31ff"  # Katakana extensions
+        "\uac00-\ud7af"  # Hangul syllables
+    )
+    + _HAN_RANGES
+)
 DENSE_CHAR = re.compile(f"[{_DENSE_RANGES}]")
-HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]")
+HAN = re.compile(f"[{_HAN_RANGES}]")
 # Marks that belong to the preceding character and never start a token.
 _MARKS = "\u0300-\u036f\u0e31\u0e34-\u0e3a\u0e47-\u0e4e\u0eb1\u0eb4-\u0ebc\u0ec8-\u0ecd\u102b-\u103e\u17b4-\u17d3"
 DENSE_CLUSTER = re.compile(f"[{_DENSE_RANGES}][{_MARKS}]*")
