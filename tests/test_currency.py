@@ -27,12 +27,21 @@ BACKGROUND = {
 }
 
 
-def notes(workspace: Path, memory_factory: Callable[..., AgentMemory], days: dict[str, str]) -> AgentMemory:
-    for day, entries in {**BACKGROUND, **days}.items():
-        write(workspace / "memory" / f"{day}.md", f"# {day}\n\n{entries}")
-    memory = memory_factory(provider="none")
-    memory.sync()
-    return memory
+Year = Callable[[dict[str, str]], AgentMemory]
+
+
+@pytest.fixture
+def notes(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> Year:
+    """Dated daily notes (day -> entries) beside the background year, indexed, keyword only."""
+
+    def index(days: dict[str, str]) -> AgentMemory:
+        for day, entries in {**BACKGROUND, **days}.items():
+            write(workspace / "memory" / f"{day}.md", f"# {day}\n\n{entries}")
+        memory = memory_factory(provider="none")
+        memory.sync()
+        return memory
+
+    return index
 
 
 def ranked(memory: AgentMemory, question: str) -> list[str]:
@@ -48,12 +57,8 @@ def ranked(memory: AgentMemory, question: str) -> list[str]:
         "- billing: migrate the cache from Redis to Memcached, done.",
     ],
 )
-def test_the_newest_statement_of_a_fact_ranks_above_the_first(
-    workspace: Path, memory_factory: Callable[..., AgentMemory], change: str
-) -> None:
+def test_the_newest_statement_of_a_fact_ranks_above_the_first(notes: Year, change: str) -> None:
     memory = notes(
-        workspace,
-        memory_factory,
         {
             "2025-01-10": f"- billing: we use Redis as the cache for invoices and sessions.\n{FILLER}",
             "2025-06-02": f"{FILLER}{change}\n",
@@ -64,11 +69,9 @@ def test_the_newest_statement_of_a_fact_ranks_above_the_first(
         assert order.index("2025-06-02") < order.index("2025-01-10"), (question, order)
 
 
-def test_a_change_of_another_thing_demotes_nothing(workspace: Path, memory_factory: Callable[..., AgentMemory]) -> None:
+def test_a_change_of_another_thing_demotes_nothing(notes: Year) -> None:
     """ "checkout's flag service moved" says nothing of ledger's, although it holds most of the question's words."""
     memory = notes(
-        workspace,
-        memory_factory,
         {
             "2025-03-04": f"- ledger uses Unleash for its feature flag service.\n{FILLER}",
             "2025-09-15": "- Switched the checkout feature flag service from Flagsmith to GrowthBook.\n",
@@ -80,12 +83,8 @@ def test_a_change_of_another_thing_demotes_nothing(workspace: Path, memory_facto
     assert not hits[0].explain or "restated later" not in (hits[0].explain.get("notes") or [])
 
 
-def test_a_camel_case_name_is_the_words_the_index_holds(
-    workspace: Path, memory_factory: Callable[..., AgentMemory]
-) -> None:
+def test_a_camel_case_name_is_the_words_the_index_holds(notes: Year) -> None:
     memory = notes(
-        workspace,
-        memory_factory,
         {
             "2025-03-04": f"- LedgerCore uses Unleash for its feature flag service.\n{FILLER}",
             "2025-09-15": "- Switched the checkout feature flag service from Flagsmith to GrowthBook.\n",
@@ -94,13 +93,9 @@ def test_a_camel_case_name_is_the_words_the_index_holds(
     assert ranked(memory, "Which feature flag service does LedgerCore use?")[0] == "2025-03-04"
 
 
-def test_a_question_word_is_matched_as_a_word_not_inside_one(
-    workspace: Path, memory_factory: Callable[..., AgentMemory]
-) -> None:
+def test_a_question_word_is_matched_as_a_word_not_inside_one(notes: Year) -> None:
     """ "pricing" stems to "price", which is not inside the text "pricing": the statement was read as not about it."""
     memory = notes(
-        workspace,
-        memory_factory,
         {
             "2025-02-08": f"- Set up Elasticsearch as the logging for pricing today.\n{FILLER}",
             "2025-11-07": "- pricing no longer uses Elasticsearch for the logging; it is Loki now.\n",
@@ -110,12 +105,8 @@ def test_a_question_word_is_matched_as_a_word_not_inside_one(
     assert order.index("2025-11-07") < order.index("2025-02-08"), order
 
 
-def test_asked_what_came_before_the_previous_statement_ranks_first(
-    workspace: Path, memory_factory: Callable[..., AgentMemory]
-) -> None:
+def test_asked_what_came_before_the_previous_statement_ranks_first(notes: Year) -> None:
     memory = notes(
-        workspace,
-        memory_factory,
         {
             "2025-01-10": f"- billing: we use Redis as the cache.\n{FILLER}",
             "2025-04-02": "- Switched the billing cache from Redis to Memcached.\n",
@@ -129,13 +120,9 @@ def test_asked_what_came_before_the_previous_statement_ranks_first(
     assert ranked(memory, "Which cache does billing use?")[0] == "2025-09-15"
 
 
-def test_before_a_value_is_before_this_things_move_to_it(
-    workspace: Path, memory_factory: Callable[..., AgentMemory]
-) -> None:
+def test_before_a_value_is_before_this_things_move_to_it(notes: Year) -> None:
     """Another service moved to Valkey first: "before Valkey" is before billing's move, not before checkout's."""
     memory = notes(
-        workspace,
-        memory_factory,
         {
             "2025-01-10": "- billing: we use Redis as the cache.\n",
             "2025-03-01": "- Switched the checkout cache from Memcached to Valkey.\n",
@@ -193,15 +180,11 @@ def test_counts_read_apart_never_make_a_weight_fail() -> None:
     assert bm25_idf(5, 3) < 0  # more chunks hold a word than the count of chunks says: no ValueError
 
 
-def test_the_current_statement_takes_the_place_of_the_one_it_replaced(
-    workspace: Path, memory_factory: Callable[..., AgentMemory]
-) -> None:
+def test_the_current_statement_takes_the_place_of_the_one_it_replaced(notes: Year) -> None:
     """The question matches the old, short statement best; the change sits in a long note of other things. Asked
     what holds now, the change is first, not only above the old statement but above what scored between them."""
     busy = "".join(f"- Reviewed the {s} roadmap with the team and agreed on the next steps.\n" for s in SERVICES)
     memory = notes(
-        workspace,
-        memory_factory,
         {
             "2025-01-10": "- billing: we use Redis as the cache.\n",
             "2025-03-02": "- Checked the billing cache dashboards; the billing cache looks healthy.\n",
