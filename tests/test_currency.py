@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.memory import AgentMemory
-from memoryd.search.currency import CHANGE, _holds, _statements
+from memoryd.search.currency import CHANGE, _holds, _statements, event_words
 from memoryd.search.function_words import content_tokens
 from memoryd.search.keyword import bm25_idf
 from tests.conftest import write
@@ -133,6 +133,59 @@ def test_before_a_value_is_before_this_things_move_to_it(notes: Year) -> None:
     assert ranked(memory, "What cache did billing use before Valkey?")[:2] == ["2025-05-12", "2025-09-15"]
     # the anchor's words say when, but a word the question also says elsewhere is still what it asks about
     assert ranked(memory, "What cache did billing use before billing moved to Valkey?")[0] == "2025-05-12"
+
+
+def test_the_statement_before_is_the_one_whose_name_the_current_repeats_whole(notes: Year) -> None:
+    """ "GitLab CI" names nothing of "GitHub Actions", though the analyzer makes git of both: the statement before
+    is the latest change, CircleCI."""
+    memory = notes(
+        {
+            "2025-10-09": f"- Picked Jenkins as the CI of billing because the team already knows it.\n{FILLER}",
+            "2025-11-04": "- Rolled out GitHub Actions as the new CI for billing.\n",
+            "2025-11-27": f"{FILLER}- billing now uses CircleCI for the CI.\n",
+            "2025-12-26": "- The CI of billing moved to GitLab CI.\n",
+        },
+    )
+    assert ranked(memory, "What did billing use as its CI before?")[:2] == ["2025-11-27", "2025-12-26"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What cache did billing use before the switch to Valkey?",
+        "billing dùng cache gì trước Valkey?",  # Vietnamese: before a name
+        "Trước khi chuyển sang Valkey, billing dùng cache gì?",
+        "换成Valkey之前，billing用的是什么缓存？",  # Chinese: a move to a name before 之前
+        "แคชของ billing ก่อนใช้ Valkey คืออะไร",  # Thai: before using a name
+    ],
+)
+def test_before_a_move_is_dated_by_the_name_not_by_the_words_of_moving(notes: Year, question: str) -> None:
+    """An event's words that say a change or a use ("switch to", "chuyển sang", "换成", "ใช้") name nothing: the
+    move is billing's move to Valkey, not the latest note that says "switched"."""
+    memory = notes(
+        {
+            "2025-01-10": "- billing: we use Redis as the cache.\n",
+            "2025-05-12": "- Switched the billing cache from Redis to Memcached.\n",
+            "2025-09-15": "- Switched the billing cache from Memcached to Valkey.\n",
+            "2025-11-20": "- Switched the reporting CDN from Fastly to Akamai.\n",
+        },
+    )
+    assert ranked(memory, question)[0] == "2025-05-12", question
+
+
+@pytest.mark.parametrize(
+    ("event", "words"),
+    [
+        ("the switch", set()),  # names nothing: the statement before is the thing's own history
+        ("the switch to Valkey", {"Valkey"}),
+        ("chuyển sang Valkey", {"Valkey"}),
+        ("换成Valkey", {"Valkey"}),
+        ("ใช้ Valkey", {"Valkey"}),
+        ("we moved billing to Valkey", {"billing", "Valkey"}),
+    ],
+)
+def test_an_event_is_told_by_what_it_names(event: str, words: set[str]) -> None:
+    assert event_words(event) == {token for word in words for token in content_tokens(word)}
 
 
 @pytest.mark.parametrize(

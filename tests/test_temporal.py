@@ -119,6 +119,8 @@ RANGES = [
     ("这个月", "2025-03-01", "2025-04-01"),
     ("上个月", "2025-02-01", "2025-03-01"),
     ("上個月", "2025-02-01", "2025-03-01"),
+    ("上一个月的笔记", "2025-02-01", "2025-03-01"),  # not "the previous one" (上一个)
+    ("上一周", "2025-03-10", "2025-03-17"),
     ("今年", "2025-01-01", "2026-01-01"),
     ("去年", "2024-01-01", "2025-01-01"),
     ("3天前", "2025-03-16", "2025-03-17"),
@@ -255,6 +257,8 @@ CUES = [  # query, past, current
     ("billing 以前用什么缓存?", True, False),
     ("billing以前用什麼快取?", True, False),
     ("原来的数据库是什么", True, False),
+    ("ledger上一个搜索引擎是什么？", True, False),  # the previous one
+    ("What was the previous database of ledger?", True, False),
     ("原来如此", False, False),  # "I see"
     ("文件发过去了吗", False, False),  # 发过去: "sent over"
     ("现在用什么缓存", False, True),
@@ -309,6 +313,15 @@ EVENTS = [  # query, anchor, side, past
     ("自从迁移到Postgres以来出了什么问题?", "迁移到Postgres", "after", False),
     ("在部署之前运行测试", None, None, False),
     ("ก่อนย้ายไป Postgres billing ใช้แคชอะไร", "ย้ายไป Postgres", "before", True),
+    ("แคชของ analytics ก่อนใช้ Redis คืออะไร", "ใช้ Redis", "before", True),  # not "ใช้" alone
+    ("ก่อนจะเปลี่ยนเป็น GitLab CI billing ใช้ CI อะไร", "จะเปลี่ยนเป็น GitLab CI", "before", True),  # a name goes on
+    ("ก่อนจะเปลี่ยนเป็น Google Cloud Storage notifications ใช้อะไร", "จะเปลี่ยนเป็น Google Cloud Storage", "before", True),
+    ("ledger dùng lưu trữ object gì trước Backblaze B2?", "Backblaze B2", "before", True),  # before a name
+    ("uống thuốc trước bữa ăn", None, None, False),  # before a meal: no name, no question
+    ("ai đến trước?", None, None, False),
+    ("换成Backblaze B2之前，ledger用的是什么对象存储？", "换成Backblaze B2", "before", True),
+    ("billing用Redis之前用的缓存是什么？", "用Redis", "before", True),
+    ("billing之前用的是什么CI？", None, None, True),  # billing's earlier CI: billing is no event
     ("หลังจากอัปเกรด มีปัญหาอะไร", "อัปเกรด", "after", False),
     ("ก่อนอื่น ใช้อะไร", None, None, False),  # "first of all"
     ("please tell me what we used before the migration", "the migration", "before", True),

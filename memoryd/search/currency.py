@@ -13,9 +13,10 @@ the heaviest ("checkout's flag service moved" lacks "ledger": it restates nothin
 hold at least MIN_COVERAGE of what the best candidate holds and MIN_SHARE of the whole query, it says it changes
 something (CHANGE: a conversation that comes back to a topic restates nothing), and it scores at least
 RESTATED_SCORE of the earlier one's; the newest restatement of one thing takes the earlier one's score, which ranks
-just below it. Asked about before, a thing's history is the statements that restate each
-other both ways, and the one replaced is the one the current statement names the value of ("no longer uses
-Memcached"), else one that was a change itself, else the latest. Each constant was chosen on the knowledge-update
+just below it. Asked about before, a thing's history is the statements that restate each other both ways (one
+scoring under WITHIN of the best too: it is only left alone when asked about now), and the one replaced is the one
+the current statement names the value of ("no longer uses Memcached"; a name as written: "GitLab" names nothing of
+"GitHub"), else one that was a change itself, else the latest. Each constant was chosen on the knowledge-update
 bench (bench/knowledge.py) and LoCoMo together (docs/design.md, "The newest statement first")."""
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ from memoryd.search.keyword import bm25_idf
 from memoryd.sources.analyzer import analyze, fold_text
 from memoryd.sources.entries import MARK, entries
 from memoryd.sources.metadata import note_date
-from memoryd.sources.text import DENSE_CHAR, HAN
+from memoryd.sources.text import DENSE_CHAR, HAN, SCRIPT_EDGE, WORD_CHAR_CLASS
 from memoryd.store.rows import ChunkRow
 
-CONSIDERED = 40  # best candidates looked at: the whole pool of a search for 10 results (candidate_multiplier 4)
+CONSIDERED = 80  # best candidates looked at: both sides of the pool of a search for 10 results (candidate_multiplier 4)
 WITHIN = 0.4  # a statement restated only when it scores at least this share of the best one's
 ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text's size each)
 MIN_GAP_SECONDS = 86_400.0  # a day: notes written the same day restate nothing
@@ -61,6 +62,12 @@ CHANGE = re.compile(
     r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
     r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|(?:ตอนนี้|ปัจจุบัน)[^\n]{0,40}ใช้|เริ่ม(?:วันนี้|สัปดาห์นี้|เดือนนี้)"
 )
+# words that say a thing is used ("before we used Redis", "trước khi dùng", "用Redis之前", "ก่อนใช้ Redis"): an
+# event named by them is told by what is used
+USE = re.compile(
+    r"(?i)\b(?:us(?:e|es|ed|ing)|(?:chuyển|đổi|thay) (?:sang|qua|bằng)|dùng|sử dụng)\b|使用|采用|採用|用|ใช้(?:งาน)?"
+)
+_WRITTEN = re.compile(f"{WORD_CHAR_CLASS}+")
 SPEAKERS = frozenset(("user", "assist", "assistant", "system"))  # a transcript line's "User:", "Assistant:"
 LONG_ENTRY = 3  # lines: a longer paragraph (a conversation written as a note) is read line by line
 
@@ -73,7 +80,7 @@ class Focus:
     when: float
     change: bool = False  # it says it replaces something (CHANGE)
     dated: bool = True  # its date is when it was said (is_dated)
-    words: frozenset[str] = frozenset()  # its focus entry's words, but those saying it is a change
+    words: frozenset[str] = frozenset()  # its focus entry's words as written, but those saying it is a change
 
 
 class _EntryCache:
@@ -106,6 +113,7 @@ class Statement:
     marked: bool  # struck through as superseded
     change: bool  # says it replaces something (CHANGE)
     changing: frozenset[str] = frozenset()  # the words that say so ("switched", "no longer"): no value it names
+    written: frozenset[str] = frozenset()  # its words as written, but those saying it is a change (_written)
 
 
 def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
@@ -120,7 +128,9 @@ def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
         entry = "\n".join(lines[first : last + 1])
         changed = CHANGE.findall(entry)
         marked = MARK.search(entry) is not None
-        found.append(Statement(_words(entry), fold_text(entry), marked, bool(changed), _words(" ".join(changed))))
+        changing = _words(" ".join(changed))
+        written = frozenset(w for w in _written(entry) if not _words(w) <= changing)
+        found.append(Statement(_words(entry), fold_text(entry), marked, bool(changed), changing, written))
     return tuple(found)
 
 
@@ -128,6 +138,19 @@ def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
 def _words(text: str) -> frozenset[str]:
     """A statement's words as the analyzer makes them; entries recur (overlapping chunks, a note saved again)."""
     return frozenset(analyze(text).body.split())
+
+
+def _written(entry: str) -> frozenset[str]:
+    """Its words as written: a name stays whole ("GitLab" and "GitHub" share no word, though the analyzer makes
+    git lab and git hub of them); a word of an unspaced script is the analyzer's."""
+    found: set[str] = set()
+    for run in _WRITTEN.findall(entry):
+        for piece in SCRIPT_EDGE.split(run):
+            if DENSE_CHAR.search(piece):
+                found.update(_words(piece))
+            elif piece:
+                found.add(piece)
+    return frozenset(found)
 
 
 def _each(first: int, last: int) -> list[tuple[int, int]]:
@@ -140,6 +163,17 @@ _statements_of = _EntryCache()
 def words_of(row: ChunkRow) -> frozenset[str]:
     """Every word of a chunk's statements, as the analyzer makes them."""
     return frozenset().union(*(statement.tokens for statement in _statements_of(row)))
+
+
+def event_words(event: str) -> frozenset[str]:
+    """The words that tell an event a question is relative to ("before the switch to Redis": "redis"): neither a
+    question's words nor those saying a change or a use; none when it names nothing ("before the switch")."""
+    return frozenset(content_tokens(unchanging(event)))
+
+
+def unchanging(text: str) -> str:
+    """The text without the words that say a change or a use: what is left names things."""
+    return CHANGE.sub(" ", USE.sub(" ", text))
 
 
 def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
@@ -160,8 +194,7 @@ def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
     weight, held, said = best
     if said is None:
         return Focus(frozenset(), 0.0, False, row.when, False, is_dated(row))
-    named = said.tokens - said.changing
-    return Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), named)
+    return Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), said.written)
 
 
 def _holds(statement: Statement, word: str) -> bool:
@@ -275,7 +308,7 @@ def rerank(
     changes = [cid for cid, f in foci.items() if f.change and f.dated and f.weight >= floor]  # only a change restates
     for earlier in foci if changes else ():
         said = foci[earlier]
-        if said.weight < floor or not said.dated or scores[earlier] < WITHIN * top:
+        if said.weight < floor or not said.dated or (scores[earlier] < WITHIN * top and not past):
             continue
         for later in changes:
             if foci[later].when - said.when < MIN_GAP_SECONDS or scores[later] < RESTATED_SCORE * scores[earlier]:
@@ -315,11 +348,19 @@ def _named_values(
     longer"), nor a speaker's label, and that no more notes hold than hold the question's most specific word: a name,
     not "team"."""
     ignored = function_words() | set(query) | SPEAKERS
-    words = {w for f in foci.values() for w in f.words if w not in ignored}
+    tokens = {w: _words(w) for f in foci.values() for w in f.words}
+    words = {t for found in tokens.values() for t in found if t not in ignored}
     counts = frequencies(sorted(words)) if words else {}
     ceiling = min((n for n in frequencies(sorted(query)).values() if n), default=0)
     specific = {w for w in words if 0 < counts.get(w, 0) <= ceiling}
-    return lambda later, earlier: bool(foci[later].words & foci[earlier].words & specific)
+    names = {w for w, found in tokens.items() if found and found <= specific}
+
+    def named(later: int, earlier: int) -> bool:
+        return bool(
+            {w.casefold() for w in foci[later].words & names} & {w.casefold() for w in foci[earlier].words & names}
+        )
+
+    return named
 
 
 def _before_first(

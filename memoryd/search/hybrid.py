@@ -18,7 +18,7 @@ from memoryd.config import QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.asked_time import boost_asked_time
-from memoryd.search.currency import CONSIDERED, most_about, rerank, words_of
+from memoryd.search.currency import CONSIDERED, event_words, most_about, rerank, unchanging, words_of
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse, vector_margin
 from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
@@ -327,13 +327,13 @@ class SearchEngine:
         candidate that names it and is most about the rest of the question ("what cache did billing use before
         Memcached?": billing's move to Memcached, not another service's), else of the memory that matches it best by
         keyword."""
-        wanted = set(analyze(event).body.split())
+        wanted = event_words(event)
         if not wanted:
             return None
         naming = [cid for cid in ranked[:CONSIDERED] if cid in rows and wanted <= words_of(rows[cid])]
         if naming:
             frequencies, total = self.store.document_frequencies, self.store.chunk_count()
-            return rows[most_about(naming, rows, query, frequencies, total)].when
+            return rows[most_about(naming, rows, unchanging(query), frequencies, total)].when
         hits = keyword_search(self.store, event, 1, Filters.parse(), query_terms(event))
         row = self.store.chunks_by_ids([hits[0].chunk_id]).get(hits[0].chunk_id) if hits else None
         return None if row is None else row.when

@@ -52,13 +52,14 @@ CALENDAR = _table(
         (DAY, -2): "the day before yesterday|hôm kia|前天|เมื่อวานซืน|vorgestern|avant-hier|anteayer|antier",
         (WEEK, 0): "this week|earlier this week|this weekend|tuần này|本周|本週|这周|這週|這周|这个星期|這個星期|这星期"
         "|這星期|本星期|这礼拜|這禮拜|这个礼拜|這個禮拜|สัปดาห์นี้|อาทิตย์นี้|diese woche|cette semaine|esta semana",
-        (WEEK, -1): "last week|last weekend|tuần trước|tuần rồi|tuần vừa rồi|上周|上週|上个星期|上個星期|上星期|上礼拜"
-        "|上禮拜|上个礼拜|上個禮拜|สัปดาห์ที่แล้ว|สัปดาห์ก่อน|อาทิตย์ที่แล้ว|อาทิตย์ก่อน|letzte woche|vergangene woche"
+        (WEEK, -1): "last week|last weekend|tuần trước|tuần rồi|tuần vừa rồi|上周|上週|上一周|上一週|上个星期"
+        "|上個星期|上一个星期|上一個星期|上星期|上礼拜|上禮拜|上个礼拜|上個禮拜|สัปดาห์ที่แล้ว|สัปดาห์ก่อน"
+        "|อาทิตย์ที่แล้ว|อาทิตย์ก่อน|letzte woche|vergangene woche"
         "|la semaine dernière|la semaine passée|la semana pasada",
         (WEEK, -2): "the week before last|上上周|上上週",
         (MONTH, 0): "this month|earlier this month|tháng này|本月|这个月|這個月|เดือนนี้|diesen monat|ce mois-ci|este mes",
-        (MONTH, -1): "last month|tháng trước|tháng rồi|tháng vừa rồi|上个月|上個月|上月|เดือนที่แล้ว|เดือนก่อน"
-        "|letzten monat|vergangenen monat|le mois dernier|le mois passé|el mes pasado",
+        (MONTH, -1): "last month|tháng trước|tháng rồi|tháng vừa rồi|上个月|上個月|上一个月|上一個月|上月"
+        "|เดือนที่แล้ว|เดือนก่อน|letzten monat|vergangenen monat|le mois dernier|le mois passé|el mes pasado",
         (MONTH, -2): "the month before last|上上个月|上上個月",
         (YEAR, 0): "this year|earlier this year|năm nay|今年|ปีนี้|dieses jahr|cette année|este año",
         (YEAR, -1): "last year|năm ngoái|năm trước|năm rồi|去年|ปีที่แล้ว|ปีก่อน|ปีกลาย|letztes jahr|vergangenes jahr"
@@ -93,7 +94,8 @@ PAST = _list(
     "|before this|before then|prior to that|until recently|earlier|the old|our old|the previous|our previous"
     "|the former|the original|our original|trước đây|trước kia|lúc trước|hồi trước|khi trước|ngày trước"
     "|thời gian trước|ban đầu|lúc đầu|ngày xưa|hồi xưa|xưa kia|cũ|từng|đã từng|原来|原來|原先|原本|先前|过去|過去"
-    "|曾经|曾經|当初|當初|从前|從前|早先|旧的|舊的|旧版|舊版|เมื่อก่อน|ก่อนหน้านี้|ก่อนหน้า|แต่ก่อน|เดิมที|แต่เดิม"
+    "|曾经|曾經|当初|當初|从前|從前|早先|旧的|舊的|旧版|舊版|上一个|上一個|前一个|前一個"
+    "|เมื่อก่อน|ก่อนหน้านี้|ก่อนหน้า|แต่ก่อน|เดิมที|แต่เดิม"
     "|ตอนแรก|สมัยก่อน|ครั้งก่อน|เคย|เก่า|vorher|früher|ursprünglich|zuvor|damals|ehemals|auparavant|précédemment"
     "|autrefois|à l'origine|initialement|avant ça|avant cela|anteriormente|antes|originalmente|al principio"
 )
