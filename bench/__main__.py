@@ -5,6 +5,7 @@ python -m bench quality | speed | hostile | pgstore | recall | openclaw | crossl
 python -m bench ui                      # the web page's load times at 100k chunks (--screenshots: bench.ui)
 python -m bench models [--model-parts crosslingual,scifact,locomo,speed]   # e5-small beside EmbeddingGemma (hours;
                                         # not part of `all`)
+python -m bench versus --base REV       # search, recall and write p50 beside an earlier commit's (not part of `all`)
 python -m bench hostile --hostile-parts editor_race storm   # some of a part's parts
 python -m bench all --quick             # SciFact only, 10k chunks only, no hostile requests
 python -m bench all --compare bench/results/OLD.json
@@ -37,6 +38,7 @@ from bench import (
     recall,
     redaction,
     ui,
+    versus,
 )
 from memoryd.config import DEFAULT_LOCAL_MODEL
 
@@ -80,6 +82,7 @@ TARGETS = {
     **knowledge.TARGETS,
     **models.TARGETS,
     **ui.TARGETS,
+    **versus.TARGETS,
 }
 
 
@@ -172,6 +175,7 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         **knowledge.headline(results.get("knowledge", {})),
         **models.headline(results.get("models", {})),
         **ui.headline(results.get("ui", {})),
+        **versus.headline(results.get("versus", {})),
     }
 
 
@@ -269,6 +273,8 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
         lines += ["", *knowledge.markdown(results["knowledge"])]
     if results.get("models"):
         lines += ["", *models.markdown(results["models"])]
+    if results.get("versus"):
+        lines += ["", *versus.markdown(results["versus"])]
     if results.get("ui"):
         lines += ["", *ui.markdown(results["ui"])]
     if results.get("hooks"):
@@ -333,6 +339,7 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
             "knowledge",
             "models",
             "ui",
+            "versus",
         )
     ]
     for path in [path for kind in runs for path in kind]:
@@ -417,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
             "knowledge",
             "models",
             "ui",
+            "versus",
             "report",
         ],
         nargs="?",
@@ -431,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg-scales", default="100000", help="pgstore: index sizes of its scale part")
     parser.add_argument("--hostile-parts", nargs="+", choices=hostile.PARTS, help="hostile: which of its parts run")
     parser.add_argument("--model-parts", default=",".join(models.PARTS), help="models: which of its parts run")
+    parser.add_argument("--base", help="versus: the earlier commit to measure this checkout beside")
     args = parser.parse_args(argv)
     if args.part == "report":
         print(f"wrote {report(args.out, args.doc)}")
@@ -461,6 +470,12 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / f"knowledge-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))
         if args.part == "knowledge":
             return 0
+    if args.part == "versus":  # beside a commit the caller names: run by name only, not by `all`
+        if not args.base:
+            parser.error("versus needs --base REV (the commit to measure this checkout beside)")
+        found = {"machine": machine(), "versus": versus.main(["--base", args.base])}
+        (args.out / f"versus-{stamp}.json").write_text(json.dumps(found, indent=2))
+        return 0
     if args.part == "models":  # hours with EmbeddingGemma: run by name only, not by `all`
         found = {"machine": machine(), "models": models.main(["--parts", args.model_parts])}
         (args.out / f"models-{stamp}.json").write_text(json.dumps(found, indent=2, ensure_ascii=False))

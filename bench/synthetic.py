@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import re
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 from bench.datasets import load_scifact
 
 SECTIONS_PER_FILE = 10
+FIRST_DAY = dt.date(2023, 1, 1)
 
 
 def _sentences() -> list[str]:
@@ -19,23 +21,27 @@ def _sentences() -> list[str]:
     return out
 
 
-def build(workspace: Path, chunks: int, seed: int = 7) -> Path:
-    """One chunk per `##` section, ten sections a file, under workspace/memory/; reused when already there."""
-    marker = workspace / f".synthetic-{chunks}"
+def build(workspace: Path, chunks: int, seed: int = 7, dated: bool = False) -> Path:
+    """One chunk per `##` section, ten sections a file, under workspace/memory/; reused when already there. Dated:
+    one daily note a day (`memory/2023/2023-01-01.md`, the next day's after it), as an agent keeps them."""
+    marker = workspace / f".synthetic-{chunks}{'-dated' if dated else ''}"
     if marker.exists():
         return workspace
     rng = random.Random(seed)
     sentences = _sentences()
     files = (chunks + SECTIONS_PER_FILE - 1) // SECTIONS_PER_FILE
     for f in range(files):
-        folder = workspace / "memory" / f"{f // 1000:03d}"
+        day = FIRST_DAY + dt.timedelta(days=f)
+        folder = workspace / "memory" / (str(day.year) if dated else f"{f // 1000:03d}")
         folder.mkdir(parents=True, exist_ok=True)
         parts = []
         for s in range(SECTIONS_PER_FILE):
             if f * SECTIONS_PER_FILE + s >= chunks:
                 break
             parts.append(f"## Entry {f}.{s}\n{rng.choice(sentences)}\n")
-        (folder / f"note-{f:05d}.md").write_text("\n".join(parts), encoding="utf-8")
+        (folder / (f"{day.isoformat()}.md" if dated else f"note-{f:05d}.md")).write_text(
+            "\n".join(parts), encoding="utf-8"
+        )
     marker.write_text("ok")
     return workspace
 

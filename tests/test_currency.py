@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from memoryd.memory import AgentMemory
-from memoryd.search.currency import CHANGE, _holds, _statements, event_words
 from memoryd.search.function_words import content_tokens
 from memoryd.search.keyword import bm25_idf
+from memoryd.search.statements import CHANGE, _statements, event_words, holds
 from tests.conftest import write
 
 FILLER = "- Lunch with Dan and Carla.\n- Wrote the weekly update for leadership.\n"
@@ -83,7 +83,7 @@ def test_a_change_of_another_thing_demotes_nothing(notes: Year) -> None:
     assert not hits[0].explain or "restated later" not in (hits[0].explain.get("notes") or [])
 
 
-def test_a_camel_case_name_is_the_words_the_index_holds(notes: Year) -> None:
+def test_a_camel_case_name_is_the_words_the_indexholds(notes: Year) -> None:
     memory = notes(
         {
             "2025-03-04": f"- LedgerCore uses Unleash for its feature flag service.\n{FILLER}",
@@ -224,9 +224,9 @@ def test_a_change_is_said_by_its_words_not_by_a_time(text: str, change: bool) ->
 
 def test_a_thai_word_is_held_as_a_word_not_as_letters_anywhere() -> None:
     meeting = _statements("- ประชุมออกแบบแอปมือถือกับทีม", transcript=False)[0]
-    assert not _holds(meeting, "ระบบ") and _holds(meeting, "ประชุม")
+    assert not holds(meeting, "ระบบ") and holds(meeting, "ประชุม")
     chinese = _statements("- 云服务商。", transcript=False)[0]
-    assert _holds(chinese, "商用") is False and _holds(chinese, "服务商")
+    assert holds(chinese, "商用") is False and holds(chinese, "服务商")
 
 
 def test_counts_read_apart_never_make_a_weight_fail() -> None:

@@ -21,24 +21,21 @@ bench (bench/knowledge.py) and LoCoMo together (docs/design.md, "The newest stat
 
 from __future__ import annotations
 
+import bisect
 import functools
-import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from memoryd.search.function_words import content_tokens, function_words
 from memoryd.search.keyword import bm25_idf
-from memoryd.sources.analyzer import analyze, fold_text
-from memoryd.sources.entries import MARK, entries
+from memoryd.search.statements import Statement, holds, statements_of, tokens_of
+from memoryd.sources.entries import MARK
 from memoryd.sources.metadata import note_date
-from memoryd.sources.text import DENSE_CHAR, HAN, SCRIPT_EDGE, WORD_CHAR_CLASS
+from memoryd.sources.text import DENSE_CHAR
 from memoryd.store.rows import ChunkRow
 
 CONSIDERED = 80  # best candidates looked at: both sides of the pool of a search for 10 results (candidate_multiplier 4)
 WITHIN = 0.4  # a statement restated only when it scores at least this share of the best one's
-ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text's size each)
 MIN_GAP_SECONDS = 86_400.0  # a day: notes written the same day restate nothing
 MIN_COVERAGE = 0.5  # share of the best candidate's query weight a statement's focus must hold to be about it
 MIN_SHARE = 0.4  # ... and of the whole query's: a statement that holds less is not about the question
@@ -49,27 +46,7 @@ BELOW = 0.98  # a restated statement's score: just under the statement that rest
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
 
 
-# words that say a statement replaces an earlier one ("switched to", "no longer", "từ nay", "改用", "เปลี่ยน"):
-# a later statement of the same thing without one may be the same thing said again (a conversation comes back to
-# a topic), not a change
-CHANGE = re.compile(
-    r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|es|ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
-    r"|cut ?over|roll(?:ed)? ?out|upgrad(?:ed|ing)|downgrad(?:ed|ing)|no longer|instead|now uses?|as of"
-    r"|from today|from now on|from this \w+ on|starting (?:today|now|this \w+)|going forward|retired|deprecated"
-    r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn|không (?:dùng|sử dụng)[^\n]{0,40}nữa"
-    r"|(?:bây giờ|giờ đây|giờ|hiện tại|hiện nay) (?:dùng|sử dụng|là))\b"
-    r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起|上线|上線"
-    r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
-    r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|(?:ตอนนี้|ปัจจุบัน)[^\n]{0,40}ใช้|เริ่ม(?:วันนี้|สัปดาห์นี้|เดือนนี้)"
-)
-# words that say a thing is used ("before we used Redis", "trước khi dùng", "用Redis之前", "ก่อนใช้ Redis"): an
-# event named by them is told by what is used
-USE = re.compile(
-    r"(?i)\b(?:us(?:e|es|ed|ing)|(?:chuyển|đổi|thay) (?:sang|qua|bằng)|dùng|sử dụng)\b|使用|采用|採用|用|ใช้(?:งาน)?"
-)
-_WRITTEN = re.compile(f"{WORD_CHAR_CLASS}+")
 SPEAKERS = frozenset(("user", "assist", "assistant", "system"))  # a transcript line's "User:", "Assistant:"
-LONG_ENTRY = 3  # lines: a longer paragraph (a conversation written as a note) is read line by line
 
 
 @dataclass(frozen=True)
@@ -83,131 +60,31 @@ class Focus:
     words: frozenset[str] = frozenset()  # its focus entry's words as written, but those saying it is a change
 
 
-class _EntryCache:
-    """Each chunk's statements, folded, by the chunk's hash: small (a search reads a couple of dozen chunks and
-    searches keep finding the same ones), and holding no more than ENTRY_CACHE chunks."""
-
-    def __init__(self) -> None:
-        self._held: OrderedDict[tuple[str, bool], tuple[Statement, ...]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __call__(self, row: ChunkRow) -> tuple[Statement, ...]:
-        key = (row.hash, row.source == "sessions")
-        with self._lock:
-            found = self._held.get(key)
-            if found is not None:
-                self._held.move_to_end(key)
-                return found
-        found = _statements(row.text, key[1])
-        with self._lock:
-            self._held[key] = found
-            while len(self._held) > ENTRY_CACHE:
-                self._held.popitem(last=False)
-        return found
-
-
-@dataclass(frozen=True)
-class Statement:
-    tokens: frozenset[str]  # its words as the analyzer makes them (folded, stemmed, segmented), as a query's are
-    folded: str  # its text folded: where a word of an unspaced script is looked for (search.function_words)
-    marked: bool  # struck through as superseded
-    change: bool  # says it replaces something (CHANGE)
-    changing: frozenset[str] = frozenset()  # the words that say so ("switched", "no longer"): no value it names
-    written: frozenset[str] = frozenset()  # its words as written, but those saying it is a change (_written)
-
-
-def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
-    """A chunk's statements: its entries, a line of a turn or of a long paragraph each."""
-    lines = text.split("\n")
-    spans = [(i, i) for i in range(len(lines))] if transcript else entries(lines)
-    spans = [
-        one for first, last in spans for one in ([(first, last)] if last - first < LONG_ENTRY else _each(first, last))
-    ]
-    found = []
-    for first, last in spans:
-        entry = "\n".join(lines[first : last + 1])
-        changed = CHANGE.findall(entry)
-        marked = MARK.search(entry) is not None
-        changing = _words(" ".join(changed))
-        written = frozenset(w for w in _written(entry) if not _words(w) <= changing)
-        found.append(Statement(_words(entry), fold_text(entry), marked, bool(changed), changing, written))
-    return tuple(found)
-
-
-@functools.lru_cache(maxsize=65536)
-def _words(text: str) -> frozenset[str]:
-    """A statement's words as the analyzer makes them; entries recur (overlapping chunks, a note saved again)."""
-    return frozenset(analyze(text).body.split())
-
-
-def _written(entry: str) -> frozenset[str]:
-    """Its words as written: a name stays whole ("GitLab" and "GitHub" share no word, though the analyzer makes
-    git lab and git hub of them); a word of an unspaced script is the analyzer's."""
-    found: set[str] = set()
-    for run in _WRITTEN.findall(entry):
-        for piece in SCRIPT_EDGE.split(run):
-            if DENSE_CHAR.search(piece):
-                found.update(_words(piece))
-            elif piece:
-                found.add(piece)
-    return frozenset(found)
-
-
-def _each(first: int, last: int) -> list[tuple[int, int]]:
-    return [(i, i) for i in range(first, last + 1)]
-
-
-_statements_of = _EntryCache()
-
-
-def words_of(row: ChunkRow) -> frozenset[str]:
-    """Every word of a chunk's statements, as the analyzer makes them."""
-    return frozenset().union(*(statement.tokens for statement in _statements_of(row)))
-
-
-def event_words(event: str) -> frozenset[str]:
-    """The words that tell an event a question is relative to ("before the switch to Redis": "redis"): neither a
-    question's words nor those saying a change or a use; none when it names nothing ("before the switch")."""
-    return frozenset(content_tokens(unchanging(event)))
-
-
-def unchanging(text: str) -> str:
-    """The text without the words that say a change or a use: what is left names things."""
-    return CHANGE.sub(" ", USE.sub(" ", text))
-
-
-def focus(row: ChunkRow, query: Mapping[str, float]) -> Focus:
-    """The statement of a chunk that holds most of the query's weight (_holds: a query word is held as a word)."""
+def find_foci(rows: Mapping[int, ChunkRow], candidates: list[int], query: Mapping[str, float]) -> dict[int, Focus]:
+    """Each candidate's statement that holds most of the query's weight (holds: a query word is held as a word)."""
     total = sum(query.values()) or 1.0
-    best: tuple[float, frozenset[str], Statement | None] = (-1.0, frozenset(), None)
     asked = frozenset(query)
     unspaced = [word for word in asked if DENSE_CHAR.match(word)]
-    for statement in _statements_of(row):
-        held = statement.tokens & asked
-        if unspaced:
-            held |= {word for word in unspaced if _holds(statement, word)}
-        if not held and best[2] is not None:
-            continue
-        weight = sum(map(query.__getitem__, held))
-        if weight > best[0]:
-            best = (weight, held, statement)
-    weight, held, said = best
-    if said is None:
-        return Focus(frozenset(), 0.0, False, row.when, False, is_dated(row))
-    return Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), said.written)
-
-
-def _holds(statement: Statement, word: str) -> bool:
-    """A query word is held as a word of the statement. A word of an unspaced script may be segmented differently in
-    a note and in a question: a Thai one is held inside a longer word, a Chinese one where its characters are
-    ("云服务商用的" -> 云 服务 商用 in a question, "云服务商。" -> 云 服务 商 in a note; a Thai letter is no word). A
-    stem is never looked for inside the text: "price" (of "pricing") is not in "pricing", and "us" (of "use") is
-    in "status"."""
-    if word in statement.tokens:
-        return True
-    if HAN.match(word):
-        return all(char in statement.folded for char in word)
-    return DENSE_CHAR.match(word) is not None and word in statement.folded
+    found = {}
+    for cid in candidates:
+        row = rows[cid]
+        best: tuple[float, frozenset[str], Statement | None] = (-1.0, frozenset(), None)
+        for statement in statements_of(row):
+            held = statement.tokens & asked
+            if unspaced:
+                held |= {word for word in unspaced if holds(statement, word)}
+            if not held and best[2] is not None:
+                continue
+            weight = sum(map(query.__getitem__, held))
+            if weight > best[0]:
+                best = (weight, held, statement)
+        weight, held, said = best
+        found[cid] = (
+            Focus(frozenset(), 0.0, False, row.when, False, is_dated(row))
+            if said is None
+            else Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), said.written)
+        )
+    return found
 
 
 def query_weights(query: str, frequencies: Callable[[list[str]], Mapping[str, int]], total: int) -> dict[str, float]:
@@ -231,7 +108,7 @@ def most_about(
     query = query_weights(question, frequencies, total)
     if not query:
         return candidates[0]
-    weights = [focus(rows[cid], query).weight for cid in candidates]
+    weights = [found.weight for found in find_foci(rows, candidates, query).values()]
     return candidates[weights.index(max(weights))]
 
 
@@ -250,23 +127,19 @@ def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
     return any("superseded" in rows[cid].text and MARK.search(rows[cid].text) for cid in ranked)
 
 
-def _restates(later: Focus, earlier: Focus, query: Mapping[str, float], best: float) -> bool:
-    """Whether `later` says, later, that what `earlier` said of the thing asked about changed: it holds (nearly)
-    all the query words `earlier` holds, and words of a change (CHANGE)."""
-    if not later.change or not (later.dated and earlier.dated) or later.when - earlier.when < MIN_GAP_SECONDS:
-        return False
-    if min(earlier.weight, later.weight) < max(MIN_COVERAGE * best, MIN_SHARE):
-        return False
+def _restates(later: frozenset[str], earlier: frozenset[str], query: Mapping[str, float]) -> bool:
+    """Whether a change holding the question's words `later` says what one holding `earlier` said of the thing asked
+    about: it lacks no heavy word of it and (nearly) none of its weight."""
     if _lacks_heavy(later, earlier, query):
         return False  # "shipping's flag service moved" restates nothing "ledger's flag service" said
-    held = sum(query[t] for t in earlier.terms) or 1.0
-    return sum(query[t] for t in earlier.terms - later.terms) <= MAX_UNCOVERED * held
+    held = sum(query[t] for t in earlier) or 1.0
+    return sum(query[t] for t in earlier - later) <= MAX_UNCOVERED * held
 
 
-def _lacks_heavy(one: Focus, other: Focus, query: Mapping[str, float]) -> bool:
+def _lacks_heavy(one: frozenset[str], other: frozenset[str], query: Mapping[str, float]) -> bool:
     """`one` lacks a word of the question `other` holds that weighs more than MAX_LACKING_WORD of the heaviest."""
-    lacking = [query[t] for t in other.terms - one.terms]
-    return bool(lacking) and max(lacking) > MAX_LACKING_WORD * max(query[t] for t in other.terms)
+    lacking = [query[t] for t in other - one]
+    return bool(lacking) and max(lacking) > MAX_LACKING_WORD * max(query[t] for t in other)
 
 
 def rerank(
@@ -297,7 +170,7 @@ def rerank(
             query.pop(word, None)
     if not query:
         return {}
-    foci = {cid: focus(rows[cid], query) for cid in ranked}
+    foci = find_foci(rows, ranked, query)
     best = max((f.weight for f in foci.values()), default=0.0)
     notes: dict[int, str] = {}
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
@@ -305,17 +178,24 @@ def rerank(
     same: dict[int, list[int]] = {cid: [] for cid in foci}
     top = scores[ranked[0]]
     floor = max(MIN_COVERAGE * best, MIN_SHARE)  # what both statements of a restatement hold of the question
-    changes = [cid for cid, f in foci.items() if f.change and f.dated and f.weight >= floor]  # only a change restates
+    # only a change restates; in date order, so that the ones a day after a statement are a tail of them
+    changes = sorted((f.when, cid) for cid, f in foci.items() if f.change and f.dated and f.weight >= floor)
+    # what the question's words tell of two statements depends on their words alone: worked out once a pair of them
+    related: dict[tuple[frozenset[str], frozenset[str]], tuple[bool, bool]] = {}
     for earlier in foci if changes else ():
         said = foci[earlier]
         if said.weight < floor or not said.dated or (scores[earlier] < WITHIN * top and not past):
             continue
-        for later in changes:
-            if foci[later].when - said.when < MIN_GAP_SECONDS or scores[later] < RESTATED_SCORE * scores[earlier]:
+        for _, later in changes[bisect.bisect_left(changes, (said.when + MIN_GAP_SECONDS, -1)) :]:
+            if scores[later] < RESTATED_SCORE * scores[earlier]:
                 continue
-            if _restates(foci[later], said, query, best):
+            pair = (foci[later].terms, said.terms)
+            if pair not in related:
+                related[pair] = (_restates(*pair, query), not _lacks_heavy(said.terms, foci[later].terms, query))
+            restates, both_ways = related[pair]
+            if restates:
                 newer[earlier].append(later)
-                if not _lacks_heavy(said, foci[later], query):
+                if both_ways:
                     same[earlier].append(later)
     if past:
         _before_first(scores, foci, same, notes, _named_values(foci, query, frequencies))
@@ -348,7 +228,7 @@ def _named_values(
     longer"), nor a speaker's label, and that no more notes hold than hold the question's most specific word: a name,
     not "team"."""
     ignored = function_words() | set(query) | SPEAKERS
-    tokens = {w: _words(w) for f in foci.values() for w in f.words}
+    tokens = {w: tokens_of(w) for f in foci.values() for w in f.words}
     words = {t for found in tokens.values() for t in found if t not in ignored}
     counts = frequencies(sorted(words)) if words else {}
     ceiling = min((n for n in frequencies(sorted(query)).values() if n), default=0)

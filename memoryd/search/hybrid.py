@@ -18,13 +18,14 @@ from memoryd.config import QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.asked_time import boost_asked_time
-from memoryd.search.currency import CONSIDERED, event_words, most_about, rerank, unchanging, words_of
+from memoryd.search.currency import CONSIDERED, most_about, rerank
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse, vector_margin
 from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.regions import Region, group_regions
 from memoryd.search.results import SearchResult, materialise
+from memoryd.search.statements import event_words, unchanging, words_of
 from memoryd.search.temporal import parse_time
 from memoryd.search.windows import blend_windows
 from memoryd.sources.analyzer import analyze, query_terms

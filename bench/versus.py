@@ -1,0 +1,172 @@
+"""This checkout's search, recall and write speed beside another commit's, in one run, on dated daily notes.
+
+A dated note (`memory/2025-03-04.md`) is what most workspaces hold and what the ranking by time reads (the
+newest statement first, the time a question asks about): an undated workspace would not show its cost. Both
+daemons index their own copy of the same notes (SciFact sentences, `synthetic.build(dated=True)`), then answer in
+alternating rounds, one client at a time, so that whatever else the machine does falls on both alike.
+
+python -m bench.versus --base adf9e6d                 # 10k chunks, 5 rounds
+python -m bench.versus --base main --chunks 2000 --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.harness import median, start_daemon
+from bench.synthetic import build, queries
+from tests.harness import Daemon
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "bench" / "versus"
+SEARCHES, RECALLS, WRITES = 60, 30, 15  # per round and side
+OPERATIONS = ("search_keyword", "search_hybrid", "recall", "write")
+
+
+def checkout(rev: str, folder: Path) -> tuple[Path, str]:
+    """A worktree of `rev` (its compiled FTS5 helper copied from this checkout), and the commit it is."""
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", rev], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    tree = folder / commit
+    if not tree.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), commit], check=True)
+    for helper in (ROOT / "memoryd" / "store").glob("_fts5_topk*.so"):
+        shutil.copy2(helper, tree / "memoryd" / "store" / helper.name)
+    return tree, commit
+
+
+def start(code: Path | None, workspace: Path, data: Path) -> Daemon:
+    """A daemon of the code at `code` (None: this checkout): it comes first on the daemon's import path."""
+    saved = os.environ.get("PYTHONPATH")
+    if code is not None:
+        os.environ["PYTHONPATH"] = str(code)
+    try:
+        return start_daemon(workspace, data)
+    finally:
+        if code is not None:
+            if saved is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = saved
+
+
+def _timed(calls: list[Callable[[], object]]) -> list[float]:
+    out = []
+    for call in calls:
+        started = time.perf_counter()
+        call()
+        out.append(time.perf_counter() - started)
+    return out
+
+
+def one_round(daemon: Daemon, qs: list[str], round_no: int, side: str) -> dict[str, list[float]]:
+    """Each operation's durations (seconds) for one round: searches in both modes, recalls, writes of new lines."""
+    with daemon.client() as client:
+        client.search(qs[0], mode="keyword")
+        picked = qs[(round_no * SEARCHES) % len(qs) :][:SEARCHES] or qs[:SEARCHES]
+        found = {
+            "search_keyword": _timed([lambda q=q: client.search(q, mode="keyword") for q in picked]),
+            "search_hybrid": _timed([lambda q=q: client.search(q, mode="hybrid") for q in picked]),
+            "recall": _timed(
+                [lambda q=q: client.recall(f"Remind me: {q}", session=f"versus-{side}") for q in picked[:RECALLS]]
+            ),
+            "write": _timed(
+                [
+                    lambda i=i, q=q: client.write(f"Decided in round {round_no}, item {i}: {q}")
+                    for i, q in enumerate(picked[:WRITES])
+                ]
+            ),
+        }
+    daemon.wait_idle()  # the writes' vectors, before the other side's round
+    return found
+
+
+def run(base: str, chunks: int, rounds: int, work: Path) -> dict[str, Any]:
+    tree, commit = checkout(base, work / "trees")
+    notes = build(work / f"notes-{chunks}", chunks, dated=True)
+    sides: dict[str, Path | None] = {commit: tree, "checkout": None}
+    daemons: dict[str, Daemon] = {}
+    durations: dict[str, dict[str, list[float]]] = {side: {op: [] for op in OPERATIONS} for side in sides}
+    try:
+        for side, code in sides.items():
+            workspace = work / side / "workspace"
+            if workspace.exists():
+                shutil.rmtree(workspace)  # the writes of the last run
+            shutil.copytree(notes, workspace)
+            started = time.monotonic()
+            daemons[side] = start(code, workspace, work / side / "data")
+            daemons[side].wait_idle()
+            print(f"[{side}] indexed in {time.monotonic() - started:.0f} s", flush=True)
+        qs = queries(SEARCHES * rounds)
+        for round_no in range(rounds):
+            for side in sides if round_no % 2 == 0 else reversed(sides):
+                for op, took in one_round(daemons[side], qs, round_no, side).items():
+                    durations[side][op] += took
+            print(f"  round {round_no + 1}/{rounds} done", flush=True)
+    finally:
+        for daemon in daemons.values():
+            daemon.stop()
+    p50 = {side: {op: round(median(took) * 1000, 2) for op, took in ops.items()} for side, ops in durations.items()}
+    ratio = {op: round(p50["checkout"][op] / p50[commit][op], 3) for op in OPERATIONS}
+    return {"base": commit, "chunks": chunks, "rounds": rounds, "p50_ms": p50, "ratio_to_base": ratio}
+
+
+TARGETS = {f"{op.replace('_', ' ')} p50 / an earlier commit's, dated notes": ("<=", 1.1) for op in OPERATIONS}
+
+
+def headline(found: dict[str, Any]) -> dict[str, float | None]:
+    """bench report's headline figures of this part: each operation's p50 over the earlier commit's."""
+    ratios = found.get("ratio_to_base", {})
+    return {name: ratios.get(op) for name, op in zip(TARGETS, OPERATIONS, strict=True)}
+
+
+def markdown(found: dict[str, Any]) -> list[str]:
+    """bench report's section."""
+    base = found["base"]
+    lines = [
+        f"## Beside an earlier commit (`python -m bench versus --base {base}`)",
+        "",
+        f"{found['chunks']:,} chunks of dated daily notes, one daemon of each version on its own copy, "
+        f"{found['rounds']} alternating rounds, one client: p50 in ms. Floor (issue 45): search, recall and write "
+        "within 1.1x of the commit before it.",
+        "",
+        f"| operation | {base} | this checkout | ratio |",
+        "|---|---|---|---|",
+    ]
+    for op in OPERATIONS:
+        lines.append(
+            f"| {op} | {found['p50_ms'][base][op]} | {found['p50_ms']['checkout'][op]} | {found['ratio_to_base'][op]} |"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", required=True, help="the commit to measure beside this checkout")
+    parser.add_argument("--chunks", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--workdir", type=Path, default=CACHE)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    found = run(args.base, args.chunks, args.rounds, args.workdir)
+    for op in OPERATIONS:
+        print(
+            f"{op:15s} p50 {found['p50_ms'][found['base']][op]:8.2f} ms ({found['base']}) -> "
+            f"{found['p50_ms']['checkout'][op]:8.2f} ms (checkout): {found['ratio_to_base'][op]:.3f}x"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(found, indent=2))
+    return found
+
+
+if __name__ == "__main__":
+    main()

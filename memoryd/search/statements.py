@@ -1,0 +1,146 @@
+"""A chunk's statements as search.currency reads them: its entries (a list item, a short paragraph, a line of a
+turn or of a long paragraph), each with its words as the analyzer makes them and as written, whether it says it
+changes something (CHANGE) and whether a note marks it superseded; kept per chunk, as searches keep finding the same
+chunks."""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from memoryd.search.function_words import content_tokens
+from memoryd.sources.analyzer import analyze, fold_text
+from memoryd.sources.entries import MARK, entries
+from memoryd.sources.text import DENSE_CHAR, HAN, SCRIPT_EDGE, WORD_CHAR_CLASS
+from memoryd.store.rows import ChunkRow
+
+ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text's size each)
+# words that say a statement replaces an earlier one ("switched to", "no longer", "từ nay", "改用", "เปลี่ยน"):
+# a later statement of the same thing without one may be the same thing said again (a conversation comes back to
+# a topic), not a change
+CHANGE = re.compile(
+    r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|es|ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
+    r"|cut ?over|roll(?:ed)? ?out|upgrad(?:ed|ing)|downgrad(?:ed|ing)|no longer|instead|now uses?|as of"
+    r"|from today|from now on|from this \w+ on|starting (?:today|now|this \w+)|going forward|retired|deprecated"
+    r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn|không (?:dùng|sử dụng)[^\n]{0,40}nữa"
+    r"|(?:bây giờ|giờ đây|giờ|hiện tại|hiện nay) (?:dùng|sử dụng|là))\b"
+    r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起|上线|上線"
+    r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
+    r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|(?:ตอนนี้|ปัจจุบัน)[^\n]{0,40}ใช้|เริ่ม(?:วันนี้|สัปดาห์นี้|เดือนนี้)"
+)
+# words that say a thing is used ("before we used Redis", "trước khi dùng", "用Redis之前", "ก่อนใช้ Redis"): an
+# event named by them is told by what is used
+USE = re.compile(
+    r"(?i)\b(?:us(?:e|es|ed|ing)|(?:chuyển|đổi|thay) (?:sang|qua|bằng)|dùng|sử dụng)\b|使用|采用|採用|用|ใช้(?:งาน)?"
+)
+_WRITTEN = re.compile(f"{WORD_CHAR_CLASS}+")
+LONG_ENTRY = 3  # lines: a longer paragraph (a conversation written as a note) is read line by line
+
+
+class _EntryCache:
+    """Each chunk's statements, folded, by the chunk's hash: small (a search reads a couple of dozen chunks and
+    searches keep finding the same ones), and holding no more than ENTRY_CACHE chunks."""
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[tuple[str, bool], tuple[Statement, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, row: ChunkRow) -> tuple[Statement, ...]:
+        key = (row.hash, row.source == "sessions")
+        with self._lock:
+            found = self._held.get(key)
+            if found is not None:
+                self._held.move_to_end(key)
+                return found
+        found = _statements(row.text, key[1])
+        with self._lock:
+            self._held[key] = found
+            while len(self._held) > ENTRY_CACHE:
+                self._held.popitem(last=False)
+        return found
+
+
+@dataclass(frozen=True)
+class Statement:
+    tokens: frozenset[str]  # its words as the analyzer makes them (folded, stemmed, segmented), as a query's are
+    folded: str  # its text folded: where a word of an unspaced script is looked for (search.function_words)
+    marked: bool  # struck through as superseded
+    change: bool  # says it replaces something (CHANGE)
+    changing: frozenset[str] = frozenset()  # the words that say so ("switched", "no longer"): no value it names
+    written: frozenset[str] = frozenset()  # its words as written, but those saying it is a change (_written)
+
+
+def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
+    """A chunk's statements: its entries, a line of a turn or of a long paragraph each."""
+    lines = text.split("\n")
+    spans = [(i, i) for i in range(len(lines))] if transcript else entries(lines)
+    spans = [
+        one for first, last in spans for one in ([(first, last)] if last - first < LONG_ENTRY else _each(first, last))
+    ]
+    found = []
+    for first, last in spans:
+        entry = "\n".join(lines[first : last + 1])
+        changed = CHANGE.findall(entry)
+        marked = MARK.search(entry) is not None
+        changing = tokens_of(" ".join(changed))
+        written = frozenset(w for w in _written(entry) if not tokens_of(w) <= changing)
+        found.append(Statement(tokens_of(entry), fold_text(entry), marked, bool(changed), changing, written))
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=65536)
+def tokens_of(text: str) -> frozenset[str]:
+    """A statement's words as the analyzer makes them; entries recur (overlapping chunks, a note saved again)."""
+    return frozenset(analyze(text).body.split())
+
+
+def _written(entry: str) -> frozenset[str]:
+    """Its words as written: a name stays whole ("GitLab" and "GitHub" share no word, though the analyzer makes
+    git lab and git hub of them); a word of an unspaced script is the analyzer's."""
+    found: set[str] = set()
+    for run in _WRITTEN.findall(entry):
+        for piece in SCRIPT_EDGE.split(run):
+            if DENSE_CHAR.search(piece):
+                found.update(tokens_of(piece))
+            elif piece:
+                found.add(piece)
+    return frozenset(found)
+
+
+def _each(first: int, last: int) -> list[tuple[int, int]]:
+    return [(i, i) for i in range(first, last + 1)]
+
+
+statements_of = _EntryCache()
+
+
+def words_of(row: ChunkRow) -> frozenset[str]:
+    """Every word of a chunk's statements, as the analyzer makes them."""
+    return frozenset().union(*(statement.tokens for statement in statements_of(row)))
+
+
+def event_words(event: str) -> frozenset[str]:
+    """The words that tell an event a question is relative to ("before the switch to Redis": "redis"): neither a
+    question's words nor those saying a change or a use; none when it names nothing ("before the switch")."""
+    return frozenset(content_tokens(unchanging(event)))
+
+
+def unchanging(text: str) -> str:
+    """The text without the words that say a change or a use: what is left names things."""
+    return CHANGE.sub(" ", USE.sub(" ", text))
+
+
+def holds(statement: Statement, word: str) -> bool:
+    """A query word is held as a word of the statement. A word of an unspaced script may be segmented differently in
+    a note and in a question: a Thai one is held inside a longer word, a Chinese one where its characters are
+    ("云服务商用的" -> 云 服务 商用 in a question, "云服务商。" -> 云 服务 商 in a note; a Thai letter is no word). A
+    stem is never looked for inside the text: "price" (of "pricing") is not in "pricing", and "us" (of "use") is
+    in "status"."""
+    if word in statement.tokens:
+        return True
+    if HAN.match(word):
+        return all(char in statement.folded for char in word)
+    return DENSE_CHAR.match(word) is not None and word in statement.folded

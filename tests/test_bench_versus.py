@@ -1,0 +1,24 @@
+"""bench.versus measures on dated daily notes, as an agent keeps them: each synthetic note is dated by its name, a
+day after the one before, so the ranking by time runs on every search it times."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from bench.synthetic import FIRST_DAY, build
+from memoryd.sources.metadata import note_date
+
+
+def test_dated_notes_are_one_a_day_and_read_as_dated(tmp_path: Path) -> None:
+    workspace = build(tmp_path / "dated", 95, dated=True)
+    notes = sorted((workspace / "memory").rglob("*.md"))
+    assert len(notes) == 10  # ten sections a note
+    days = [day for path in notes if (day := note_date(path.relative_to(workspace).as_posix())) is not None]
+    assert len(days) == len(notes)
+    assert [round((b - a) / 86_400) for a, b in itertools.pairwise(days)] == [1] * 9
+    assert notes[0].name == f"{FIRST_DAY.isoformat()}.md"
+    assert notes[-1].read_text(encoding="utf-8").count("## Entry") == 5
+    # the plain layout is kept apart: an undated workspace is not taken for a dated one
+    plain = build(tmp_path / "dated", 95)
+    assert not any(note_date(p.name) for p in (plain / "memory").rglob("note-*.md"))
