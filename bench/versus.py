@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,19 +45,39 @@ def checkout(rev: str, folder: Path) -> tuple[Path, str]:
     return tree, commit
 
 
-def start(code: Path | None, workspace: Path, data: Path) -> Daemon:
-    """A daemon of the code at `code` (None: this checkout): it comes first on the daemon's import path."""
-    saved = os.environ.get("PYTHONPATH")
-    if code is not None:
-        os.environ["PYTHONPATH"] = str(code)
+def start(code: Path, workspace: Path, data: Path) -> Daemon:
+    """A daemon of the code at `code`, and of its client: they come first on the daemon's import path, and the
+    directory it is started from does not (`python -m` puts it first otherwise: the base would run this checkout)."""
+    path = os.pathsep.join((str(code), str(code / "client")))
+    where = _importing(path)
+    if not all(Path(found).resolve().is_relative_to(code.resolve()) for found in where):
+        raise SystemExit(f"bench versus: the daemon for {code} would import {where}")
+    saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    os.environ.update(PYTHONPATH=path, PYTHONSAFEPATH="1")
     try:
         return start_daemon(workspace, data)
     finally:
-        if code is not None:
-            if saved is None:
-                os.environ.pop("PYTHONPATH", None)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
             else:
-                os.environ["PYTHONPATH"] = saved
+                os.environ[name] = value
+
+
+def _importing(path: str) -> list[str]:
+    """Where memoryd and its client are imported from with this import path."""
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import memoryd, memoryd_client; print(memoryd.__file__); print(memoryd_client.__file__)",
+        ],
+        env={**os.environ, "PYTHONPATH": path, "PYTHONSAFEPATH": "1"},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return found.stdout.split()
 
 
 def _timed(calls: list[Callable[[], object]]) -> list[float]:
@@ -93,7 +114,7 @@ def one_round(daemon: Daemon, qs: list[str], round_no: int, side: str) -> dict[s
 def run(base: str, chunks: int, rounds: int, work: Path) -> dict[str, Any]:
     tree, commit = checkout(base, work / "trees")
     notes = build(work / f"notes-{chunks}", chunks, dated=True)
-    sides: dict[str, Path | None] = {commit: tree, "checkout": None}
+    sides = {commit: tree, "checkout": ROOT}
     daemons: dict[str, Daemon] = {}
     durations: dict[str, dict[str, list[float]]] = {side: {op: [] for op in OPERATIONS} for side in sides}
     try:

@@ -19,6 +19,6 @@ def test_dated_notes_are_one_a_day_and_read_as_dated(tmp_path: Path) -> None:
     assert [round((b - a) / 86_400) for a, b in itertools.pairwise(days)] == [1] * 9
     assert notes[0].name == f"{FIRST_DAY.isoformat()}.md"
     assert notes[-1].read_text(encoding="utf-8").count("## Entry") == 5
-    # the plain layout is kept apart: an undated workspace is not taken for a dated one
-    plain = build(tmp_path / "dated", 95)
-    assert not any(note_date(p.name) for p in (plain / "memory").rglob("note-*.md"))
+    plain = sorted((build(tmp_path / "plain", 95) / "memory").rglob("*.md"))
+    assert len(plain) == 10
+    assert not any(note_date(path.name) for path in plain)  # the plain layout stays undated

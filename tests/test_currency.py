@@ -4,15 +4,18 @@ another thing demotes nothing. Dated daily notes in a real SQLite index, keyword
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from memoryd.memory import AgentMemory
+from memoryd.search.currency import rerank
 from memoryd.search.function_words import content_tokens
 from memoryd.search.keyword import bm25_idf
 from memoryd.search.statements import CHANGE, _statements, event_words, holds
+from memoryd.store.rows import ChunkRow
 from tests.conftest import write
 
 FILLER = "- Lunch with Dan and Carla.\n- Wrote the weekly update for leadership.\n"
@@ -83,7 +86,7 @@ def test_a_change_of_another_thing_demotes_nothing(notes: Year) -> None:
     assert not hits[0].explain or "restated later" not in (hits[0].explain.get("notes") or [])
 
 
-def test_a_camel_case_name_is_the_words_the_indexholds(notes: Year) -> None:
+def test_a_camel_case_name_is_the_words_the_index_holds(notes: Year) -> None:
     memory = notes(
         {
             "2025-03-04": f"- LedgerCore uses Unleash for its feature flag service.\n{FILLER}",
@@ -173,6 +176,38 @@ def test_before_a_move_is_dated_by_the_name_not_by_the_words_of_moving(notes: Ye
     assert ranked(memory, question)[0] == "2025-05-12", question
 
 
+def test_of_two_changes_said_the_same_day_the_better_match_takes_the_place() -> None:
+    """Two changes on one day restate the first statement: the one the search ranked higher is the newest."""
+    day = {1: "2025-01-10", 2: "2025-05-12", 3: "2025-05-12"}
+    texts = {
+        1: "- billing uses Redis as the cache.",
+        2: "- Switched the billing cache from Redis to Memcached.",
+        3: "- The billing cache switched from Redis to Valkey.",
+    }
+    rows = {
+        cid: ChunkRow(
+            cid,
+            f"memory/{day[cid]}.md",
+            "memory",
+            1,
+            1,
+            "",
+            texts[cid],
+            f"h{cid}",
+            0,
+            dt.datetime.fromisoformat(day[cid]).timestamp(),
+            "note",
+            None,
+            None,
+        )
+        for cid in texts
+    }
+    for better in (2, 3):
+        scores = {1: 1.0, better: 0.95, 5 - better: 0.9}
+        notes = rerank(scores, rows, "which cache for billing?", lambda words: dict.fromkeys(words, 1), 100, past=False)
+        assert max(scores, key=scores.__getitem__) == better, (better, scores, notes)
+
+
 @pytest.mark.parametrize(
     ("event", "words"),
     [
@@ -182,6 +217,9 @@ def test_before_a_move_is_dated_by_the_name_not_by_the_words_of_moving(notes: Ye
         ("换成Valkey", {"Valkey"}),
         ("ใช้ Valkey", {"Valkey"}),
         ("we moved billing to Valkey", {"billing", "Valkey"}),
+        ("no longer Valkey", {"Valkey"}),
+        ("在用Valkey", {"Valkey"}),
+        ("用户Valkey", {"用户", "Valkey"}),  # 用户 (user) is a word made with 用, not a use
     ],
 )
 def test_an_event_is_told_by_what_it_names(event: str, words: set[str]) -> None:

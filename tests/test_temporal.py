@@ -258,6 +258,9 @@ CUES = [  # query, past, current
     ("billing以前用什麼快取?", True, False),
     ("原来的数据库是什么", True, False),
     ("ledger上一个搜索引擎是什么？", True, False),  # the previous one
+    ("怎么加上一个节点?", False, False),  # add one node
+    ("马上一个小时后开会吗?", False, False),  # right away, in an hour
+    ("我们需要提前一个月通知吗?", False, False),  # a month ahead
     ("What was the previous database of ledger?", True, False),
     ("原来如此", False, False),  # "I see"
     ("文件发过去了吗", False, False),  # 发过去: "sent over"
@@ -319,6 +322,16 @@ EVENTS = [  # query, anchor, side, past
     ("ledger dùng lưu trữ object gì trước Backblaze B2?", "Backblaze B2", "before", True),  # before a name
     ("uống thuốc trước bữa ăn", None, None, False),  # before a meal: no name, no question
     ("ai đến trước?", None, None, False),
+    ("Ai đứng trước Nam trong hàng?", None, None, False),  # in front of Nam: a question, a name, but no use
+    ("Cái gì đặt trước Server A?", None, None, False),
+    ("billing dùng cache gì trước Redis.", "Redis", "before", True),  # the sentence's full stop is no part of it
+    ("billing đọc dữ liệu từ bảng nào trước khi chuyển sang Postgres?", "chuyển sang Postgres", "before", True),
+    ("Trước đây billing đọc dữ liệu từ bảng nào?", None, None, True),  # "từ" (from) a table is no event
+    ("Was haben wir vor Ort benutzt?", None, None, False),  # "vor Ort": on site
+    ("Wann sind wir nach Berlin gezogen?", None, None, False),
+    ("billing 自己在迁移之前用什么?", "迁移", "before", True),  # 自 (self) is no "since"
+    ("我们用的是Redis之前呢?", None, None, True),  # 用 is not right before the name
+    ("费用API之前是多少?", None, None, True),  # 费用 (cost) is a word made with 用
     ("换成Backblaze B2之前，ledger用的是什么对象存储？", "换成Backblaze B2", "before", True),
     ("billing用Redis之前用的缓存是什么？", "用Redis", "before", True),
     ("billing之前用的是什么CI？", None, None, True),  # billing's earlier CI: billing is no event
@@ -433,3 +446,11 @@ def test_today_is_the_calendar_day_of_now_as_given() -> None:
     assert days("today", late) == ("2025-03-19", "2025-03-20")
     assert days("today", late.replace(tzinfo=timezone.utc)) == days("today", late)
     assert date.fromisoformat(days("today", NOW)[0] or "") == NOW.date()
+
+
+def test_a_long_prompt_is_read_whole() -> None:
+    """A prompt of 20,000 characters (recall reads the start and the last question of one) with names and 用 all
+    through it: the move to a name before 之前 is looked for just before it, not across the whole text."""
+    filler = "用户调用GetUserInfo接口返回ErrorCode。" * 600
+    found = parse_time(filler[:19_950] + "换成Valkey之前，billing用什么缓存？", NOW)
+    assert (found.anchor, found.past) == ("换成Valkey", True)

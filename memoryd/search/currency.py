@@ -178,15 +178,18 @@ def rerank(
     same: dict[int, list[int]] = {cid: [] for cid in foci}
     top = scores[ranked[0]]
     floor = max(MIN_COVERAGE * best, MIN_SHARE)  # what both statements of a restatement hold of the question
-    # only a change restates; in date order, so that the ones a day after a statement are a tail of them
-    changes = sorted((f.when, cid) for cid, f in foci.items() if f.change and f.dated and f.weight >= floor)
+    # only a change restates; in date order (the ones a day after a statement are a tail of them), then by rank (of
+    # two said the same day, the better match is the newest)
+    changes = sorted(
+        (f.when, rank, cid) for rank, (cid, f) in enumerate(foci.items()) if f.change and f.dated and f.weight >= floor
+    )
     # what the question's words tell of two statements depends on their words alone: worked out once a pair of them
     related: dict[tuple[frozenset[str], frozenset[str]], tuple[bool, bool]] = {}
     for earlier in foci if changes else ():
         said = foci[earlier]
         if said.weight < floor or not said.dated or (scores[earlier] < WITHIN * top and not past):
             continue
-        for _, later in changes[bisect.bisect_left(changes, (said.when + MIN_GAP_SECONDS, -1)) :]:
+        for _, _, later in changes[bisect.bisect_left(changes, (said.when + MIN_GAP_SECONDS, -1, -1)) :]:
             if scores[later] < RESTATED_SCORE * scores[earlier]:
                 continue
             pair = (foci[later].terms, said.terms)

@@ -25,7 +25,7 @@ from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.regions import Region, group_regions
 from memoryd.search.results import SearchResult, materialise
-from memoryd.search.statements import event_words, unchanging, words_of
+from memoryd.search.statements import event_words, words_of
 from memoryd.search.temporal import parse_time
 from memoryd.search.windows import blend_windows
 from memoryd.sources.analyzer import analyze, query_terms
@@ -334,7 +334,7 @@ class SearchEngine:
         naming = [cid for cid in ranked[:CONSIDERED] if cid in rows and wanted <= words_of(rows[cid])]
         if naming:
             frequencies, total = self.store.document_frequencies, self.store.chunk_count()
-            return rows[most_about(naming, rows, unchanging(query), frequencies, total)].when
+            return rows[most_about(naming, rows, query.replace(event, " "), frequencies, total)].when
         hits = keyword_search(self.store, event, 1, Filters.parse(), query_terms(event))
         row = self.store.chunks_by_ids([hits[0].chunk_id]).get(hits[0].chunk_id) if hits else None
         return None if row is None else row.when

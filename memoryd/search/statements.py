@@ -31,12 +31,11 @@ CHANGE = re.compile(
     r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
     r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|(?:ตอนนี้|ปัจจุบัน)[^\n]{0,40}ใช้|เริ่ม(?:วันนี้|สัปดาห์นี้|เดือนนี้)"
 )
-# words that say a thing is used ("before we used Redis", "trước khi dùng", "用Redis之前", "ก่อนใช้ Redis"): an
-# event named by them is told by what is used
-USE = re.compile(
-    r"(?i)\b(?:us(?:e|es|ed|ing)|(?:chuyển|đổi|thay) (?:sang|qua|bằng)|dùng|sử dụng)\b|使用|采用|採用|用|ใช้(?:งาน)?"
-)
+# a word that says a thing is used ("before we used Redis", "trước khi dùng", "用Redis之前", "ก่อนใช้ Redis"): an
+# event named with one is told by what is used
+USE = re.compile(r"(?i)us(?:e|es|ed|ing)|dùng|sử|dụng|xài|使用|采用|採用|用|ใช้|ใช้งาน")
 _WRITTEN = re.compile(f"{WORD_CHAR_CLASS}+")
+_TOWARD = frozenset(("sang", "qua", "bằng", "to", "into", "onto"))  # "chuyển sang Redis": after a change word
 LONG_ENTRY = 3  # lines: a longer paragraph (a conversation written as a note) is read line by line
 
 
@@ -100,14 +99,18 @@ def tokens_of(text: str) -> frozenset[str]:
 def _written(entry: str) -> frozenset[str]:
     """Its words as written: a name stays whole ("GitLab" and "GitHub" share no word, though the analyzer makes
     git lab and git hub of them); a word of an unspaced script is the analyzer's."""
-    found: set[str] = set()
-    for run in _WRITTEN.findall(entry):
+    return frozenset(_written_in_order(entry))
+
+
+def _written_in_order(text: str) -> list[str]:
+    found: list[str] = []
+    for run in _WRITTEN.findall(text):
         for piece in SCRIPT_EDGE.split(run):
             if DENSE_CHAR.search(piece):
-                found.update(tokens_of(piece))
+                found += analyze(piece).body.split()
             elif piece:
-                found.add(piece)
-    return frozenset(found)
+                found.append(piece)
+    return found
 
 
 def _each(first: int, last: int) -> list[tuple[int, int]]:
@@ -124,13 +127,24 @@ def words_of(row: ChunkRow) -> frozenset[str]:
 
 def event_words(event: str) -> frozenset[str]:
     """The words that tell an event a question is relative to ("before the switch to Redis": "redis"): neither a
-    question's words nor those saying a change or a use; none when it names nothing ("before the switch")."""
-    return frozenset(content_tokens(unchanging(event)))
+    question's words nor the words as written that say a change or a use ("no longer", "chuyển sang", "换成", "ใช้"),
+    none of them inside a word ("用户" stays); none when it names nothing ("before the switch")."""
+    words, kept, at, dropped = _written_in_order(event), [], 0, False
+    while at < len(words):
+        span = next((n for n in (3, 2, 1) if _says_change_or_use(words[at : at + n])), 0)
+        if not span and dropped and words[at].casefold() in _TOWARD:
+            span = 1
+        if not span:
+            kept.append(words[at])
+        dropped = bool(span)
+        at += span or 1
+    return frozenset(content_tokens(" ".join(kept)))
 
 
-def unchanging(text: str) -> str:
-    """The text without the words that say a change or a use: what is left names things."""
-    return CHANGE.sub(" ", USE.sub(" ", text))
+def _says_change_or_use(words: list[str]) -> bool:
+    """The words, written together (an unspaced script's) or apart, are one saying a change or a use."""
+    said = ("" if all(DENSE_CHAR.match(word) for word in words) else " ").join(words)
+    return bool(CHANGE.fullmatch(said) or USE.fullmatch(said))
 
 
 def holds(statement: Statement, word: str) -> bool:

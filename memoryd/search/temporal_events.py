@@ -10,11 +10,21 @@ from memoryd.search import temporal_words as words
 from memoryd.search.temporal_query import ASKS, CHUNK, CLAUSE, LATIN_WORD, Query, Side, Token
 from memoryd.sources.analyzer import fold
 
-_NAME_WORDS = r"[^\W\d_]*[A-Z][\w.+-]*(?: +(?:[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*))*"
+# a name: a Latin word with a capital, and the capitalised words or those with a digit that go on with it
+_NAME_WORDS = r"[a-z]*[A-Z][A-Za-z0-9.+-]*(?: +(?:[A-Z][A-Za-z0-9.+-]*|[A-Za-z.+-]*[0-9][A-Za-z0-9.+-]*))*"
 _NAME = re.compile(rf" *({_NAME_WORDS})(?![\w.+-])")
-_TO_NAME = re.compile(
-    rf"(?:用|使用|采用|採用|换成|換成|换到|換到|改用|改成|迁到|遷到|迁移到|遷移到|切换到|切換到|切到)\s*{_NAME_WORDS}\s*$"
+_VI_NAMED = ("trước", "sau")  # "dùng gì trước Backblaze B2?"
+# a verb of using (not in a word made with 用: 费用, 作用, "cost", "effect"), or of moving to something
+_ZH_MADE_WITH_USE = "费費作信应應功效有专專常通实實日备備试試适適启啟停禁调調引享占佔挪租录錄聘雇任运運"
+_ZH_MOVE = (
+    f"(?<![{_ZH_MADE_WITH_USE}])用|使用|采用|採用|换成|換成|换到|換到|改用|改成"
+    "|迁到|遷到|迁移到|遷移到|切换到|切換到|切到"
 )
+_TO_NAME = re.compile(rf"(?:{_ZH_MOVE})\s*{_NAME_WORDS}\s*$")
+_NAME_REACH = 48  # characters before 之前 a move to a name is looked for in
+# a Vietnamese question about what was used or changed: only there is "trước <name>" a thing's move to it ("Ai đứng
+# trước Nam?" is who stands in front of Nam)
+_VI_USE = re.compile(r"(?i)\b(?:dùng|sử dụng|xài|chuyển|đổi|thay|chọn|là)\b")
 _THAI_JOINERS = ("ไป", "มา", "เป็น", "ที่", "ใน", "จาก", "สู่", "ของ", "กับ", "ใช้")
 
 
@@ -32,15 +42,17 @@ def bare(q: Query, token: Token) -> bool:
 
 def event_of(token: Token, earlier: list[Token], q: Query) -> tuple[str, Side] | None:
     """The event an unbound "before"/"after"/"since" is relative to, if the sentence asks about one."""
+    if token.lang != "en" and not q.mentions(ASKS):
+        return None
     if token.role.startswith("post_"):
         text = framed_event(q, token, earlier) or (_name_before(q, token) if token.role == "post_before" else "")
-    elif token.role in ("before", "after") and token.lang == "":
+    elif token.role in ("before", "after") and q.low[token.start : token.end] in _VI_NAMED:
         text = _name_after(q, token)  # "dùng gì trước Backblaze B2?": before a name, a thing's move to it
-    elif token.role not in ("before", "after", "since") or token.lang == "zh":
+    elif token.role not in ("before", "after", "since") or token.lang in ("", "zh"):
         return None
     else:
         text = (_english_event(q, token) if token.lang == "en" else _words_event(q, token)) or ""
-    if not text or (token.lang != "en" and not q.mentions(ASKS)):
+    if not text:
         return None
     return text, "before" if token.role in ("before", "post_before") else "after"
 
@@ -107,16 +119,15 @@ def _name_goes_on(q: Query, chunk: re.Match[str]) -> bool:
 
 
 def _name_after(q: Query, token: Token) -> str:
-    """A name right after the connector ("trước Backblaze B2", "avant Redis"): a Latin word with a capital, and the
-    capitalised words or those with a digit that go on with it."""
-    found = _NAME.match(q.text, token.end)
-    return found.group(1) if found else ""
+    """A name right after Vietnamese "trước"/"sau" in a question about what was used ("dùng gì trước Backblaze B2?")."""
+    found = _NAME.match(q.text, token.end) if _VI_USE.search(q.low) else None
+    return found.group(1).rstrip(".") if found else ""
 
 
 def _name_before(q: Query, token: Token) -> str:
     """A move to a name right before 之前 ("换成Backblaze B2之前", "用Redis以前"); a name alone is a subject there
-    ("billing之前用的是什么": what billing used before)."""
-    found = _TO_NAME.search(q.text, 0, token.start)
+    ("billing之前用的是什么": what billing used before), and so is a word made with 用 ("费用API之前")."""
+    found = _TO_NAME.search(q.text, max(0, token.start - _NAME_REACH), token.start)
     return found.group().strip() if found else ""
 
 
