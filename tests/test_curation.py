@@ -575,6 +575,24 @@ def test_the_same_fact_written_twenty_times_is_held_once(memory: AgentMemory, wo
 
 
 @pytest.mark.parametrize(
+    "fact",
+    [
+        "Dịch vụ billing dùng Redis làm cache cho phiên đăng nhập.",
+        "billing服务使用Redis作为会话缓存。",
+        "บริการ billing ใช้ Redis เป็นแคชของเซสชัน",
+        "LedgerCore keeps invoices in the `ledger_v2` table of Postgres 16.",
+    ],
+)
+def test_the_same_fact_in_any_script_saved_again_is_held_once(memory: AgentMemory, fact: str) -> None:
+    """The copy is looked for among the chunks holding the fact's rarest words, in every script: written as a list
+    item, in bold or after a note-taking word, it is the same fact."""
+    first = memory.write(fact)
+    for form in (fact, f"- **{fact}**", f"Note: {fact}", f"  {fact}  "):
+        answer = memory.write(form)
+        assert answer["written"] is False and answer["duplicate_of"] == first["citation"], (form, answer)
+
+
+@pytest.mark.parametrize(
     ("first", "then"),
     [
         ("Switched the billing cache from Redis to Memcached.", "Switched the billing cache from Memcached to Redis."),

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from memoryd.search.function_words import content_tokens, function_words
 from memoryd.search.keyword import bm25_idf
-from memoryd.search.statements import Statement, holds, statements_of, tokens_of
+from memoryd.search.statements import Statement, holds, says_change, statements_of, tokens_of
 from memoryd.sources.entries import MARK
 from memoryd.sources.metadata import note_date
 from memoryd.sources.text import DENSE_CHAR
@@ -57,7 +57,12 @@ class Focus:
     when: float
     change: bool = False  # it says it replaces something (CHANGE)
     dated: bool = True  # its date is when it was said (is_dated)
-    words: frozenset[str] = frozenset()  # its focus entry's words as written, but those saying it is a change
+    said: Statement | None = None  # its focus entry
+
+    @property
+    def words(self) -> frozenset[str]:
+        """Its focus entry's words as written, but those saying it is a change."""
+        return self.said.written if self.said is not None else frozenset()
 
 
 def find_foci(rows: Mapping[int, ChunkRow], candidates: list[int], query: Mapping[str, float]) -> dict[int, Focus]:
@@ -82,7 +87,7 @@ def find_foci(rows: Mapping[int, ChunkRow], candidates: list[int], query: Mappin
         found[cid] = (
             Focus(frozenset(), 0.0, False, row.when, False, is_dated(row))
             if said is None
-            else Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), said.written)
+            else Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), said)
         )
     return found
 
@@ -161,8 +166,12 @@ def rerank(
     ranked = [cid for cid in sorted(scores, key=lambda cid: -scores[cid])[:CONSIDERED] if cid in rows]
     times = [rows[cid].when for cid in ranked if is_dated(rows[cid])]
     spread = max(times) - min(times) if times else 0.0
-    if len(ranked) < 2 or (spread < MIN_GAP_SECONDS and not _any_marked(ranked, rows)):
+    marked = _any_marked(ranked, rows)
+    if len(ranked) < 2 or (spread < MIN_GAP_SECONDS and not marked):
         return {}  # nothing dated apart and nothing marked: no statement can have replaced another
+    saying = [cid for cid in ranked if says_change(rows[cid].text)]
+    if not saying and not marked:
+        return {}  # no candidate says a change (most do not): none restates another
     query = query_weights(question, frequencies, total)
     if anchor:  # "before billing moved to Valkey" still asks about billing: only words said in the anchor alone go
         elsewhere = set(content_tokens(question.replace(anchor, " ")))
@@ -170,6 +179,8 @@ def rerank(
             query.pop(word, None)
     if not query:
         return {}
+    if not marked and not any(f.change and f.weight >= MIN_SHARE for f in find_foci(rows, saying, query).values()):
+        return {}  # no change is about the question: only one that is restates (the pair loop's floor)
     foci = find_foci(rows, ranked, query)
     best = max((f.weight for f in foci.values()), default=0.0)
     notes: dict[int, str] = {}

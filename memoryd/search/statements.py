@@ -64,29 +64,48 @@ class _EntryCache:
 
 @dataclass(frozen=True)
 class Statement:
+    text: str  # as the note has it
     tokens: frozenset[str]  # its words as the analyzer makes them (folded, stemmed, segmented), as a query's are
-    folded: str  # its text folded: where a word of an unspaced script is looked for (search.function_words)
     marked: bool  # struck through as superseded
-    change: bool  # says it replaces something (CHANGE)
-    changing: frozenset[str] = frozenset()  # the words that say so ("switched", "no longer"): no value it names
-    written: frozenset[str] = frozenset()  # its words as written, but those saying it is a change (_written)
+    changed: tuple[str, ...] = ()  # the words that say it replaces something (CHANGE: "switched", "no longer")
+
+    @property
+    def change(self) -> bool:
+        return bool(self.changed)
+
+    @functools.cached_property
+    def folded(self) -> str:
+        """Its text folded: where a word of an unspaced script is looked for (search.function_words)."""
+        return fold_text(self.text)
+
+    @functools.cached_property
+    def written(self) -> frozenset[str]:
+        """Its words as written (_written), but those saying it is a change: the names it holds."""
+        changing = tokens_of(" ".join(self.changed))
+        return frozenset(word for word in _written(self.text) if not tokens_of(word) <= changing)
+
+
+@functools.lru_cache(maxsize=ENTRY_CACHE * 4)
+def says_change(text: str) -> bool:
+    """Some statement of the text says it replaces something (CHANGE): few chunks do, and those are all currency
+    reads first."""
+    return CHANGE.search(text) is not None
 
 
 def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
-    """A chunk's statements: its entries, a line of a turn or of a long paragraph each."""
+    """A chunk's statements: its entries, a line of a turn or of a long paragraph each. What only some searches
+    read (the folded text, the names) is worked out when one does."""
     lines = text.split("\n")
     spans = [(i, i) for i in range(len(lines))] if transcript else entries(lines)
     spans = [
         one for first, last in spans for one in ([(first, last)] if last - first < LONG_ENTRY else _each(first, last))
     ]
+    changes = says_change(text)  # most chunks say no change: one look at the whole, not one a line
     found = []
     for first, last in spans:
         entry = "\n".join(lines[first : last + 1])
-        changed = CHANGE.findall(entry)
-        marked = MARK.search(entry) is not None
-        changing = tokens_of(" ".join(changed))
-        written = frozenset(w for w in _written(entry) if not tokens_of(w) <= changing)
-        found.append(Statement(tokens_of(entry), fold_text(entry), marked, bool(changed), changing, written))
+        changed = tuple(CHANGE.findall(entry)) if changes else ()
+        found.append(Statement(entry, tokens_of(entry), MARK.search(entry) is not None, changed))
     return tuple(found)
 
 
