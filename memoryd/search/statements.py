@@ -85,11 +85,14 @@ class Statement:
         return frozenset(word for word in _written(self.text) if not tokens_of(word) <= changing)
 
 
+_CHANGE_LOWER = re.compile(CHANGE.pattern.removeprefix("(?i)"))  # on lower-cased text: twice as fast
+
+
 @functools.lru_cache(maxsize=ENTRY_CACHE * 4)
 def says_change(text: str) -> bool:
     """Some statement of the text says it replaces something (CHANGE): few chunks do, and those are all currency
     reads first."""
-    return CHANGE.search(text) is not None
+    return _CHANGE_LOWER.search(text.lower()) is not None
 
 
 def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
