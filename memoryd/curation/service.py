@@ -21,16 +21,16 @@ from memoryd.entry_journal import EntryJournal
 from memoryd.ingest.shared import SharedRecord
 from memoryd.notes import RequestError, append_entry, entry_text, indexed_pieces
 from memoryd.search.filters import Filters
-from memoryd.search.keyword import holding_all, keyword_search
+from memoryd.search.keyword import keyword_search
 from memoryd.sources.analyzer import query_terms
 from memoryd.sources.discovery import display_path, is_transcript, real_workspace
-from memoryd.sources.entries import content_text, content_words, entries, words
+from memoryd.sources.entries import content_words, entries, words
 from memoryd.sources.forgotten import MIN_PASSAGE_WORDS, ForgetRecord, record_path
 from memoryd.store.errors import CORRUPT
 from memoryd.store.interface import MemoryStore, StoreUnavailable
 
 MAX_QUERY_MATCHES = 20
-DUPLICATE_CANDIDATES = 10  # chunks holding its rarest words a new entry is compared with
+DUPLICATE_CANDIDATES = 5  # keyword hits a new entry is compared with
 NO_FILTERS = Filters.parse()
 SESSIONS = Filters.parse(sources=["sessions"])
 MAX_REPEAT_SEARCHES = 200  # forgotten lines looked for in transcripts (a whole note's first lines)
@@ -217,10 +217,10 @@ class Editing:
     def _held_in(self, store: MemoryStore, text: str, wanted: tuple[str, ...]) -> dict[str, Any] | None:
         if not store.fts_available:
             return None
-        found = holding_all(store, content_text(text), DUPLICATE_CANDIDATES)
-        rows = store.chunks_by_ids(found)
-        for chunk_id in found:
-            row = rows.get(chunk_id)
+        hits = keyword_search(store, text, DUPLICATE_CANDIDATES, NO_FILTERS, query_terms(text))
+        rows = store.chunks_by_ids([hit.chunk_id for hit in hits])
+        for hit in hits:
+            row = rows.get(hit.chunk_id)
             if row is None or row.source != "memory":
                 continue
             lines = row.text.split("\n")

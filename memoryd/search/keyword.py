@@ -244,22 +244,3 @@ def weighed_terms(store: MemoryStore, terms: list[Term]) -> list[tuple[int, Term
     if len(rare) < MIN_KEPT_TERMS and len(rare) < len(present):
         rare = present[:MIN_KEPT_TERMS]
     return [(df, t) for df, _, t in sorted(rare[:MAX_SCORED_TERMS], key=lambda x: x[1])]
-
-
-RAREST = 3  # a statement said again is among the chunks holding its rarest words
-
-
-def holding_all(store: MemoryStore, text: str, limit: int) -> list[int]:
-    """Chunks holding every one of the text's rarest words, best first: where the same statement saved again must
-    be. The rarest words' postings are short, so this costs a fraction of a search for the whole text."""
-    if not store.fts_available or limit <= 0:
-        return []
-    terms = query_terms(text)
-    frequencies = store.document_frequencies(t for term in terms for t in term.phrase)
-    # an exact form, or a word's characters, may match what the body does not (weighed_terms)
-    held = {t: min(frequencies.get(p, 0) for p in t.phrase) or int(bool(t.exact or t.grams)) for t in terms}
-    if not held or min(held.values()) == 0:
-        return []  # a word no chunk holds: nothing holds them all
-    rarest = sorted(held, key=held.__getitem__)[:RAREST]
-    every = _match(match_expression(rarest, "AND"), [[t] for t in rarest], frequencies)
-    return [chunk_id for chunk_id, _ in store.bm25(every, BM25_WEIGHTS, limit, None)]

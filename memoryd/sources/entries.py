@@ -73,11 +73,6 @@ def words(text: str) -> list[str]:
     return out
 
 
-def content_text(text: str) -> str:
-    """The text without its tags and filler words, as written otherwise (what a search for its content reads)."""
-    return _WORD.sub(lambda word: " " if word.group().casefold() in _FILLER else word.group(), _TAG.sub(" ", text))
-
-
 def content_words(text: str) -> tuple[str, ...]:
     """What a statement says, for telling the same statement saved again: its words in order, case-folded,
     without markup, tags or filler words. In order: the same words in another order ("from Redis to Memcached",
