@@ -53,11 +53,19 @@ SPEAKERS = frozenset(("user", "assist", "assistant", "system"))  # a transcript 
 class Focus:
     terms: frozenset[str]  # the query's tokens its focus entry holds
     weight: float  # their share of the query's weight
-    marked: bool  # the focus entry is struck through as superseded
     when: float
-    change: bool = False  # it says it replaces something (CHANGE)
     dated: bool = True  # its date is when it was said (is_dated)
     said: Statement | None = None  # its focus entry
+
+    @property
+    def marked(self) -> bool:
+        """The focus entry is struck through as superseded."""
+        return self.said is not None and self.said.marked
+
+    @property
+    def change(self) -> bool:
+        """It says it replaces something (CHANGE)."""
+        return self.said is not None and self.said.change
 
     @property
     def words(self) -> frozenset[str]:
@@ -84,11 +92,7 @@ def find_foci(rows: Mapping[int, ChunkRow], candidates: list[int], query: Mappin
             if weight > best[0]:
                 best = (weight, held, statement)
         weight, held, said = best
-        found[cid] = (
-            Focus(frozenset(), 0.0, False, row.when, False, is_dated(row))
-            if said is None
-            else Focus(held, weight / total, said.marked, row.when, said.change, is_dated(row), said)
-        )
+        found[cid] = Focus(held, max(weight, 0.0) / total, row.when, is_dated(row), said)
     return found
 
 
@@ -179,9 +183,11 @@ def rerank(
             query.pop(word, None)
     if not query:
         return {}
-    if not marked and not any(f.change and f.weight >= MIN_SHARE for f in find_foci(rows, saying, query).values()):
+    changing = find_foci(rows, saying, query)
+    if not marked and not any(f.change and f.weight >= MIN_SHARE for f in changing.values()):
         return {}  # no change is about the question: only one that is restates (the pair loop's floor)
-    foci = find_foci(rows, ranked, query)
+    rest = find_foci(rows, [cid for cid in ranked if cid not in changing], query)
+    foci = {cid: changing[cid] if cid in changing else rest[cid] for cid in ranked}  # in rank order
     best = max((f.weight for f in foci.values()), default=0.0)
     notes: dict[int, str] = {}
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
