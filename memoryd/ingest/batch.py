@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ def stored(chunk: Chunk) -> NewChunk:
     """A chunk as a store takes it: with its keyword columns analysed here, so that no store analyses text. A
     dated chunk also answers to its day ("what happened on 13 October?")."""
     heading = f"{chunk.heading} {date_words(chunk.ts)}" if chunk.dated and chunk.ts else chunk.heading
+    terms, language = _analysed(chunk.text, heading)
     return NewChunk(
         start_line=chunk.start_line,
         end_line=chunk.end_line,
@@ -82,9 +84,16 @@ def stored(chunk: Chunk) -> NewChunk:
         kind=chunk.kind,
         importance=chunk.importance,
         source_lines=chunk.source_lines,
-        terms=fts_row(chunk.text, heading),
-        language=language_of(chunk.text),
+        terms=terms,
+        language=language,
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _analysed(text: str, heading: str) -> tuple[tuple[str, str, str, str], str]:
+    """A chunk's keyword columns and language, kept for the chunks analysed last: a note written to again (today's
+    note, at each `write`) is indexed whole, and its earlier chunks are the same text as the last time."""
+    return fts_row(text, heading), language_of(text)
 
 
 INT64 = (-(2**63), 2**63 - 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import functools
 import threading
@@ -9,7 +10,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, cast
 
 import numpy as np
@@ -68,15 +69,25 @@ class SearchResponse:
     vector_margin: float | None = None  # fusion.vector_margin
 
     def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        del out["evidence"], out["vector_margin"]
-        for result in out["results"]:
-            result.pop("chunk_id", None)
-            if result.get("explain") is None:
-                result.pop("explain", None)
-            if result.get("superseded") is None:
-                result.pop("superseded", None)
+        """The reply's fields (`dataclasses.asdict`'s deep copy of every value was a tenth of a keyword search)."""
+        out: dict[str, Any] = {name: getattr(self, name) for name in _RESPONSE_FIELDS}
+        out["results"] = [_result_dict(result) for result in self.results]
         return out
+
+
+_RESPONSE_FIELDS = tuple(f.name for f in fields(SearchResponse) if f.name not in ("evidence", "vector_margin"))
+_RESULT_FIELDS = tuple(f.name for f in fields(SearchResult) if f.name != "chunk_id")
+
+
+def _result_dict(result: SearchResult) -> dict[str, Any]:
+    out = {name: getattr(result, name) for name in _RESULT_FIELDS}
+    if out["explain"] is None:
+        del out["explain"]
+    else:
+        out["explain"] = copy.deepcopy(out["explain"])
+    if out["superseded"] is None:
+        del out["superseded"]
+    return out
 
 
 def _check(query: str) -> str:
