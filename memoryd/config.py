@@ -22,6 +22,7 @@ from memoryd.settings import (
     DEFAULT_AGENT,
     DEFAULT_LOCAL_MODEL,
     DEFAULT_MODEL_FILE,
+    READ_CONNECTIONS,
     STRICT,
     AgentConfig,
     AgentTable,
@@ -229,8 +230,9 @@ def _agent_from_table(
             f"{label}: store: neither a postgresql:// URL nor a file path (write a PostgreSQL store as"
             " postgresql://user@host/database; SQLAlchemy's postgresql+psycopg:// and conninfo strings are not read)"
         )
-    if not (table.store and is_postgres_url(table.store)) and (table.read_url or table.namespace or table.readers):
-        problems.append(f"{label}: read_url, namespace and readers need a postgresql:// store")
+    postgres_only = table.read_url or table.namespace or table.readers or table.max_connections
+    if not (table.store and is_postgres_url(table.store)) and postgres_only:
+        problems.append(f"{label}: read_url, namespace, readers and max_connections need a postgresql:// store")
     elif table.store and is_postgres_url(table.store) and not table.namespace and len(table.id) > 32:
         problems.append(f"{label}: an id over 32 characters cannot name a PostgreSQL namespace; set namespace")
     workspace = _expand(table.workspace, base)
@@ -282,7 +284,13 @@ def _postgres(table: AgentTable) -> PostgresStore | None:
     if not table.store or not is_postgres_url(table.store):
         return None
     read_url = os.path.expandvars(table.read_url) if table.read_url else None
-    return PostgresStore(os.path.expandvars(table.store), table.namespace or table.id, read_url, table.readers)
+    return PostgresStore(
+        os.path.expandvars(table.store),
+        table.namespace or table.id,
+        read_url,
+        table.readers,
+        table.max_connections or READ_CONNECTIONS,
+    )
 
 
 def quickstart_agent(workspace: Path, data_dir: Path, agent_id: str = DEFAULT_AGENT, **overrides: Any) -> AgentConfig:

@@ -212,6 +212,9 @@ class DaemonConfig:
     """Local users besides this one whose processes may read the metrics (a Prometheus running as `prometheus`)."""
 
 
+READ_CONNECTIONS = 8  # to each PostgreSQL server, per agent (max_connections)
+
+
 @dataclass(frozen=True)
 class AgentTable:
     """One [[agents]] entry: an agent's memory, where its index lives, and its own settings."""
@@ -231,6 +234,10 @@ class AgentTable:
     characters)."""
     readers: tuple[Annotated[str, Field(min_length=1, max_length=63)], ...] = ()
     """PostgreSQL: roles granted read access to the namespace."""
+    max_connections: Annotated[int, Field(ge=1, le=1000)] | None = None
+    """PostgreSQL: the most read connections the daemon opens for this agent to each server (the primary, and the
+    replica), default 8; a read waits for a free one, up to 10 s. Besides them: one for writes and one that hears
+    other daemons' commits."""
     extra_paths: tuple[Annotated[str, Field(min_length=1)], ...] = ()
     """More Markdown files or folders to index (relative to the workspace)."""
     sources: tuple[Literal[SOURCES], ...] = ("memory",)  # type: ignore[valid-type]  # a tuple: see Fusion
@@ -294,6 +301,7 @@ class PostgresStore:
     namespace: str
     read_url: str | None = None
     readers: tuple[str, ...] = ()
+    max_connections: int = READ_CONNECTIONS
 
 
 @dataclass(frozen=True)

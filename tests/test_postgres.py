@@ -680,3 +680,89 @@ def test_notes_in_two_languages_are_read_on_one_scale(cluster: Cluster, tmp_path
             assert shared.status()["languages"] == {"en": len(ENGLISH), "zh": len(CHINESE) - 1}
             for mode in ("vector", "hybrid"):
                 assert shared.search(question, mode=mode).results[0].path == answer, (question, mode)
+
+
+def _sessions(cluster: Cluster, namespace: str) -> int:
+    return int(
+        cluster.sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (f"memoryd:{namespace}",))[0][0]
+    )
+
+
+def test_a_daemon_holds_no_more_read_connections_than_max_connections(cluster: Cluster, tmp_path: Path) -> None:
+    """Sixteen clients searching at once (hybrid: keyword rankings side by side and the vector side on threads of
+    their own) through a daemon whose agent allows 2 read connections: every search answers, and the server never
+    sees more than those 2, the write connection and the listener; status says so."""
+    import threading
+
+    ws = _notes(tmp_path / "ws")
+    daemon = _daemon(tmp_path, ws, _agent_table("main", ws, cluster.url(), "capped", "max_connections = 2\n"))
+    seen, failed, stop = [0], [], threading.Event()
+
+    def search(offset: int) -> None:
+        with daemon.client(timeout=60) as client:
+            for i in range(12):
+                try:
+                    assert client.search(f"{QUERIES[(offset + i) % len(QUERIES)]} {i}", mode="hybrid").results
+                except Exception as exc:  # noqa: BLE001 - collected and reported below
+                    failed.append(repr(exc))
+
+    def watch() -> None:
+        while not stop.is_set():
+            seen[0] = max(seen[0], _sessions(cluster, "capped"))
+            time.sleep(0.005)
+
+    try:
+        daemon.wait_idle()
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        clients = [threading.Thread(target=search, args=(n,)) for n in range(16)]
+        for thread in clients:
+            thread.start()
+        for thread in clients:
+            thread.join()
+        stop.set()
+        watcher.join()
+        assert not failed, failed[:3]
+        assert 3 <= seen[0] <= 4, seen[0]  # 2 read connections, the writer's and the listener's
+        counts = daemon.status()["read_connections"]
+        assert counts["primary"]["limit"] == 2 and counts["primary"]["open"] <= 2, counts
+    finally:
+        cleanup(daemon)
+
+
+def test_a_read_that_finds_every_connection_lent_waits_then_says_busy(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one read connection held by a read that does not end, another read waits for it (the wait bounded by
+    the statement timeout) and then answers busy, naming the setting; once it is given back, reads go on."""
+    import threading
+
+    from memoryd.store.interface import StoreBusy
+    from memoryd.store.postgres import connections
+
+    monkeypatch.setattr(connections, "STATEMENT_TIMEOUT_MS", 400)
+    store = connections.Connections(cluster.url(), "lent", max_connections=1)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.reading() as cur:
+            cur.execute("SELECT 1")
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    try:
+        holder.start()
+        assert holding.wait(10)
+        began = time.monotonic()
+        with pytest.raises(StoreBusy) as busy, store.reading() as cur:
+            cur.execute("SELECT 1")
+        assert time.monotonic() - began >= 0.3 and "max_connections" in str(busy.value)
+        release.set()
+        holder.join()
+        with store.reading() as cur:
+            assert cur.execute("SELECT 2").fetchone() == (2,)
+        assert store.connection_counts()["primary"] == {"open": 1, "idle": 1, "limit": 1}
+    finally:
+        release.set()
+        store.close()

@@ -110,8 +110,13 @@ def config_changes(moving: AgentConfig, target: AgentConfig) -> list[tuple[str, 
     else:
         changes.append(("set", "store", f'"{target.store}"'))
         if moving.postgres is not None:
-            for key, why in (("namespace", "SQLite has none"), ("read_url", "SQLite has none"), ("readers", "")):
-                changes.append(("remove", key, why or "SQLite has no roles"))
+            for key, why in (
+                ("namespace", "SQLite has none"),
+                ("read_url", "SQLite has none"),
+                ("readers", "SQLite has no roles"),
+                ("max_connections", "SQLite has no server"),
+            ):
+                changes.append(("remove", key, why))
     return changes
 
 

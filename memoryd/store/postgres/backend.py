@@ -35,7 +35,9 @@ class PostgresBackend:
 
     def _open(self) -> None:
         pg = self.settings
-        self.store: Store = Store(pg.url, pg.namespace, read_url=pg.read_url, readers=pg.readers)
+        self.store: Store = Store(
+            pg.url, pg.namespace, read_url=pg.read_url, readers=pg.readers, max_connections=pg.max_connections
+        )
         self.vectors = ServedVectors(self.store)
 
     @property
@@ -91,6 +93,7 @@ class PostgresBackend:
             "replica": self.store.replica_state(),
             "writer": self.store.writer_lock(),
             "readers_granted": list(pg.readers),
+            "read_connections": self.store.connection_counts(),
             "incompatible": self.store.incompatible,
             "keyword_ranking": "bm25 (postgresql)",
         }

@@ -1,27 +1,32 @@
-"""A namespace's connections to PostgreSQL: one for writes, one per reading thread (the replica's where there is
-one), a listener that hears other daemons' commits, and what is remembered between them."""
+"""A namespace's connections to PostgreSQL: one for writes, a pool of read connections to each server (the primary,
+and the replica where there is one), a listener that hears other daemons' commits, and what is remembered between
+them."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import psycopg
 import structlog
 from psycopg import sql
 
 from memoryd.postgres_urls import redact_url
-from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
+from memoryd.settings import READ_CONNECTIONS
+from memoryd.store.interface import NotGranted, StoreUnavailable
 from memoryd.store.postgres import leadership, liveness
 from memoryd.store.postgres.background import Background
-from memoryd.store.postgres.liveness import CONNECT_TIMEOUT, RetryingCursor, answers, first_line, hold_for_life
+from memoryd.store.postgres.liveness import answers, first_line, hold_for_life
 from memoryd.store.postgres.namespace import create_namespace, foreign_owner, grant_readers, may_write, too_new
-from memoryd.store.postgres.replica import CURRENT_LSN, REPLAY_LSN, ReplicaGate
+from memoryd.store.postgres.pool import ReadPool
+from memoryd.store.postgres.reads import Reads
+from memoryd.store.postgres.replica import CURRENT_LSN, ReplicaGate
 from memoryd.store.postgres.schema import CHANNEL, schema_name
 from memoryd.store.rows import StoreChange, one_row
 
@@ -34,12 +39,20 @@ class NotWriter(StoreUnavailable):
     """Another daemon holds the namespace's writer lock: this one reads, and stands by to take over."""
 
 
-class Connections(Background):
-    """Owns one namespace's connections. Writes go through one connection under a lock; each thread reads
-    through its own, so searches run side by side. Every failure to reach the server becomes StoreUnavailable."""
+class Connections(Reads, Background):
+    """Owns one namespace's connections. Writes go through one connection under a lock; reads borrow one of at
+    most `max_connections` per server for as long as they read, so searches run side by side. Every failure to
+    reach the server becomes StoreUnavailable."""
 
     def __init__(
-        self, url: str, namespace: str, *, read_url: str | None = None, readers: tuple[str, ...] = (), create=True
+        self,
+        url: str,
+        namespace: str,
+        *,
+        read_url: str | None = None,
+        readers: tuple[str, ...] = (),
+        create=True,
+        max_connections: int = READ_CONNECTIONS,
     ) -> None:
         self.url = url
         self.read_url = read_url
@@ -50,9 +63,14 @@ class Connections(Background):
         self._s = sql.Identifier(self.schema)
         self._write_lock = threading.RLock()
         self._listeners: list[ChangeListener] = []
-        self._local = threading.local()
-        self._held: list[tuple[threading.Thread, psycopg.Connection]] = []
-        self._held_lock = threading.Lock()
+        self._local = threading.local()  # the connections this thread has borrowed, and how deep its reads nest
+        self._ef: weakref.WeakKeyDictionary[psycopg.Connection, int] = weakref.WeakKeyDictionary()  # hnsw.ef_search
+        self.max_connections = max_connections
+        wait = STATEMENT_TIMEOUT_MS / 1000
+        self._pools = {"primary": ReadPool(lambda: self._connect(self.url), max_connections, wait, "primary")}
+        if read_url:
+            replica = ReadPool(lambda: self._connect(read_url, primary=False), max_connections, wait, "replica")
+            self._pools["replica"] = replica
         self._writer: psycopg.Connection | None = None
         self._cache_lock = threading.Lock()
         self._ranking: ThreadPoolExecutor | None = None  # keyword queries of one search ranked side by side
@@ -106,112 +124,6 @@ class Connections(Background):
             self.health = {"ok": True, "error": None, "since": time.time()}
             self._primary_away_until = 0.0
             self._invalidate()  # what was read from the replica meanwhile may be behind the primary
-
-    def reader(self, replica: bool = False) -> psycopg.Connection:
-        """This thread's read connection to the primary, or (`replica`) to the read URL where there is one."""
-        replica_url = self.read_url if replica else None
-        slot = "replica" if replica_url else "primary"
-        conn: psycopg.Connection | None = getattr(self._local, slot, None)
-        if conn is None or conn.closed or conn.broken:
-            conn = self._connect(replica_url or self.url, primary=replica_url is None)
-            setattr(self._local, slot, conn)
-            with self._held_lock:  # a finished thread's connection (a web or metrics request's) is closed
-                gone = [c for t, c in self._held if not t.is_alive() and not c.closed]
-                self._held = [(t, c) for t, c in self._held if t.is_alive() and not c.closed]
-                self._held.append((threading.current_thread(), conn))
-            for old in gone:
-                with contextlib.suppress(psycopg.Error):
-                    old.close()
-        return conn
-
-    @contextlib.contextmanager
-    def reading(self, replica: bool = False) -> Iterator[psycopg.Cursor]:
-        """A cursor on this thread's read connection. Searches read the replica (`replica`); everything a sync
-        reads comes from the primary, which holds its own writes. A statement whose pooled connection the server
-        dropped while it sat idle (a restart, a failover, an idle timeout) runs again once on a new one
-        (`RetryingCursor`); a connection lost again is reported."""
-        if not self._created and not (self.replica is not None and time.monotonic() < self._primary_away_until):
-            try:
-                self._create()
-            except StoreUnavailable:
-                if self.replica is None:  # with one, reads go on from the replica while the primary is away
-                    raise
-                self._primary_away_until = time.monotonic() + CONNECT_TIMEOUT
-        if self.refused:
-            raise NotGranted(self.refused)
-
-        def reopen() -> psycopg.Cursor:
-            if self._drop(cursor.connection) == "replica" and self.replica is not None:
-                self.replica.failed("the replica dropped the connection")
-            return self._read_cursor(False)
-
-        cursor = RetryingCursor(self._read_cursor(replica), reopen)
-        try:
-            yield cast(psycopg.Cursor, cursor)  # it answers every call a psycopg cursor does (__getattr__)
-        except (
-            psycopg.errors.InsufficientPrivilege,
-            psycopg.errors.InvalidSchemaName,
-            psycopg.errors.UndefinedTable,
-        ) as exc:
-            raise NotGranted(
-                f"the namespace {self.namespace!r} does not exist or this role may not read it ({first_line(exc)})"
-            ) from None
-        except psycopg.errors.QueryCanceled:
-            raise StoreBusy(self._timed_out()) from None
-        except psycopg.errors.DiskFull as exc:
-            raise StoreUnavailable(f"PostgreSQL's disk is full: {first_line(exc)}") from None
-        except psycopg.OperationalError as exc:
-            if cursor.lost:
-                self._drop(cursor.connection)
-                raise StoreUnavailable(f"PostgreSQL connection lost: {first_line(exc)}") from None
-            raise
-        finally:
-            cursor.close()
-
-    def _read_cursor(self, replica: bool) -> psycopg.Cursor:
-        """A cursor where a read goes: the replica while it may serve it (`_replica_usable`), else the primary;
-        and the replica, a little behind perhaps, rather than no answer while the primary is away."""
-        if replica and self._replica_usable():
-            return self.reader(replica=True).cursor()
-        try:
-            if self.replica is not None and time.monotonic() < self._primary_away_until:
-                raise StoreUnavailable("the primary did not answer a moment ago")  # not waited on at every read
-            return self.reader().cursor()
-        except StoreUnavailable:
-            if self.replica is None:
-                raise
-            self._primary_away_until = max(self._primary_away_until, time.monotonic() + CONNECT_TIMEOUT)
-            with contextlib.suppress(StoreUnavailable):
-                return self.reader(replica=True).cursor()
-            raise
-
-    def _drop(self, conn: psycopg.Connection) -> str | None:
-        """Forget a lost connection of this thread's; which it was."""
-        with contextlib.suppress(psycopg.Error):
-            conn.close()
-        for slot in ("primary", "replica"):
-            if getattr(self._local, slot, None) is conn:
-                setattr(self._local, slot, None)
-                return slot
-        return None
-
-    def _replica_usable(self) -> bool:
-        """Whether this read may go to the replica (replica.ReplicaGate): asked on this thread's connection to it
-        when the gate cannot say."""
-        gate = self.replica
-        if gate is None:
-            return False
-        decided = gate.due()
-        if decided is not None:
-            return decided
-        try:
-            row = self.reader(replica=True).execute(REPLAY_LSN).fetchone()
-        except (StoreUnavailable, psycopg.Error) as exc:
-            if (lost := getattr(self._local, "replica", None)) is not None:
-                self._drop(lost)
-            gate.failed(f"the replica does not answer ({first_line(exc)})")
-            return False
-        return gate.answered(bool(row and row[0]), int(row[1] or 0) if row else 0)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[psycopg.Cursor]:
@@ -362,10 +274,8 @@ class Connections(Background):
         self._listeners.clear()
         if self._ranking is not None:
             self._ranking.shutdown(wait=False)
-        with self._held_lock:
-            held, self._held = self._held, []
-        for _, conn in held:
-            conn.close()
+        for pool in self._pools.values():
+            pool.close()
         with self._write_lock:
             if self._writer is not None:
                 self._writer.close()

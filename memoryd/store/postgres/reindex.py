@@ -28,7 +28,9 @@ def staging_namespace(namespace: str) -> str:
 def build(live: Store, fill: Callable[[MemoryStore], R]) -> tuple[Store, R]:
     """A staging namespace filled by a forced sync, its ids past the live ones, its embedding cache seeded from
     the live namespace."""
-    staging = Store(live.url, staging_namespace(live.namespace), readers=live.readers_granted)
+    staging = Store(
+        live.url, staging_namespace(live.namespace), readers=live.readers_granted, max_connections=live.max_connections
+    )
     try:
         with live.reading() as cur:
             cur.execute(

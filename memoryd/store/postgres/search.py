@@ -201,21 +201,22 @@ class Search(Files):
     def iter_vectors(self, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         if not self.dims:
             return
-        conn = self.reader(replica=True)
-        if not answers(conn):  # dropped by a server restart while idle: the thread's next one is new
+        with self.borrowing():
             conn = self.reader(replica=True)
-        with conn.transaction(), conn.cursor(name="vectors") as cur:
-            cur.itersize = batch
-            cur.execute(
-                sql.SQL(
-                    "SELECT id, vector_send(embedding) FROM {}.chunks WHERE embedding IS NOT NULL ORDER BY id"
-                ).format(self._s)
-            )
-            while rows := cur.fetchmany(batch):
-                yield (
-                    np.array([r[0] for r in rows], dtype=np.int64),
-                    np.stack([sent_vector(r[1]) for r in rows]),
+            if not answers(conn):  # dropped by a server restart while idle: the thread's next one is new
+                conn = self.reader(replica=True)
+            with conn.transaction(), conn.cursor(name="vectors") as cur:
+                cur.itersize = batch
+                cur.execute(
+                    sql.SQL(
+                        "SELECT id, vector_send(embedding) FROM {}.chunks WHERE embedding IS NOT NULL ORDER BY id"
+                    ).format(self._s)
                 )
+                while rows := cur.fetchmany(batch):
+                    yield (
+                        np.array([r[0] for r in rows], dtype=np.int64),
+                        np.stack([sent_vector(r[1]) for r in rows]),
+                    )
 
     def vectors_by_ids(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         if not self.dims or not len(ids):
@@ -279,10 +280,9 @@ class Search(Files):
         among = "lang = %s AND " if language is not None else ""
         with self.reading(replica=True) as cur:
             ef = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, wanted))
-            held = getattr(self._local, "ef", None)  # (connection, ef) it was set on: a new connection has none
-            if held is None or held[0] is not cur.connection or held[1] != ef:
+            if self._ef.get(cur.connection) != ef:  # as last set on this connection (a new one has none)
                 cur.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(ef)))
-                self._local.ef = (cur.connection, ef)
+                self._ef[cur.connection] = ef  # the one it ran on (a lost connection is replaced)
             cur.execute(
                 sql.SQL(
                     f"SELECT id, 1 - (embedding <=> %s::vector) FROM {{}}.chunks WHERE {among}embedding IS NOT NULL"

@@ -88,6 +88,10 @@ class State(Connections):
         say): bytes of WAL not yet replayed, and seconds since the last replayed commit while any is waiting."""
         if not self.read_url:
             return None
+        with self.borrowing():
+            return self._replica_lag()
+
+    def _replica_lag(self) -> dict[str, float] | None:
         try:
             try:  # the replica itself, whether or not searches read it now
                 recovering, replayed, since = one_row(
