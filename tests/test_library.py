@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import memoryd
-from memoryd.config import EmbeddingConfig
+from memoryd.config import ChunkingConfig, EmbeddingConfig
 from memoryd.store.lock import Locked
 from memoryd_client import SearchHit, SearchResults
 
@@ -44,3 +44,26 @@ def test_an_agent_of_a_config_file(tmp_path: Path, workspace: Path) -> None:
     with memoryd.Memory.from_config(config, "notes") as memory:
         memory.sync()
         assert memory.search("JWT").raw["agent"] == "notes"
+
+
+def test_a_write_analyses_only_the_chunks_of_its_note_it_changed(workspace: Path, data_dir: Path) -> None:
+    """Today's note is written to all day and indexed whole after each write: its earlier chunks are not analysed
+    again (their keyword columns are the same text's), and what the index holds is what a fresh sync makes."""
+    from memoryd.ingest import batch
+
+    sections = "\n".join(
+        f"## Topic {n}\nThe {n}th decision concerns the shard router and its quota.\n" for n in range(12)
+    )
+    write(workspace / "memory" / "day.md", sections)
+    with memoryd.Memory.quick(
+        workspace, data_dir, embedding=EmbeddingConfig(provider="hash"), chunking=ChunkingConfig(tokens=32, overlap=0)
+    ) as memory:
+        memory.sync()
+        before = batch._analysed.cache_info()
+        written = memory.write("The pelican rollout waits for the shard router.", "day.md")
+        after = batch._analysed.cache_info()
+        assert written["indexed"]
+        assert after.misses - before.misses <= 2  # the chunk the entry went into (and a new one after it)
+        assert after.hits - before.hits >= 10  # the others, as they were
+        found = memory.search("pelican rollout", mode="keyword")
+        assert found.results and found.results[0].path == "memory/day.md"

@@ -89,9 +89,9 @@ def stored(chunk: Chunk) -> NewChunk:
     )
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _analysed(text: str, heading: str) -> tuple[tuple[str, str, str, str], str]:
-    """A chunk's keyword columns and language, kept for the chunks analysed last: a note written to again (today's
+    """A chunk's keyword columns and language, kept for the last 256 chunks analysed: a note written to again (today's
     note, at each `write`) is indexed whole, and its earlier chunks are the same text as the last time."""
     return fts_row(text, heading), language_of(text)
 
