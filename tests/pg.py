@@ -35,6 +35,7 @@ class Cluster:
         self.replica_dir: Path | None = None
         self.replica_socket: str | None = None
         self.port: int | None = None  # a TCP port (serve_tcp), which names the Unix socket too
+        self.more_replicas: list[Path] = []  # replicas past the first
         self.sql("CREATE EXTENSION IF NOT EXISTS vector")  # a deployment's one superuser step
 
     def url(self, role: str = "postgres", *, replica: bool = False) -> str:
@@ -77,9 +78,10 @@ class Cluster:
             "-l", str(self.root / "primary" / "log"), "-w", "start",
         )  # fmt: skip
 
-    def add_replica(self) -> str:
-        """A streaming replica of the primary (pg_basebackup -R), started on its own socket; returns its URL."""
-        folder = self.root / "replica"
+    def add_replica(self, name: str = "replica") -> str:
+        """A streaming replica of the primary (pg_basebackup -R), started on its own socket; returns its URL. The
+        first one is the replica the other methods (promote_replica, stop_replica) act on."""
+        folder = self.root / name
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(mode=0o700)
@@ -105,8 +107,11 @@ class Cluster:
             _bin("pg_ctl"), "-D", str(folder), "-o", f'-h "" -k {folder} -c hot_standby_feedback=on',
             "-l", str(folder / "log"), "-w", "start",
         )  # fmt: skip
-        self.replica_dir, self.replica_socket = folder, str(folder)
-        return self.url(replica=True)
+        if self.replica_dir is None or self.replica_dir == folder:
+            self.replica_dir, self.replica_socket = folder, str(folder)
+        else:
+            self.more_replicas.append(folder)
+        return f"postgresql://postgres@/postgres?host={folder}"
 
     def serve_tcp(self, port: int) -> None:
         """Restart the primary listening on 127.0.0.1:`port` too (the Unix socket's name then carries the port)."""
@@ -127,9 +132,9 @@ class Cluster:
         self._run(_bin("pg_ctl"), "-D", str(self.replica_dir), "-m", "immediate", "-w", "stop")
 
     def close(self) -> None:
-        if self.replica_dir is not None:
+        for folder in [self.replica_dir, *self.more_replicas] if self.replica_dir is not None else []:
             with contextlib.suppress(subprocess.CalledProcessError):
-                self._run(_bin("pg_ctl"), "-D", str(self.replica_dir), "-m", "immediate", "-w", "stop")
+                self._run(_bin("pg_ctl"), "-D", str(folder), "-m", "immediate", "-w", "stop")
         self.server.cleanup()
         if (self.root / "primary" / "postmaster.pid").exists():  # pgserver leaves a server it did not start running
             with contextlib.suppress(subprocess.CalledProcessError):
