@@ -683,9 +683,8 @@ def test_notes_in_two_languages_are_read_on_one_scale(cluster: Cluster, tmp_path
 
 
 def _sessions(cluster: Cluster, namespace: str) -> int:
-    return int(
-        cluster.sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (f"memoryd:{namespace}",))[0][0]
-    )
+    rows = cluster.sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (f"memoryd:{namespace}",))
+    return int(rows[0][0])
 
 
 def test_a_daemon_holds_no_more_read_connections_than_max_connections(cluster: Cluster, tmp_path: Path) -> None:
@@ -703,7 +702,7 @@ def test_a_daemon_holds_no_more_read_connections_than_max_connections(cluster: C
             for i in range(12):
                 try:
                     assert client.search(f"{QUERIES[(offset + i) % len(QUERIES)]} {i}", mode="hybrid").results
-                except Exception as exc:  # noqa: BLE001 - collected and reported below
+                except Exception as exc:  # collected and reported below
                     failed.append(repr(exc))
 
     def watch() -> None:
@@ -765,4 +764,21 @@ def test_a_read_that_finds_every_connection_lent_waits_then_says_busy(
         assert store.connection_counts()["primary"] == {"open": 1, "idle": 1, "limit": 1}
     finally:
         release.set()
+        store.close()
+
+
+def test_a_read_connection_left_inside_a_transaction_is_not_lent_again(cluster: Cluster) -> None:
+    """A connection given back in the middle of a transaction would run the next borrower's reads inside it (and
+    hold its locks and snapshot): it is closed instead."""
+    from memoryd.store.postgres.connections import Connections
+
+    store = Connections(cluster.url(), "midway", max_connections=2)
+    try:
+        with store.borrowing():
+            store.reader().execute("BEGIN")
+        assert store.connection_counts()["primary"]["open"] == 0
+        with store.reading() as cur:
+            assert cur.execute("SELECT now() = statement_timestamp()").fetchone() == (True,)  # not inside one
+        assert store.connection_counts()["primary"] == {"open": 1, "idle": 1, "limit": 2}
+    finally:
         store.close()

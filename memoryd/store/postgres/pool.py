@@ -64,11 +64,12 @@ class ReadPool:
         return conn
 
     def give(self, conn: psycopg.Connection) -> None:
-        """Back for another read (a broken or closed one is let go)."""
+        """Back for another read (a broken or closed one, or one left inside a transaction, is let go)."""
+        idle = psycopg.pq.TransactionStatus.IDLE
         with self._cond:
             if conn not in self._open:
                 return
-            if conn.closed or conn.broken or self._closed:
+            if conn.closed or conn.broken or self._closed or conn.info.transaction_status != idle:
                 self._open.discard(conn)
                 with contextlib.suppress(psycopg.Error):
                     conn.close()
