@@ -77,7 +77,20 @@ def headline(found: dict[str, Any]) -> dict[str, float | None]:
             f"pg / sqlite hybrid p50 @{row['chunks']}": row.get("hybrid_p50_ratio")
             for row in sorted(found.get("scale", {}).values(), key=lambda row: row["chunks"])
         },
+        **{
+            f"pg / sqlite hybrid q/s @{row['chunks']}, 8 clients": _throughput_ratio(row)
+            for row in sorted(found.get("scale", {}).values(), key=lambda row: row["chunks"])
+        },
     }
+
+
+def _throughput_ratio(row: dict[str, Any]) -> float | None:
+    """PostgreSQL's hybrid searches per second with 8 clients over SQLite's, on the same index."""
+    try:
+        ours, theirs = (row[store]["search_hybrid"]["8_clients"]["qps"] for store in ("postgresql", "sqlite"))
+    except (KeyError, TypeError):
+        return None
+    return round(ours / theirs, 2) if theirs else None
 
 
 def markdown(found: dict[str, Any]) -> list[str]:

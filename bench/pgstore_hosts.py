@@ -1,11 +1,16 @@
 """The pgstore bench's scale-out part on simulated hosts (bench/hosts.py): each daemon with its clients, the primary
 and each streaming replica in a CPU quota of its own, all the same size. One daemon (on the primary), then two (the
 second reading a replica), then three (the third reading a second replica) serve 8 clients each on SciFact's
-namespace; searches per second are added up over the daemons under load."""
+namespace; searches per second are added up over the daemons under load.
+
+Every daemon in every run asks questions no daemon was asked before (a daemon keeps the vectors of the questions it
+embedded: asked again, they cost it less, and a later run would look faster), and all three run a warm-up load
+together first, so that no server's cache is cold in one run and warm in the next."""
 
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import tempfile
@@ -17,24 +22,30 @@ from bench import hosts
 from bench.beir import load
 from bench.pgstore_quality import timings
 from bench.pgstore_shared import reader
+from bench.synthetic import _sentences
 from tests.harness import Daemon
 from tests.pg import Cluster
 
 CLIENTS = 8
+PER_LOAD = 600  # questions for one daemon's clients in one run (more than they ask in it)
+WARM_UP_SECONDS = 15.0
 NAMESPACE = "scifact-main"
 
 
-def _loads(daemons: list[Daemon], where: list[hosts.Host], queries: Path, seconds: float) -> dict[str, Any]:
-    """8 clients on each daemon, each daemon's clients in its host, all started together."""
+def questions(count: int, seed: int = 5) -> list[str]:
+    """`count` distinct questions: SciFact's claims, then sentences of its abstracts cut to a question's length."""
+    claims = list(load("scifact").queries.values())
+    sentences = [" ".join(s.split()[:14]) for s in _sentences()]
+    random.Random(seed).shuffle(sentences)
+    return list(dict.fromkeys([*claims, *sentences]))[:count]
+
+
+def _loads(daemons: list[Daemon], where: list[hosts.Host], asked: list[Path], seconds: float) -> dict[str, Any]:
+    """8 clients on each daemon, each daemon's clients in its host and with questions of their own, started
+    together."""
     procs = []
-    for number, (daemon, host) in enumerate(zip(daemons, where, strict=True)):
-        request = {
-            "socket": str(daemon.socket),
-            "queries_file": str(queries),
-            "clients": CLIENTS,
-            "seconds": seconds,
-            "offset": number * 97,
-        }
+    for daemon, host, queries in zip(daemons, where, asked, strict=True):
+        request = {"socket": str(daemon.socket), "queries_file": str(queries), "clients": CLIENTS, "seconds": seconds}
         proc = subprocess.Popen(
             [sys.executable, "-m", "bench.hosts", json.dumps(request)],
             stdin=subprocess.PIPE,
@@ -48,7 +59,11 @@ def _loads(daemons: list[Daemon], where: list[hosts.Host], queries: Path, second
         assert proc.stdin is not None
         proc.stdin.write("go\n")
         proc.stdin.close()
-    found = [json.loads(proc.communicate()[0]) for proc in procs]
+    found = []
+    for proc in procs:
+        assert proc.stdout is not None
+        found.append(json.loads(proc.stdout.read()))
+        proc.wait()
     latencies = [x for f in found for x in f["latencies"]]
     return {
         "qps": round(sum(f["searches"] / f["seconds"] for f in found), 2),
@@ -63,8 +78,12 @@ def scaleout(cluster: Cluster, work: Path, seconds: float, cores: float) -> dict
     why = hosts.available()
     if why is not None:
         return {"skipped": f"simulated hosts: {why}"}
-    queries = Path(tempfile.mkdtemp(prefix="hosts-")) / "queries.json"
-    queries.write_text(json.dumps(list(load("scifact").queries.values())))
+    folder = Path(tempfile.mkdtemp(prefix="hosts-"))
+    pool = questions(PER_LOAD * 9)  # a warm-up and three runs: 1 + 2 + 3 daemons, and 3 warming up
+    slices: list[Path] = []
+    for n in range(9):
+        slices.append(folder / f"questions-{n}.json")
+        slices[-1].write_text(json.dumps(pool[n * PER_LOAD : (n + 1) * PER_LOAD]))
     replicas = [cluster.add_replica(f"replica-{n}") for n in (1, 2)]
     servers = [cluster.root / "primary", *(cluster.root / f"replica-{n}" for n in (1, 2))]
     made: list[hosts.Host] = []
@@ -85,8 +104,12 @@ def scaleout(cluster: Cluster, work: Path, seconds: float, cores: float) -> dict
             daemon.wait_idle()
         daemon_hosts = made[3:]
         time.sleep(2)  # the replicas' replay of what the daemons' start wrote
+        _loads(daemons, daemon_hosts, slices[:3], WARM_UP_SECONDS)
+        used = 3
         for count in (1, 2, 3):
-            out[f"{count}_daemons"] = _loads(daemons[:count], daemon_hosts[:count], queries, seconds)
+            asked = slices[used : used + count]
+            out[f"{count}_daemons"] = _loads(daemons[:count], daemon_hosts[:count], asked, seconds)
+            used += count
             print(f"  [hosts] {count} daemon(s): {out[f'{count}_daemons']['qps']} q/s", flush=True)
         one = out["1_daemons"]["qps"]
         out["ratio_2"] = round(out["2_daemons"]["qps"] / one, 2) if one else None
