@@ -368,7 +368,8 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
 
 def _merge_pgstore(merged: dict[str, Any], found: dict[str, Any], machine: dict[str, Any]) -> None:
     """A pgstore run's parts over the ones kept, each part from its newest run; the scale part per index size
-    (a run at a million chunks leaves the 100k figures of an earlier run standing)."""
+    (a run at a million chunks leaves the 100k figures of an earlier run standing), the quality part per set (the
+    scale-out part's run measures SciFact alone)."""
     kept = merged.setdefault("pgstore", {})
     machines = merged.setdefault("machines", {})
     for sub, value in found.items():
@@ -376,6 +377,9 @@ def _merge_pgstore(merged: dict[str, Any], found: dict[str, Any], machine: dict[
             kept["scale"] = {**kept.get("scale", {}), **value}
             machines.pop("pgstore scale", None)
             machines.update({f"pgstore scale {size}": machine for size in value})
+        elif sub == "quality":
+            kept["quality"] = {**kept.get("quality", {}), **value}
+            machines[f"pgstore {sub}"] = machine
         else:
             kept[sub] = value
             machines[f"pgstore {sub}"] = machine
