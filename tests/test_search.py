@@ -574,3 +574,36 @@ def test_a_cjk_iteration_mark_stays_with_its_word() -> None:
 
     assert analyze("佐々木さん").body.split()[0] == "佐々木"
     assert analyze("ย้ายCIของbilling").body.split() == ["ย้าย", "ci", "ของ", "bill"]
+
+
+def test_rare_terms_that_find_too_little_widen_to_what_can_reach_the_page(
+    workspace: Path, memory_factory: Callable[..., AgentMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the chunks the rarest terms find cannot fill the page against what the commoner ones could add, the
+    commoner terms too weak to reach its last score still only score (MaxScore): the page is the one ranking every
+    chunk holding any term gives, without ranking the chunks that hold the commonest terms alone."""
+    from memoryd.search import keyword
+
+    lines = []
+    for i in range(120):
+        words = ["in the ward"]
+        words += ["adult"] * (i % 6 == 0) + ["tissue"] * (i % 5 == 0) + ["cells"] * (i % 2 == 0)
+        words += ["quokka"] * (i in (7, 50)) + ["memory"] * (i in (3, 40, 41, 90))
+        lines.append(f"## Entry {i}\n{' '.join(words)} note {i}\n")
+    write(workspace / "memory" / "ward.md", "\n".join(lines))
+    memory = memory_factory()
+    memory.sync()
+    store = memory.store
+    question = "in adult tissue most cells are memory quokka"
+    everything = [(h.chunk_id, round(h.bm25, 9)) for h in keyword.keyword_search(store, question, 5)]
+    monkeypatch.setattr(keyword, "RECRUIT_POSTINGS", 6)  # only terms in at most 6 chunks recruit
+    monkeypatch.setattr(keyword, "RECRUIT_SHARE", 0.0)
+    asked: list[str] = []
+    ranked = store.bm25_many
+    monkeypatch.setattr(store, "bm25_many", lambda qs, *a: (asked.extend(q.expression for q in qs), ranked(qs, *a))[1])
+    monkeypatch.setattr(store, "bm25", lambda q, *a: (asked.append(q.expression), Store.bm25(store, q, *a))[1])
+    widened = [(h.chunk_id, round(h.bm25, 9)) for h in keyword.keyword_search(store, question, 5)]
+    assert widened == everything
+    anything = match_expression(keyword.informative_terms(store, query_terms(question)), "OR")
+    assert anything not in asked, asked  # the chunks holding only "in" were never ranked
+    assert any('"tissu"' in q and '"in"' not in q.split(" AND ")[0] for q in asked), asked  # tissue recruited
