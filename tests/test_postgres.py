@@ -782,3 +782,30 @@ def test_a_read_connection_left_inside_a_transaction_is_not_lent_again(cluster: 
         assert store.connection_counts()["primary"] == {"open": 1, "idle": 1, "limit": 2}
     finally:
         store.close()
+
+
+def test_a_leftover_that_cannot_be_dropped_now_does_not_stop_the_writer(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reindex killed mid-way leaves a staging schema whose tables its session may still hold (a large one's
+    rollback takes a while): dropping it past the statement timeout failed the daemon's start. The writer starts,
+    searches, and drops it at a later start."""
+    import psycopg
+
+    from memoryd.store.postgres import Store, connections
+
+    monkeypatch.setattr(connections, "STATEMENT_TIMEOUT_MS", 300)
+    workspace = _notes(tmp_path / "ws")
+    store = PostgresStore(cluster.url(), "stuck")
+    with _memory(workspace, tmp_path / "d", store) as memory:
+        memory.sync()
+    Store(cluster.url(), "stuck__staging_4343").close()
+    with psycopg.connect(cluster.url()) as holder:
+        holder.execute('LOCK TABLE "memoryd_stuck__staging_4343".chunks IN ACCESS SHARE MODE')
+        with _memory(workspace, tmp_path / "d", store) as memory:
+            assert memory.role == "writer"
+            assert _found(memory, "valkey", "keyword")
+            assert memory.store.leftovers() == ["memoryd_stuck__staging_4343"]
+        holder.rollback()
+    with _memory(workspace, tmp_path / "d", store) as memory:
+        assert memory.store.leftovers() == []

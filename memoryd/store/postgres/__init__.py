@@ -5,6 +5,7 @@ reading, on the primary or a streaming replica. Keyword ranking is BM25 over mem
 import structlog
 from psycopg import sql
 
+from memoryd.store.interface import StoreUnavailable
 from memoryd.store.postgres.cache import Cache
 from memoryd.store.postgres.connections import NotGranted, NotWriter, redact_url
 from memoryd.store.postgres.schema import LAYOUT_TARGET, RETIRED_MARK, STAGING_MARK, UP_TO_DATE, upgrade
@@ -28,7 +29,15 @@ class Store(Cache):
             return False
         if not was:
             self._upgrade()
-            dropped = self.drop_leftovers()
+            try:
+                dropped = self.drop_leftovers()
+            except StoreUnavailable as exc:  # busy too: a killed reindex's session may still hold them a while
+                log.warning(
+                    "what interrupted reindexes left is dropped at the next start instead",
+                    namespace=self.namespace,
+                    error=str(exc),
+                )
+                dropped = []
             if dropped:
                 log.warning("dropped what interrupted reindexes left", namespace=self.namespace, schemas=dropped)
         return True
