@@ -76,7 +76,7 @@ class Host:
             self.path.rmdir()
 
 
-def load(socket: str, queries_file: str, clients: int, seconds: float, offset: int = 0) -> dict[str, object]:
+def load(socket: str, queries_file: str, clients: int, seconds: float) -> dict[str, object]:
     """`clients` connections searching (hybrid) for `seconds`, once "go" is read from stdin (the caller moves this
     process into its host first): searches done, failures, and each one's latency."""
     import json
@@ -110,7 +110,7 @@ def load(socket: str, queries_file: str, clients: int, seconds: float, offset: i
             latencies.extend(mine)
 
     began = time.perf_counter()
-    threads = [threading.Thread(target=worker, args=(offset + i,)) for i in range(clients)]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -22,7 +22,7 @@ from bench import hosts
 from bench.beir import load
 from bench.pgstore_quality import timings
 from bench.pgstore_shared import reader
-from bench.synthetic import _sentences
+from bench.synthetic import sentences
 from tests.harness import Daemon
 from tests.pg import Cluster
 
@@ -35,9 +35,9 @@ NAMESPACE = "scifact-main"
 def questions(count: int, seed: int = 5) -> list[str]:
     """`count` distinct questions: SciFact's claims, then sentences of its abstracts cut to a question's length."""
     claims = list(load("scifact").queries.values())
-    sentences = [" ".join(s.split()[:14]) for s in _sentences()]
-    random.Random(seed).shuffle(sentences)
-    return list(dict.fromkeys([*claims, *sentences]))[:count]
+    cut = [" ".join(s.split()[:14]) for s in sentences()]
+    random.Random(seed).shuffle(cut)
+    return list(dict.fromkeys([*claims, *cut]))[:count]
 
 
 def _loads(daemons: list[Daemon], where: list[hosts.Host], asked: list[Path], seconds: float) -> dict[str, Any]:

@@ -13,7 +13,7 @@ SECTIONS_PER_FILE = 10
 FIRST_DAY = dt.date(2023, 1, 1)
 
 
-def _sentences() -> list[str]:
+def sentences() -> list[str]:
     dataset = load_scifact()
     out: list[str] = []
     for _, text in dataset.docs.values():
@@ -28,7 +28,7 @@ def build(workspace: Path, chunks: int, seed: int = 7, dated: bool = False) -> P
     if marker.exists():
         return workspace
     rng = random.Random(seed)
-    sentences = _sentences()
+    said = sentences()
     files = (chunks + SECTIONS_PER_FILE - 1) // SECTIONS_PER_FILE
     for f in range(files):
         day = FIRST_DAY + dt.timedelta(days=f)
@@ -38,7 +38,7 @@ def build(workspace: Path, chunks: int, seed: int = 7, dated: bool = False) -> P
         for s in range(SECTIONS_PER_FILE):
             if f * SECTIONS_PER_FILE + s >= chunks:
                 break
-            parts.append(f"## Entry {f}.{s}\n{rng.choice(sentences)}\n")
+            parts.append(f"## Entry {f}.{s}\n{rng.choice(said)}\n")
         (folder / (f"{day.isoformat()}.md" if dated else f"note-{f:05d}.md")).write_text(
             "\n".join(parts), encoding="utf-8"
         )

@@ -468,7 +468,7 @@ def test_searches_read_the_replica(cluster: Cluster, tmp_path: Path) -> None:
 
 
 def test_searches_open_no_connection_of_their_own(cluster: Cluster, tmp_path: Path) -> None:
-    """Each thread reads through its own connection, so a search's vector side runs on threads kept between
+    """Reads borrow pooled connections, and a search's vector side runs on threads kept between
     searches: 40 hybrid searches open at most one server session per such thread (a thread started for each
     search made the server start a backend for each)."""
 

@@ -105,9 +105,7 @@ def keyword_search(
     found = store.bm25_many(queries, BM25_WEIGHTS, limit, filters) if queries else []
     if every is not None and complete is None:
         complete = found.pop()
-    scores: dict[int, float] = {}
-    for part in reversed(found):  # the paired query's score is a chunk's whole score
-        scores.update(part)
+    scores = _whole_scores(found)
     if plan.scorers and len(terms) == 2 and complete:
         scores.update(complete)  # for two terms the paired query is the all-terms one
     if not plan.exact and _too_little(scores, limit, [df for df, t in weighed if t in plan.scorers], chunks):
@@ -119,6 +117,15 @@ def keyword_search(
     hits = [KeywordHit(cid, score * ranked[cid], ranked[cid] > 1.0) for cid, score in scores.items()]
     hits.sort(key=lambda h: h.bm25, reverse=True)
     return hits[:limit]
+
+
+def _whole_scores(parts: list[list[tuple[int, float]]], scores: dict[int, float] | None = None) -> dict[int, float]:
+    """The rankings of a plan's queries as one, over `scores`: a chunk the paired query (the first) found has its whole
+    score there, where the query of recruits alone scored only those."""
+    whole = dict(scores or {})
+    for part in reversed(parts):
+        whole.update(part)
+    return whole
 
 
 def _widened(
@@ -139,10 +146,7 @@ def _widened(
         plan = _bounded_plan(weighed, sorted(scores.values(), reverse=True)[limit - 1], chunks)
         if plan.scorers:
             found = store.bm25_many(plan.queries(terms, frequencies), BM25_WEIGHTS, limit, filters)
-            widened = dict(scores)  # each a chunk's whole score, as the paired queries give it
-            for part in reversed(found):
-                widened.update(part)
-            return widened
+            return _whole_scores(found, scores)
     anything = _match(match_expression(terms, "OR"), [terms], frequencies)
     return dict(store.bm25(anything, BM25_WEIGHTS, limit, filters))
 

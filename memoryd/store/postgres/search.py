@@ -203,7 +203,7 @@ class Search(Files):
             return
         with self.borrowing():
             conn = self.reader(replica=True)
-            if not answers(conn):  # dropped by a server restart while idle: the thread's next one is new
+            if not answers(conn):  # dropped by a server restart while idle: the next one taken is new
                 conn = self.reader(replica=True)
             with conn.transaction(), conn.cursor(name="vectors") as cur:
                 cur.itersize = batch
