@@ -213,18 +213,25 @@ def test_hnsw_finds_the_exact_top_ten(cluster: Cluster, tmp_path: Path) -> None:
 
 def test_a_vector_index_left_unbuilt_is_built_by_the_next_sync(cluster: Cluster, tmp_path: Path) -> None:
     """A writer that died between the first vectors and the end of their sync left no index: searches rank by an
-    exact scan meanwhile, and the next writer's sync builds it."""
+    exact scan meanwhile, and the next writer's sync builds it. (Scores to within the daemon's int8 matrix, which
+    answers once loaded, and the server's exact cosine, which answers until then.)"""
     workspace = _notes(tmp_path / "ws")
+
+    def same(found: list[tuple[str, float]], expected: list[tuple[str, float]]) -> bool:
+        return [c for c, _ in found] == [c for c, _ in expected] and all(
+            abs(a[1] - b[1]) < 0.005 for a, b in zip(found, expected, strict=True)
+        )
+
     with _memory(workspace, tmp_path / "a", PostgresStore(cluster.url(), "unbuilt")) as memory:
         memory.sync()
         expected = _found(memory, "redis cache outage", "hybrid")
     cluster.sql('DROP INDEX "memoryd_unbuilt".chunks_embedding')
     cluster.sql("""INSERT INTO "memoryd_unbuilt".meta VALUES ('vector_index_pending', '1')""")
     with _memory(workspace, tmp_path / "b", PostgresStore(cluster.url(), "unbuilt")) as memory:
-        assert _found(memory, "redis cache outage", "hybrid") == expected  # no index: the same by a scan
+        assert same(_found(memory, "redis cache outage", "hybrid"), expected)  # no index: the same by a scan
         memory.sync()
         assert _vector_index(cluster, "unbuilt") == (["chunks_embedding"], [])
-        assert _found(memory, "redis cache outage", "hybrid") == expected
+        assert same(_found(memory, "redis cache outage", "hybrid"), expected)
 
 
 def test_delete_and_replace_keep_counts_and_vocabulary(cluster: Cluster, tmp_path: Path) -> None:

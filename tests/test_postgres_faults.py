@@ -185,10 +185,11 @@ def test_a_namespace_another_role_made_first_is_refused(cluster: Cluster, tmp_pa
         with daemon.client() as client:
             written = client.write("The victim's private note: the vault path is secret/okapi.")
         assert written["indexed"] is False
-        for table in ("files", "chunks", "embedding_cache", "access", "cursors"):
+        for table in ("files", "chunks", "embedding_cache", "access", "cursors", "changes"):
             assert cluster.sql(f"SELECT count(*) FROM memoryd_victim.{table}") == [(0,)], table
         meta = cluster.sql("SELECT key FROM memoryd_victim.meta ORDER BY key")
-        assert meta == [("schema_version",), ("writer_generation",)], meta  # only what the squatter's DDL put
+        # only what the squatter's DDL put
+        assert meta == [("index_generation",), ("schema_version",), ("writer_generation",)], meta
         assert cluster.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
         daemon.check_running()
     finally:

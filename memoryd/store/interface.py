@@ -44,9 +44,11 @@ class MemoryStore(Protocol):
     """One agent's index. Thread-safe: any number of readers beside one writer."""
 
     path: Path  # where it lives (a file; for a server, what names it)
-    # what ranking one matching row by BM25 costs, in FTS5's units: keyword search lets only rarer terms recruit
-    # chunks where it is high (the rest score what those find), keeping the same top results
-    ranking_cost: float
+    @property
+    def ranking_cost(self) -> float:
+        """What ranking one matching row by BM25 costs, in FTS5's units: keyword search lets only rarer terms
+        recruit chunks where it is high (the rest score what those find), keeping the same top results."""
+        ...
 
     # -- lifecycle and state -------------------------------------------------------------------------
     def close(self) -> None: ...

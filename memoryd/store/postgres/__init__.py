@@ -1,6 +1,7 @@
 """The PostgreSQL store: a namespace (one agent's memory) that several daemons share, one writing, any number
 reading, on the primary or a streaming replica. Keyword ranking is BM25 over memoryd's analyzer terms
-(`terms.py`), vectors go through pgvector's HNSW index."""
+(`terms.py`), ranked in the daemon once it holds the postings (`postings.py`); vectors are searched in a matrix
+in the daemon (`followed.py`), through pgvector's HNSW index until it is loaded."""
 
 import structlog
 from psycopg import sql
@@ -16,10 +17,11 @@ log = structlog.get_logger("memoryd.postgres")
 class Store(Cache):
     """One namespace in PostgreSQL (memoryd.store.interface.MemoryStore)."""
 
-    serves_vectors = True  # nearest neighbours come from the server, not a matrix in the daemon
-    # a matching row's BM25 is computed in SQL from its jsonb counts: about 40 times what FTS5 spends (see
-    # memoryd.search.keyword.RECRUIT_SHARE for what it changes)
-    ranking_cost = 40.0
+    @property
+    def ranking_cost(self) -> float:
+        """Ranked in the daemon's postings about as dearly as FTS5 ranks; in SQL, from each matching row's jsonb
+        counts, about 40 times (see memoryd.search.keyword.RECRUIT_SHARE for what it changes)."""
+        return 1.0 if self.postings.ready else 40.0
 
     def try_lead(self) -> bool:
         """Become the namespace's writer if no other daemon is; on becoming it, drop what interrupted reindexes

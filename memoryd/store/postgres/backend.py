@@ -13,7 +13,7 @@ from memoryd.settings import PostgresStore
 from memoryd.store.interface import Filled, MemoryStore
 from memoryd.store.postgres import Store, redact_url
 from memoryd.store.postgres import reindex as staged
-from memoryd.store.postgres.served import ServedVectors
+from memoryd.store.postgres.followed import FollowedVectors
 
 log = structlog.get_logger("memoryd.store")
 R = TypeVar("R", bound=Filled)
@@ -38,7 +38,7 @@ class PostgresBackend:
         self.store: Store = Store(
             pg.url, pg.namespace, read_url=pg.read_url, readers=pg.readers, max_connections=pg.max_connections
         )
-        self.vectors = ServedVectors(self.store)
+        self.vectors = FollowedVectors(self.store)
 
     @property
     def role(self) -> str:
@@ -95,7 +95,9 @@ class PostgresBackend:
             "readers_granted": list(pg.readers),
             "read_connections": self.store.connection_counts(),
             "incompatible": self.store.incompatible,
-            "keyword_ranking": "bm25 (postgresql)",
+            "keyword_ranking": "bm25 (in the daemon)" if self.store.postings.ready else "bm25 (postgresql)",
+            "keyword_postings_mb": round(self.store.postings.nbytes / 2**20, 3),
+            "vectors_searched": "in the daemon" if self.vectors.held else "by the server (hnsw)",
         }
 
     def close(self) -> None:

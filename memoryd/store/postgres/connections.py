@@ -25,6 +25,7 @@ from memoryd.store.postgres.background import Background
 from memoryd.store.postgres.liveness import answers, first_line, hold_for_life
 from memoryd.store.postgres.namespace import create_namespace, foreign_owner, grant_readers, may_write, too_new
 from memoryd.store.postgres.pool import ReadPool
+from memoryd.store.postgres.postings import KeywordPostings
 from memoryd.store.postgres.reads import Reads
 from memoryd.store.postgres.replica import CURRENT_LSN, ReplicaGate
 from memoryd.store.postgres.schema import CHANNEL, schema_name
@@ -79,6 +80,7 @@ class Connections(Reads, Background):
         self._frequencies: dict[str, int] = {}
         self._phrase_hits: dict[str, int] = {}
         self._meta: dict[str, str | None] = {}
+        self.postings = KeywordPostings(self)  # BM25 ranked in the daemon, once loaded
         self._access: dict[str, tuple[int, float]] = {}  # hash -> (hits, last time) not yet written
         self._dims = 0
         self._closed = False
@@ -257,9 +259,14 @@ class Connections(Reads, Background):
             self._frequencies = {}
             self._phrase_hits = {}
             self._meta = {}
+        self.postings.stale()
 
     def subscribe(self, listener: ChangeListener) -> None:
         self._listeners.append(listener)
+
+    def unsubscribe(self, listener: ChangeListener) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
 
     def _notify(self, change: StoreChange) -> None:
         """After a commit of this daemon's (`writing` has already forgotten what it changed)."""
@@ -271,6 +278,7 @@ class Connections(Reads, Background):
         with contextlib.suppress(Exception):
             self.flush_access()
         self._closed = True
+        self.postings.drop()
         self._listeners.clear()
         if self._ranking is not None:
             self._ranking.shutdown(wait=False)

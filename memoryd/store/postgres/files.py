@@ -14,7 +14,13 @@ from psycopg.types.json import Jsonb
 
 from memoryd.store.errors import DiskFull, RequestFailed
 from memoryd.store.interface import StoreUnavailable
-from memoryd.store.postgres.schema import VECTOR_INDEX_PENDING, hnsw_build_memory, vector_column, vector_index
+from memoryd.store.postgres.schema import (
+    CHANGES_KEPT,
+    VECTOR_INDEX_PENDING,
+    hnsw_build_memory,
+    vector_column,
+    vector_index,
+)
 from memoryd.store.postgres.state import State
 from memoryd.store.postgres.terms import document_terms, encode
 from memoryd.store.rows import (
@@ -80,6 +86,7 @@ class Files(State):
         rows = cur.fetchall()
         if not rows:
             return []
+        self._log_changes(cur, [r[0] for r in rows], "r")
         terms: Counter[str] = Counter()
         for _, _, _, keys in rows:
             terms.update(keys)
@@ -91,6 +98,14 @@ class Files(State):
             (len(rows), sum(1 for r in rows if r[2]), sum(r[1] for r in rows)),
         )
         return [r[0] for r in rows]
+
+    def _log_changes(self, cur, chunks: Sequence[int], op: str) -> None:
+        """The change log's rows for chunks added ('a'), removed ('r') or given a vector ('v'), in this transaction
+        (schema.CHANGES)."""
+        cur.execute(
+            sql.SQL("INSERT INTO {}.changes(chunk, op) SELECT unnest(%s::bigint[]), %s").format(self._s),
+            (list(chunks), op),
+        )
 
     def _count_terms(self, cur, terms: Counter[str], sign: int) -> None:
         if not terms:
@@ -138,9 +153,30 @@ class Files(State):
             )
         self._dims = dims
 
+    def _prune_changes(self) -> None:
+        if not self.writable:
+            return
+        with self.reading() as cur:
+            cur.execute(sql.SQL("SELECT min(seq), max(seq) FROM {}.changes").format(self._s))
+            first, last = one_row(cur.fetchone())
+        if first is None or last - first < CHANGES_KEPT + CHANGES_KEPT // 10:
+            return
+        floor = int(last) - CHANGES_KEPT
+        with self.writing() as cur:
+            cur.execute(sql.SQL("DELETE FROM {}.changes WHERE seq <= %s").format(self._s), (floor,))
+            cur.execute(
+                sql.SQL(
+                    "INSERT INTO {}.meta VALUES ('changes_pruned_below', %s) ON CONFLICT (key)"
+                    " DO UPDATE SET value = excluded.value"
+                ).format(self._s),
+                (str(floor),),
+            )
+
     def settle(self) -> None:
         """Build the vector index that the namespace's first vectors put off (schema.vector_index), once they are
-        in; searches meanwhile rank vectors by an exact scan. A daemon that died first builds it at its next sync."""
+        in; searches meanwhile rank vectors by an exact scan. A daemon that died first builds it at its next sync.
+        The change log is cut to its last CHANGES_KEPT rows."""
+        self._prune_changes()
         if not self.writable or not self.dims or self.get_meta(VECTOR_INDEX_PENDING) is None:
             return
         embedded = self.row_counts()["embedded_chunks"]
@@ -287,6 +323,7 @@ class Files(State):
             added.append(one_row(cur.fetchone())[0])
             if not cur.nextset():
                 break
+        self._log_changes(cur, added, "a")
         self._count_terms(cur, terms, 1)
         cur.execute(
             sql.SQL("UPDATE {}.totals SET chunks = chunks + %s, embedded = embedded + %s, tokens = tokens + %s").format(
@@ -338,6 +375,7 @@ class Files(State):
                 ),
             )
             live = [r[0] for r in cur.fetchall()]
+            self._log_changes(cur, live, "v")
             cur.execute(sql.SQL("UPDATE {}.totals SET embedded = embedded + %s").format(self._s), (len(live),))
         if live:
             self._notify(attached_change(chunk_ids, live, vectors))

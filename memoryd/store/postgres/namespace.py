@@ -7,7 +7,7 @@ import contextlib
 import psycopg
 from psycopg import sql
 
-from memoryd.store.postgres.schema import SCHEMA_VERSION, create_tables, grant_read
+from memoryd.store.postgres.schema import GENERATION_ROW, SCHEMA_VERSION, create_tables, grant_read
 
 
 def create_namespace(conn: psycopg.Connection, cur: psycopg.Cursor, schema: str) -> None:
@@ -27,6 +27,7 @@ def create_namespace(conn: psycopg.Connection, cur: psycopg.Cursor, schema: str)
             ),
             (str(SCHEMA_VERSION),),
         )
+        cur.execute(sql.SQL(GENERATION_ROW).format(s=sql.Identifier(schema)))
 
 
 def foreign_owner(cur: psycopg.Cursor, namespace: str, schema: str) -> str | None:

@@ -6,7 +6,7 @@ import re
 
 from psycopg import sql
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the change log (CHANGES), which a writer of version 1 would not keep
 SCHEMA_PREFIX = "memoryd_"
 STAGING_MARK = "__staging_"
 RETIRED_MARK = "__retired_"
@@ -91,6 +91,7 @@ CREATE TABLE {s}.embedding_cache(
     created_at double precision NOT NULL,
     PRIMARY KEY (hash, provider, model, key_fp)
 );
+{changes};
 CREATE TABLE {s}.access(
     hash text PRIMARY KEY,
     hits bigint NOT NULL,
@@ -113,9 +114,25 @@ LAYOUT = (
 )
 
 
+# Every chunk a writer adds ('a'), removes ('r') or gives a vector ('v'), in commit order: daemons holding the
+# namespace's keyword postings (postings.py) or vectors (followed.py) read what it gained since they last looked
+# (changelog.py). A writer keeps the last CHANGES_KEPT rows; a daemon further behind (`changes_pruned_below` in
+# meta) reads everything anew, as it does when `index_generation`, made with each namespace and each reindex's,
+# changes.
+CHANGES = """CREATE TABLE IF NOT EXISTS {s}.changes(
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    chunk bigint NOT NULL,
+    op text NOT NULL
+)"""
+CHANGES_KEPT = 500_000
+GENERATION_ROW = (
+    "INSERT INTO {s}.meta VALUES ('index_generation', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING"
+)
+
+
 def create_tables(schema: str) -> sql.Composed:
     s = sql.Identifier(schema)
-    return sql.SQL(TABLES).format(s=s, layout=sql.SQL(LAYOUT).format(s=s))
+    return sql.SQL(TABLES).format(s=s, layout=sql.SQL(LAYOUT).format(s=s), changes=sql.SQL(CHANGES).format(s=s))
 
 
 def vector_column(schema: str, dims: int) -> sql.Composed:
@@ -164,13 +181,21 @@ def grant_read(schema: str, roles: list[str]) -> list[sql.Composed]:
 
 def upgrade(schema: str) -> sql.Composed:
     """What a namespace made by an older memoryd lacks, added in place (its writer runs it on taking the lead):
-    the chunks' window vectors and languages (filled by the reindex their new chunking signature asks for) and the
-    rows' layout (rows written from then on; the reindex rewrites the others)."""
+    the chunks' window vectors and languages (filled by the reindex their new chunking signature asks for), the
+    rows' layout (rows written from then on; the reindex rewrites the others), and the change log, with the schema
+    version that keeps writers which would not write it away."""
     s = sql.Identifier(schema)
     return sql.SQL(
         "ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS windows bytea,"
-        " ADD COLUMN IF NOT EXISTS lang text NOT NULL DEFAULT ''; {layout}"
-    ).format(s=s, layout=sql.SQL(LAYOUT).format(s=s))
+        " ADD COLUMN IF NOT EXISTS lang text NOT NULL DEFAULT ''; {layout}; {changes}; {generation};"
+        " UPDATE {s}.meta SET value = {version} WHERE key = 'schema_version' AND value::int < {version}"
+    ).format(
+        s=s,
+        layout=sql.SQL(LAYOUT).format(s=s),
+        changes=sql.SQL(CHANGES).format(s=s),
+        generation=sql.SQL(GENERATION_ROW).format(s=s),
+        version=sql.Literal(str(SCHEMA_VERSION)),
+    )
 
 
 UP_TO_DATE = """
@@ -178,6 +203,7 @@ SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute tf ON tf.attrelid = c.oid AND tf.attname = 'tf'
 JOIN pg_attribute w ON w.attrelid = c.oid AND w.attname = 'windows'
 JOIN pg_attribute l ON l.attrelid = c.oid AND l.attname = 'lang'
+JOIN pg_class log ON log.relnamespace = n.oid AND log.relname = 'changes'
 WHERE n.nspname = %s AND c.relname = 'chunks' AND tf.attstorage = 'm' AND w.attstorage = 'e'
 AND %s = ANY(c.reloptions)
 """

@@ -157,6 +157,10 @@ class Search(Files):
         totals = self._totals()
         rows = max(int(totals["chunks"]), 1)
         idfs = [idf(rows, self._hits_of(p)) for p in phrases]
+        if filters is None or not filters.active:
+            ranked = self.postings.rank(query, idfs, weights, totals["tokens"] / rows, limit, self._phrases_held)
+            if ranked is not None:
+                return ranked
         scoring = score_sql(phrases, idfs, weights, totals["tokens"] / rows)
         join, where = "", "true"
         filter_params: list[object] = []
@@ -183,6 +187,15 @@ class Search(Files):
         with self.reading(replica=True) as cur:
             cur.execute(statement, params)
             return [(int(r[0]), float(r[1])) for r in cur]
+
+    def _phrases_held(self, queries: list[str], chunks: list[int]) -> dict[int, list[bool]]:
+        """Whether each chunk holds each phrase (a tsquery of tokens in order), for the chunks asked."""
+        tests = ", ".join("tsv @@ %s::tsquery" for _ in queries)
+        with self.reading(replica=True) as cur:
+            cur.execute(
+                sql.SQL(f"SELECT id, {tests} FROM {{}}.chunks WHERE id = ANY(%s)").format(self._s), (*queries, chunks)
+            )
+            return {int(r[0]): list(r[1:]) for r in cur}
 
     def bm25_many(
         self, queries: Sequence[str | Match], weights: Sequence[float], limit: int, filters: ChunkFilter | None = None

@@ -96,6 +96,11 @@ class VectorIndex:
         self._loaded = True
         self._released = False
 
+    def load_unlocked(self) -> None:
+        """Load a matrix no search uses yet, without its lock (so that writes meanwhile are not held up): a change
+        it hears while loading is skipped, and the caller applies what the store gained since it began."""
+        self._load()
+
     def _ensure_loaded(self) -> None:
         if not self._loaded:
             self._load()

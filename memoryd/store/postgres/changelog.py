@@ -1,0 +1,79 @@
+"""Reading a namespace's change log (schema.CHANGES): what daemons holding its postings or vectors follow."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+import psycopg
+from psycopg import sql
+
+from memoryd.store.rows import one_row
+
+MISSING_RETRY_SECONDS = 60.0  # a namespace without a log is looked at again after this long (its writer upgrades it)
+
+MARK = (
+    "SELECT (SELECT value FROM {s}.meta WHERE key = 'index_generation'),"
+    " (SELECT coalesce(max(seq), 0) FROM {s}.changes)"
+)
+SINCE = (
+    "SELECT (SELECT value FROM {s}.meta WHERE key = 'index_generation'),"
+    " (SELECT value FROM {s}.meta WHERE key = 'changes_pruned_below'),"
+    " array_agg(chunk ORDER BY seq), array_agg(op ORDER BY seq), max(seq) FROM {s}.changes WHERE seq > %s"
+)
+
+
+class Followed(Protocol):
+    """What a follower reads of a namespace's store (memoryd.store.postgres.Store)."""
+
+    namespace: str
+    _s: sql.Identifier
+    _closed: bool
+
+    def reading(self, replica: bool = False) -> AbstractContextManager[psycopg.Cursor]: ...
+    def borrowing(self) -> AbstractContextManager[None]: ...
+    def reader(self, replica: bool = False) -> psycopg.Connection: ...
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a follower is: the index generation it holds (another after a reindex) and the last row applied."""
+
+    generation: str
+    seq: int
+
+
+@dataclass(frozen=True)
+class Gained:
+    """The log's rows past a position, in order; `lost` when the follower must read everything again (another
+    generation, or rows it had not read were pruned)."""
+
+    lost: bool
+    chunks: tuple[int, ...] = ()
+    ops: tuple[str, ...] = ()
+    last: int = 0
+
+    def of(self, *ops: str) -> list[int]:
+        return [c for c, op in zip(self.chunks, self.ops, strict=True) if op in ops]
+
+
+def position(conn: psycopg.Connection, schema: sql.Identifier) -> Position | None:
+    """The log's end now, on this connection (None where the namespace has no generation yet). Raises
+    psycopg.errors.UndefinedTable for a namespace an older memoryd made, not yet upgraded."""
+    row = conn.execute(sql.SQL(MARK).format(s=schema)).fetchone()
+    if row is None or row[0] is None:
+        return None
+    return Position(str(row[0]), int(row[1]))
+
+
+def gained(store: Followed, at: Position) -> Gained:
+    """The rows past `at`, read where searches read (the replica once it has replayed what was heard of)."""
+    with store.reading(replica=True) as cur:
+        cur.execute(sql.SQL(SINCE).format(s=store._s), (at.seq,))
+        generation, floor, chunks, ops, last = one_row(cur.fetchone())
+    if generation != at.generation or (floor is not None and int(floor) > at.seq):
+        return Gained(lost=True)
+    if not chunks:
+        return Gained(lost=False, last=at.seq)
+    return Gained(False, tuple(int(c) for c in chunks), tuple(ops), int(last))
