@@ -44,6 +44,7 @@ class MemoryStore(Protocol):
     """One agent's index. Thread-safe: any number of readers beside one writer."""
 
     path: Path  # where it lives (a file; for a server, what names it)
+
     @property
     def ranking_cost(self) -> float:
         """What ranking one matching row by BM25 costs, in FTS5's units: keyword search lets only rarer terms
