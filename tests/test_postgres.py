@@ -249,6 +249,10 @@ def test_delete_and_replace_keep_counts_and_vocabulary(cluster: Cluster, tmp_pat
             shared.sync()
             expected = embedded.store.document_frequencies(tokens)
             assert shared.store.document_frequencies(tokens) == expected and any(expected.values()), step
+            with shared.store.reading() as cur:  # the vocabulary table (the postings in the daemon may answer above)
+                cur.execute('SELECT term, doc FROM "memoryd_counts".vocab WHERE term = ANY(%s)', (tokens,))
+                vocabulary = dict(cur.fetchall())
+            assert {t: vocabulary.get(t, 0) for t in tokens} == expected, step
             counts = shared.store.counts()
             assert counts["chunks"] == len(shared.store.chunk_ids(_everything())) == embedded.store.counts()["chunks"]
             assert counts["files"] == embedded.store.counts()["files"]

@@ -32,6 +32,7 @@ class PostgresBackend:
         except BaseException:  # a store left open would keep its write session, and the lock, for the process's life
             self.store.close()
             raise
+        self._warm()
 
     def _open(self) -> None:
         pg = self.settings
@@ -39,6 +40,12 @@ class PostgresBackend:
             pg.url, pg.namespace, read_url=pg.read_url, readers=pg.readers, max_connections=pg.max_connections
         )
         self.vectors = FollowedVectors(self.store)
+
+    def _warm(self) -> None:
+        """Read the postings and the vectors in the background (after the lead: a writer may first add the change
+        log they follow); the server ranks until they are held."""
+        self.store.postings.start()
+        self.vectors.start()
 
     @property
     def role(self) -> str:
@@ -69,6 +76,7 @@ class PostgresBackend:
         self.store.close()
         self._open()
         self.lead()
+        self._warm()
         self.healed = str(why)
 
     def build(self, fill: Callable[[MemoryStore], R]) -> tuple[Store, R]:

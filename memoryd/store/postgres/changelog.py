@@ -12,6 +12,7 @@ from psycopg import sql
 from memoryd.store.rows import one_row
 
 MISSING_RETRY_SECONDS = 60.0  # a namespace without a log is looked at again after this long (its writer upgrades it)
+FAILED_RETRY_SECONDS = 10.0  # a load that failed (the server away) is tried again by a search after this long
 
 MARK = (
     "SELECT (SELECT value FROM {s}.meta WHERE key = 'index_generation'),"
@@ -22,6 +23,10 @@ SINCE = (
     " (SELECT value FROM {s}.meta WHERE key = 'changes_pruned_below'),"
     " array_agg(chunk ORDER BY seq), array_agg(op ORDER BY seq), max(seq) FROM {s}.changes WHERE seq > %s"
 )
+
+
+class LogMissing(Exception):
+    """The namespace has no change log: an older memoryd made it and no newer writer has upgraded it yet."""
 
 
 class Followed(Protocol):
@@ -59,9 +64,11 @@ class Gained:
 
 
 def position(conn: psycopg.Connection, schema: sql.Identifier) -> Position | None:
-    """The log's end now, on this connection (None where the namespace has no generation yet). Raises
-    psycopg.errors.UndefinedTable for a namespace an older memoryd made, not yet upgraded."""
-    row = conn.execute(sql.SQL(MARK).format(s=schema)).fetchone()
+    """The log's end now, on this connection (None where the namespace has no generation yet)."""
+    try:
+        row = conn.execute(sql.SQL(MARK).format(s=schema)).fetchone()
+    except psycopg.errors.UndefinedTable:
+        raise LogMissing from None
     if row is None or row[0] is None:
         return None
     return Position(str(row[0]), int(row[1]))
@@ -70,7 +77,10 @@ def position(conn: psycopg.Connection, schema: sql.Identifier) -> Position | Non
 def gained(store: Followed, at: Position) -> Gained:
     """The rows past `at`, read where searches read (the replica once it has replayed what was heard of)."""
     with store.reading(replica=True) as cur:
-        cur.execute(sql.SQL(SINCE).format(s=store._s), (at.seq,))
+        try:
+            cur.execute(sql.SQL(SINCE).format(s=store._s), (at.seq,))
+        except psycopg.errors.UndefinedTable:  # dropped since (an older memoryd's tables restored)
+            raise LogMissing from None
         generation, floor, chunks, ops, last = one_row(cur.fetchone())
     if generation != at.generation or (floor is not None and int(floor) > at.seq):
         return Gained(lost=True)

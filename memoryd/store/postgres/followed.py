@@ -14,7 +14,6 @@ import time
 from typing import TYPE_CHECKING
 
 import numpy as np
-import psycopg
 import structlog
 
 from memoryd.store.postgres import changelog
@@ -40,7 +39,7 @@ class FollowedVectors:
         self._matrix: VectorIndex | None = None
         self._at: changelog.Position | None = None
         self._loading = False
-        self._missing_until = 0.0  # monotonic: the namespace has no change log (an older memoryd's) until then
+        self._missing_until = 0.0  # monotonic: not tried again until then (no change log, or the load failed)
         store.subscribe(self._stale)
         self._behind = True
 
@@ -48,7 +47,8 @@ class FollowedVectors:
     def _stale(self, change: StoreChange) -> None:
         self._behind = True
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Load the matrix in the background, unless held, loading, or the namespace has no change log."""
         with self._lock:
             if self._matrix is not None or self._loading or time.monotonic() < self._missing_until:
                 return
@@ -76,9 +76,10 @@ class FollowedVectors:
                 matrix = None
             if self._current() is not None:
                 log.info("vectors held in the daemon", namespace=self._store.namespace, mb=round(self.nbytes / 1e6, 1))
-        except psycopg.errors.UndefinedTable:
+        except changelog.LogMissing:
             self._missing_until = time.monotonic() + changelog.MISSING_RETRY_SECONDS
         except Exception as exc:  # searched by the server's index meanwhile
+            self._missing_until = time.monotonic() + changelog.FAILED_RETRY_SECONDS
             if not self._store._closed:
                 log.warning("vectors not held in the daemon", namespace=self._store.namespace, error=f"{exc}")
         finally:
@@ -95,7 +96,7 @@ class FollowedVectors:
     def _current(self) -> VectorIndex | None:
         """The matrix as the store holds it now (the log's rows applied), None when not held."""
         if self._matrix is None:
-            self._start()
+            self.start()
             return None
         if not self._behind:
             return self._matrix
@@ -107,7 +108,7 @@ class FollowedVectors:
                 self._behind = False
                 try:
                     gained = changelog.gained(self._store, at)
-                except psycopg.errors.UndefinedTable:  # the log was dropped (an older memoryd's tables restored)
+                except changelog.LogMissing:  # the log was dropped (an older memoryd's tables restored)
                     self._missing_until = time.monotonic() + changelog.MISSING_RETRY_SECONDS
                     gained = changelog.Gained(lost=True)
                 except Exception:
@@ -120,7 +121,7 @@ class FollowedVectors:
                     self._at = changelog.Position(at.generation, gained.last)
             matrix = self._matrix
         if matrix is None:
-            self._start()
+            self.start()
         return matrix
 
     def _apply(self, matrix: VectorIndex, gained: changelog.Gained) -> None:

@@ -9,95 +9,172 @@ heard of a commit, or made one), so it ranks what the store holds. A reindex mak
 `index_generation`), and the postings are read again; until they are, and where the log is missing (a namespace
 an older memoryd made), searches rank in SQL as before.
 
-Scores are the SQL ranking's (terms.score_sql), term for term; phrases of several tokens are matched by position in
-SQL, for the chunks holding all their tokens only."""
+Scores are the SQL ranking's (ranking.py)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
-from collections import defaultdict
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import psycopg
 import structlog
 from psycopg import sql
 
 from memoryd.store.postgres import changelog
 from memoryd.store.postgres.liveness import answers
-from memoryd.store.postgres.terms import COUNT_BITS, K1, MAX_COUNT, B, phrase_query, phrase_tokens
+from memoryd.store.postgres.ranking import ranked
+from memoryd.store.postgres.terms import COUNT_BITS
 from memoryd.store.rows import Match
 
 log = structlog.get_logger("memoryd.postgres")
 
 LOAD_BATCH = 20_000  # chunks read at a time while loading
-RELOAD_DEAD_SHARE = 0.25  # removed chunks (their postings still held, skipped) past this share: read them all again
+REBUILD_SHARE = 0.25  # postings added, or chunks removed, since the load past this share: read everything again
 EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def _packed(value: int | list[int]) -> int:
+    """A token's packed counts from a `tf` entry: an integer, or an older memoryd's array of four counts."""
+    if isinstance(value, int):
+        return value
+    return sum(int(c) << (COUNT_BITS * i) for i, c in enumerate(value))
+
+
+class _Chunks:
+    """Each chunk's token count and whether it is live, by chunk id."""
+
+    def __init__(self) -> None:
+        self.doc_len = np.zeros(0, dtype=np.int32)
+        self.live = np.zeros(0, dtype=bool)
+        self.count = 0  # live ones
+        self.dead = 0  # removed since loaded, whose postings are still held (skipped)
+
+    def admit(self, chunk: int, length: int) -> bool:
+        """Record a chunk; False when it is already held (read while loading, then found in the log)."""
+        if chunk >= len(self.live):
+            size = max(chunk + 1, len(self.live) * 5 // 4 + 1024)
+            self.live = np.concatenate([self.live, np.zeros(size - len(self.live), dtype=bool)])
+            self.doc_len = np.concatenate([self.doc_len, np.zeros(size - len(self.doc_len), dtype=np.int32)])
+        if self.live[chunk]:
+            return False
+        self.live[chunk] = True
+        self.doc_len[chunk] = length
+        self.count += 1
+        return True
+
+
+class _Builder:
+    """The postings of chunks read in id order, gathered as flat arrays and sorted by token once."""
+
+    def __init__(self) -> None:
+        self.chunks = _Chunks()
+        self.index: dict[str, int] = {}
+        self.tokens = array("i")
+        self.ids = array("q")
+        self.counts = array("q")
+
+    def add(self, rows: Sequence[tuple[int, int, dict[str, int | list[int]]]]) -> None:
+        index, tokens, ids, counts = self.index, self.tokens, self.ids, self.counts
+        for chunk, length, tf in rows:
+            if not self.chunks.admit(chunk, length):
+                continue
+            for token, value in tf.items():
+                at = index.get(token)
+                if at is None:
+                    at = index[token] = len(index)
+                tokens.append(at)
+                ids.append(chunk)
+                counts.append(_packed(value))
+
+    def built(self, at: changelog.Position) -> _Postings:
+        tokens = np.frombuffer(self.tokens, dtype=np.int32) if len(self.tokens) else np.zeros(0, dtype=np.int32)
+        order = np.argsort(tokens, kind="stable")  # each token's chunks stay in id order
+        offsets = np.zeros(len(self.index) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(tokens, minlength=len(self.index)), out=offsets[1:])
+        ids = np.frombuffer(self.ids, dtype=np.int64)[order] if len(self.ids) else EMPTY
+        counts = np.frombuffer(self.counts, dtype=np.int64)[order] if len(self.counts) else EMPTY
+        return _Postings(at, self.chunks, self.index, offsets, ids, counts)
 
 
 @dataclass
 class _Postings:
-    """Everything held: token -> (chunk ids, packed counts), each chunk's token count, which chunks are live."""
+    """Everything held: each token's chunk ids and packed counts (read at load: `index` and `offsets` into `ids` and
+    `counts`; added since: `extra`), and the chunks' sizes and liveness."""
 
     at: changelog.Position  # the change log's last row applied
-    ids: dict[str, np.ndarray] = field(default_factory=dict)
-    counts: dict[str, np.ndarray] = field(default_factory=dict)
-    doc_len: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    live: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    postings: int = 0
-    chunks: int = 0  # live ones
-    dead: int = 0  # removed chunks, whose postings are still in the arrays (skipped)
+    chunks: _Chunks
+    index: dict[str, int]
+    offsets: np.ndarray
+    ids: np.ndarray
+    counts: np.ndarray
+    extra: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)
+    added: int = 0  # postings in `extra`
 
-    def grow(self, top: int) -> None:
-        if top >= len(self.live):
-            size = max(top + 1, len(self.live) * 5 // 4 + 1024)
-            self.live = np.concatenate([self.live, np.zeros(size - len(self.live), dtype=bool)])
-            self.doc_len = np.concatenate([self.doc_len, np.zeros(size - len(self.doc_len), dtype=np.int32)])
+    @property
+    def postings(self) -> int:
+        return len(self.ids) + self.added
 
-    def add(self, rows: Sequence[tuple[int, int, dict[str, int]]]) -> None:
-        """Chunks (id, token count, token -> packed counts) added to the store."""
-        if not rows:
-            return
-        self.grow(max(r[0] for r in rows))
-        by_token: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    @property
+    def nbytes(self) -> int:
+        """About what is held: the arrays, and the token index (a dict entry and a string a token)."""
+        arrays = self.ids.nbytes + self.counts.nbytes + self.offsets.nbytes
+        arrays += self.chunks.live.nbytes + self.chunks.doc_len.nbytes
+        return int(
+            arrays + sys.getsizeof(self.index) + sum(map(len, self.index)) + 49 * len(self.index) + 64 * self.added
+        )
+
+    @property
+    def worn(self) -> bool:
+        """Enough added or removed since the load that reading everything again is worth it."""
+        return self.added > REBUILD_SHARE * max(len(self.ids), 1) or self.chunks.dead > REBUILD_SHARE * max(
+            self.chunks.count, 1
+        )
+
+    def add(self, rows: Sequence[tuple[int, int, dict[str, int | list[int]]]]) -> None:
+        """Chunks (id, token count, token -> packed counts) added to the store since the load."""
         for chunk, length, tf in rows:
-            if self.live[chunk]:
-                continue  # already held (read while loading, then found in the log)
-            self.live[chunk] = True
-            self.chunks += 1
-            self.doc_len[chunk] = length
-            for token, packed in tf.items():
-                if isinstance(packed, int):
-                    by_token[token].append((chunk, packed))
-                else:  # an older memoryd's array of four counts
-                    by_token[token].append((chunk, sum(int(c) << (COUNT_BITS * i) for i, c in enumerate(packed))))
-        for token, pairs in by_token.items():
-            new = np.array(pairs, dtype=np.int64)
-            held = self.ids.get(token)
-            if held is None:
-                self.ids[token], self.counts[token] = new[:, 0].copy(), new[:, 1].copy()
-            else:
-                self.ids[token] = np.concatenate([held, new[:, 0]])
-                self.counts[token] = np.concatenate([self.counts[token], new[:, 1]])
-            self.postings += len(pairs)
+            if not self.chunks.admit(chunk, length):
+                continue
+            for token, value in tf.items():
+                ids, counts = self.extra.setdefault(token, ([], []))
+                ids.append(chunk)
+                counts.append(_packed(value))
+                self.added += 1
 
     def remove(self, chunks: Sequence[int]) -> None:
+        live = self.chunks.live
         for chunk in chunks:
-            if 0 <= chunk < len(self.live) and self.live[chunk]:
-                self.live[chunk] = False
-                self.chunks -= 1
-                self.dead += 1
+            if 0 <= chunk < len(live) and live[chunk]:
+                live[chunk] = False
+                self.chunks.count -= 1
+                self.chunks.dead += 1
+
+    def _all(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        at = self.index.get(token)
+        ids, counts = EMPTY, EMPTY
+        if at is not None:
+            begin, end = self.offsets[at], self.offsets[at + 1]
+            ids, counts = self.ids[begin:end], self.counts[begin:end]
+        more = self.extra.get(token)
+        if more is not None:
+            ids = np.concatenate([ids, np.array(more[0], dtype=np.int64)])
+            counts = np.concatenate([counts, np.array(more[1], dtype=np.int64)])
+        return ids, counts
+
+    def frequency(self, token: str) -> int:
+        """How many live chunks hold a token (the vocabulary table's count)."""
+        ids, _ = self._all(token)
+        return int(self.chunks.live[ids].sum()) if self.chunks.dead else len(ids)
 
     def lists(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         """The live chunks holding a token, and its counts there."""
-        ids = self.ids.get(token)
-        if ids is None:
-            return EMPTY, EMPTY
-        counts = self.counts[token]
-        if self.dead:
-            keep = self.live[ids]
+        ids, counts = self._all(token)
+        if self.chunks.dead and len(ids):
+            keep = self.chunks.live[ids]
             return ids[keep], counts[keep]
         return ids, counts
 
@@ -111,7 +188,7 @@ class KeywordPostings:
         self._held: _Postings | None = None
         self._loading = False
         self._behind = True  # a commit may have been made since the log was last read
-        self._missing_until = 0.0  # monotonic: the namespace has no change log (an older memoryd's) until then
+        self._missing_until = 0.0  # monotonic: not tried again until then (no change log, or the load failed)
 
     @property
     def ready(self) -> bool:
@@ -122,12 +199,7 @@ class KeywordPostings:
         held = self._held
         if held is None:
             return 0
-        return int(
-            sum(a.nbytes for a in held.ids.values())
-            + sum(a.nbytes for a in held.counts.values())
-            + held.live.nbytes
-            + held.doc_len.nbytes
-        )
+        return held.nbytes
 
     def stale(self) -> None:
         """A commit was made or heard of: the next search reads the log first."""
@@ -138,10 +210,11 @@ class KeywordPostings:
             self._held = None
             self._behind = True
 
-    def start(self) -> None:
-        """Load the postings in the background, unless held, loading, or known to be impossible."""
+    def start(self, refresh: bool = False) -> None:
+        """Load the postings in the background, unless held (or `refresh`: read again while the held ones serve),
+        loading, or known to be impossible."""
         with self._lock:
-            if self._held is not None or self._loading or time.monotonic() < self._missing_until:
+            if (self._held is not None and not refresh) or self._loading or time.monotonic() < self._missing_until:
                 return
             self._loading = True
         threading.Thread(target=self._load, name=f"pg-postings-{self._store.namespace}", daemon=True).start()
@@ -151,15 +224,17 @@ class KeywordPostings:
             held = self._read_all()
             with self._lock:
                 self._held = held
+                self._behind = True  # a commit heard of while loading may be past the snapshot read
             if held is not None:
                 log.info(
                     "keyword postings held in the daemon",
                     namespace=self._store.namespace,
-                    chunks=int(held.live.sum()),
+                    chunks=held.chunks.count,
                     postings=held.postings,
                     mb=round(self.nbytes / 1e6, 1),
                 )
         except Exception as exc:  # a store whose postings cannot be held still searches, in SQL
+            self._missing_until = time.monotonic() + changelog.FAILED_RETRY_SECONDS
             if not self._store._closed:
                 log.warning("keyword postings not held", namespace=self._store.namespace, error=f"{exc}")
         finally:
@@ -175,12 +250,12 @@ class KeywordPostings:
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 try:
                     at = changelog.position(conn, self._store._s)
-                except psycopg.errors.UndefinedTable:  # an older memoryd's namespace, until its writer upgrades it
+                except changelog.LogMissing:  # an older memoryd's namespace, until its writer upgrades it
                     self._missing_until = time.monotonic() + changelog.MISSING_RETRY_SECONDS
                     return None
                 if at is None:
                     return None
-                held = _Postings(at)
+                builder = _Builder()
                 last = 0
                 with conn.cursor() as cur:
                     while True:
@@ -193,9 +268,9 @@ class KeywordPostings:
                         rows = cur.fetchall()
                         if not rows:
                             break
-                        held.add(rows)
+                        builder.add(rows)
                         last = rows[-1][0]
-        return held
+        return builder.built(at)
 
     def catch_up(self) -> _Postings | None:
         """The postings as the store holds them now (reading the log if a commit was made), None when not held."""
@@ -212,7 +287,7 @@ class KeywordPostings:
             self._behind = False
             try:
                 self._apply_log(held)
-            except psycopg.errors.UndefinedTable:  # the log was dropped (an older memoryd's tables restored)
+            except changelog.LogMissing:  # the log was dropped (an older memoryd's tables restored)
                 self._held = None
                 self._missing_until = time.monotonic() + changelog.MISSING_RETRY_SECONDS
             except Exception:
@@ -238,8 +313,8 @@ class KeywordPostings:
                 held.add(cur.fetchall())
         held.remove(sorted(removed))
         held.at = changelog.Position(held.at.generation, log_rows.last)
-        if held.dead > RELOAD_DEAD_SHARE * max(held.chunks, 1):
-            self._held = None
+        if held.worn:
+            threading.Thread(target=self.start, args=(True,), daemon=True).start()  # not under this lock
 
     def rank(
         self,
@@ -255,109 +330,4 @@ class KeywordPostings:
         held = self.catch_up()
         if held is None:
             return None
-        return _ranked(held, match, idfs, weights, avg_length, limit, verify)
-
-
-def _column_counts(packed: np.ndarray, column: int) -> np.ndarray:
-    return (packed >> (COUNT_BITS * column)) & MAX_COUNT
-
-
-def _ranked(
-    held: _Postings,
-    match: Match,
-    idfs: Sequence[float],
-    weights: Sequence[float],
-    avg_length: float,
-    limit: int,
-    verify: Callable[[list[str], list[int]], dict[int, list[bool]]],
-) -> list[tuple[int, float]]:
-    """BM25 of the chunks matching every group of `match`, summed phrase by phrase in the order terms.score_sql sums
-    them (so that scores are the SQL ranking's to the last bit). Each phrase of one token is scored over the chunks
-    holding that token only; phrases of several tokens over every candidate."""
-    phrases = [p for group in match.groups for p in group]
-    group_of = [g for g, group in enumerate(match.groups) for _ in group]
-    tokens_of = [phrase_tokens(p) for p in phrases]
-    lists = {t: held.lists(t) for t in dict.fromkeys(t for tokens in tokens_of for t in tokens)}
-    if limit <= 0 or not any(len(ids) for ids, _ in lists.values()):
-        return []
-    # candidates: every chunk holding a token, in id order; `slot` maps a chunk id to its place among them
-    marked = np.zeros(len(held.live), dtype=bool)
-    for token_ids, _ in lists.values():
-        marked[token_ids] = True
-    ids = np.flatnonzero(marked)
-    n = len(ids)
-    slot = np.empty(len(held.live), dtype=np.int32)
-    slot[ids] = np.arange(n, dtype=np.int32)
-    places = {t: slot[token_ids] for t, (token_ids, _) in lists.items()}
-    norm = K1 * (1 - B + B * held.doc_len[ids].astype(np.float64) / max(avg_length, 1e-9))
-    matched = np.zeros((len(match.groups), n), dtype=bool)
-    dense: dict[int, np.ndarray] = {}  # phrases of several tokens: frequency over every candidate
-    positional: list[int] = []
-    for index, (phrase, tokens) in enumerate(zip(phrases, tokens_of, strict=True)):
-        if len(tokens) < 2:
-            continue
-        frequency = np.zeros(n, dtype=np.float64)
-        present = np.zeros(n, dtype=bool)
-        spread = []
-        for t in tokens:
-            values = np.zeros(n, dtype=np.int64)
-            values[places[t]] = lists[t][1]
-            spread.append(values)
-        for column in phrase.columns or range(4):
-            least = np.minimum.reduce([_column_counts(c, column) for c in spread])
-            present |= least > 0
-            if weights[column]:
-                frequency += float(weights[column]) * least
-        dense[index] = frequency
-        positional.append(index)
-        matched[group_of[index]] |= present  # for now: which chunks could hold it (verified below)
-    single = [i for i, tokens in enumerate(tokens_of) if len(tokens) == 1]
-    for index in single:
-        packed = lists[tokens_of[index][0]][1]
-        held_any = np.zeros(len(packed), dtype=bool)
-        for column in phrases[index].columns or range(4):
-            held_any |= _column_counts(packed, column) > 0
-        matched[group_of[index], places[tokens_of[index][0]][held_any]] = True
-    if positional:
-        possible = np.logical_and.reduce(matched)
-        candidates = ids[possible & np.logical_or.reduce([dense[i] > 0 for i in positional])].tolist()
-        answers = verify([phrase_query(phrases[i]) for i in positional], candidates) if candidates else {}
-        holds = np.zeros((len(positional), n), dtype=bool)
-        if answers:
-            at = slot[np.fromiter(answers, dtype=np.int64, count=len(answers))]
-            holds[:, at] = np.array(list(answers.values()), dtype=bool).T
-        matched[:] = False  # again, with the phrases of several tokens where they hold
-        for index in single:
-            packed = lists[tokens_of[index][0]][1]
-            held_any = np.zeros(len(packed), dtype=bool)
-            for column in phrases[index].columns or range(4):
-                held_any |= _column_counts(packed, column) > 0
-            matched[group_of[index], places[tokens_of[index][0]][held_any]] = True
-        for row, index in enumerate(positional):
-            dense[index] = np.where(holds[row], dense[index], 0.0)
-            matched[group_of[index]] |= holds[row]
-    keep = np.logical_and.reduce(matched)
-    if not keep.any():
-        return []
-    score = np.zeros(n, dtype=np.float64)
-    for index, tokens in enumerate(tokens_of):
-        if index in dense:
-            frequency = dense[index]
-            score += float(idfs[index]) * frequency * (K1 + 1) / (frequency + norm)
-        elif tokens:
-            packed = lists[tokens[0]][1]
-            frequency = np.zeros(len(packed), dtype=np.float64)
-            for column in phrases[index].columns or range(4):
-                if weights[column]:
-                    frequency += float(weights[column]) * _column_counts(packed, column)
-            at = places[tokens[0]]
-            score[at] += float(idfs[index]) * frequency * (K1 + 1) / (frequency + norm[at])
-    kept = np.flatnonzero(keep)
-    kept_scores = score[kept]
-    if len(kept) > limit:
-        top = np.argpartition(-kept_scores, limit - 1)[:limit]
-        top = np.flatnonzero(kept_scores >= kept_scores[top].min())  # ties at the cut, for the order by id below
-    else:
-        top = np.arange(len(kept))
-    order = sorted(top.tolist(), key=lambda j: (-kept_scores[j], ids[kept[j]]))[:limit]
-    return [(int(ids[kept[j]]), float(kept_scores[j])) for j in order]
+        return ranked(held, match, idfs, weights, avg_length, limit, verify)
