@@ -29,7 +29,7 @@ from memoryd.store.postgres.postings import KeywordPostings
 from memoryd.store.postgres.reads import Reads
 from memoryd.store.postgres.replica import CURRENT_LSN, ReplicaGate
 from memoryd.store.postgres.schema import CHANNEL, schema_name
-from memoryd.store.rows import StoreChange, one_row
+from memoryd.store.rows import ChunkRow, StoreChange, one_row
 
 log = structlog.get_logger("memoryd.postgres")
 ChangeListener = Callable[[StoreChange], None]
@@ -79,6 +79,7 @@ class Connections(Reads, Background):
         self._epoch = 0  # moved by every commit heard of: what was read across one is not kept
         self._frequencies: dict[str, int] = {}
         self._phrase_hits: dict[str, int] = {}
+        self._rows: dict[int, ChunkRow] = {}  # chunk rows read since the last commit made or heard of
         self._meta: dict[str, str | None] = {}
         self.postings = KeywordPostings(self)  # BM25 ranked in the daemon, once loaded
         self._access: dict[str, tuple[int, float]] = {}  # hash -> (hits, last time) not yet written
@@ -258,6 +259,7 @@ class Connections(Reads, Background):
             self._counts = None
             self._frequencies = {}
             self._phrase_hits = {}
+            self._rows = {}
             self._meta = {}
         self.postings.stale()
 

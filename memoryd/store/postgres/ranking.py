@@ -29,6 +29,12 @@ def _column_counts(packed: np.ndarray, column: int) -> np.ndarray:
     return (packed >> (COUNT_BITS * column)) & MAX_COUNT
 
 
+def _present(packed: np.ndarray, columns: Sequence[int]) -> np.ndarray:
+    """Whether each packed count holds the token in any of `columns` (none named: any)."""
+    mask = sum(MAX_COUNT << (COUNT_BITS * c) for c in columns or range(4))
+    return (packed & np.int64(mask - (1 << 64) if mask >= 1 << 63 else mask)) != 0  # the last column's top bit: signed
+
+
 def ranked(
     held: Held,
     match: Match,
@@ -79,12 +85,9 @@ def ranked(
         positional.append(index)
         matched[group_of[index]] |= present  # for now: which chunks could hold it (verified below)
     single = [i for i, tokens in enumerate(tokens_of) if len(tokens) == 1]
+    holding = {i: places[tokens_of[i][0]][_present(lists[tokens_of[i][0]][1], phrases[i].columns)] for i in single}
     for index in single:
-        packed = lists[tokens_of[index][0]][1]
-        held_any = np.zeros(len(packed), dtype=bool)
-        for column in phrases[index].columns or range(4):
-            held_any |= _column_counts(packed, column) > 0
-        matched[group_of[index], places[tokens_of[index][0]][held_any]] = True
+        matched[group_of[index], holding[index]] = True
     if positional:
         possible = np.logical_and.reduce(matched)
         candidates = ids[possible & np.logical_or.reduce([dense[i] > 0 for i in positional])].tolist()
@@ -95,11 +98,7 @@ def ranked(
             holds[:, at] = np.array(list(answers.values()), dtype=bool).T
         matched[:] = False  # again, with the phrases of several tokens where they hold
         for index in single:
-            packed = lists[tokens_of[index][0]][1]
-            held_any = np.zeros(len(packed), dtype=bool)
-            for column in phrases[index].columns or range(4):
-                held_any |= _column_counts(packed, column) > 0
-            matched[group_of[index], places[tokens_of[index][0]][held_any]] = True
+            matched[group_of[index], holding[index]] = True
         for row, index in enumerate(positional):
             dense[index] = np.where(holds[row], dense[index], 0.0)
             matched[group_of[index]] |= holds[row]
@@ -107,16 +106,24 @@ def ranked(
     if not keep.any():
         return []
     score = np.zeros(n, dtype=np.float64)
+    split: dict[str, list[np.ndarray]] = {}
+
+    def columns_of(token: str) -> list[np.ndarray]:
+        """A token's counts in each column, over the chunks holding it (once a search)."""
+        if token not in split:
+            split[token] = [_column_counts(lists[token][1], column) for column in range(4)]
+        return split[token]
+
     for index, tokens in enumerate(tokens_of):
         if index in dense:
             frequency = dense[index]
             score += float(idfs[index]) * frequency * (K1 + 1) / (frequency + norm)
         elif tokens:
-            packed = lists[tokens[0]][1]
-            frequency = np.zeros(len(packed), dtype=np.float64)
+            per_column = columns_of(tokens[0])
+            frequency = np.zeros(len(per_column[0]), dtype=np.float64)
             for column in phrases[index].columns or range(4):
                 if weights[column]:
-                    frequency += float(weights[column]) * _column_counts(packed, column)
+                    frequency += float(weights[column]) * per_column[column]
             at = places[tokens[0]]
             score[at] += float(idfs[index]) * frequency * (K1 + 1) / (frequency + norm[at])
     kept = np.flatnonzero(keep)

@@ -20,6 +20,7 @@ from memoryd_client.protocol.schema import SOURCES
 RANKING_THREADS = 2  # a search sends at most three keyword queries; the first runs on the caller's thread
 
 MAX_REMEMBERED = 100_000
+MAX_ROWS_KEPT = 4_096  # chunk rows kept between commits (a search reads a few dozen)
 EF_SEARCH_MIN = 100  # HNSW candidates per search at least (pgvector's default is 40)
 EF_SEARCH_MAX = 1_000  # pgvector's most; a language too small to fill a search from that many is scanned
 
@@ -77,18 +78,33 @@ class Search(Files):
     """Chunks as search reads them, BM25, and vectors."""
 
     def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
-        if not ids:
+        """The rows of chunks (those that exist), in id order. Rows read since the last commit made or heard of
+        are kept: a search reads its keyword hits' rows, then its pool's, which are mostly the same."""
+        wanted = sorted(set(map(int, ids)))
+        if not wanted:
             return {}
-        with self.reading(replica=True) as cur:
-            cur.execute(
-                sql.SQL(
-                    "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash, f.mtime_ns,"
-                    " c.ts, c.kind, c.importance, c.source_lines FROM {s}.chunks c JOIN {s}.files f"
-                    " ON f.id = c.file_id WHERE c.id = ANY(%s)"
-                ).format(s=self._s),
-                (list(map(int, ids)),),
-            )
-            return {row[0]: ChunkRow(*row) for row in cur}
+        with self._cache_lock:
+            epoch = self._epoch
+            found = {i: self._rows[i] for i in wanted if i in self._rows}
+        missing = [i for i in wanted if i not in found]
+        if missing:
+            with self.reading(replica=True) as cur:
+                cur.execute(
+                    sql.SQL(
+                        "SELECT c.id, f.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.hash,"
+                        " f.mtime_ns, c.ts, c.kind, c.importance, c.source_lines FROM {s}.chunks c JOIN {s}.files f"
+                        " ON f.id = c.file_id WHERE c.id = ANY(%s)"
+                    ).format(s=self._s),
+                    (missing,),
+                )
+                read = {row[0]: ChunkRow(*row) for row in cur}
+            found.update(read)
+            with self._cache_lock:
+                if epoch == self._epoch:
+                    if len(self._rows) + len(read) > MAX_ROWS_KEPT:
+                        self._rows = {}
+                    self._rows.update(read)
+        return {i: found[i] for i in wanted if i in found}
 
     def chunk_ids(self, filters: ChunkFilter) -> set[int]:
         where, params = filter_sql(filters)
@@ -203,8 +219,10 @@ class Search(Files):
     def bm25_many(
         self, queries: Sequence[str | Match], weights: Sequence[float], limit: int, filters: ChunkFilter | None = None
     ) -> list[list[tuple[int, float]]]:
-        """Each query's ranking, side by side on connections of their own (the server ranks them in parallel)."""
-        if len(queries) < 2:
+        """Each query's ranking: in turn where the daemon holds the postings (a handful of milliseconds each; on
+        the two ranking threads that every search shares, eight clients' queries queued behind each other), else
+        side by side on connections of their own (the server ranks them in parallel)."""
+        if len(queries) < 2 or self.postings.ready:
             return [self.bm25(q, weights, limit, filters) for q in queries]
         with self._cache_lock:
             if self._ranking is None:
