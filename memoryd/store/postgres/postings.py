@@ -39,9 +39,8 @@ EMPTY = np.zeros(0, dtype=np.int64)
 
 def _packed(value: int | list[int]) -> int:
     """A token's packed counts from a `tf` entry: an integer, or an older memoryd's array of four counts."""
-    if isinstance(value, int):
-        return value
-    return sum(int(c) << (COUNT_BITS * i) for i, c in enumerate(value))
+    packed = value if isinstance(value, int) else sum(int(c) << (COUNT_BITS * i) for i, c in enumerate(value))
+    return packed - (1 << 64) if packed >= 1 << 63 else packed  # as a bigint holds it (the last column's top bit)
 
 
 class _Chunks:
