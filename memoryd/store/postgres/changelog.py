@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import psycopg
 from psycopg import sql
 
 from memoryd.store.rows import one_row
 
+R = TypeVar("R")
+# Past this many rows gained (a sync of a whole new folder by another daemon), a follower reads everything again in
+# the background rather than apply them under its lock, the server ranking meanwhile.
+MAX_GAINED = 20_000
 MISSING_RETRY_SECONDS = 60.0  # a namespace without a log is looked at again after this long (its writer upgrades it)
 FAILED_RETRY_SECONDS = 10.0  # a load that failed (the server away) is tried again by a search after this long
 
@@ -59,6 +64,10 @@ class Gained:
     ops: tuple[str, ...] = ()
     last: int = 0
 
+    @property
+    def large(self) -> bool:
+        return len(self.chunks) > MAX_GAINED
+
     def of(self, *ops: str) -> list[int]:
         return [c for c, op in zip(self.chunks, self.ops, strict=True) if op in ops]
 
@@ -74,16 +83,20 @@ def position(conn: psycopg.Connection, schema: sql.Identifier) -> Position | Non
     return Position(str(row[0]), int(row[1]))
 
 
-def gained(store: Followed, at: Position) -> Gained:
-    """The rows past `at`, read where searches read (the replica once it has replayed what was heard of)."""
+def gained(
+    store: Followed, at: Position, rows: Callable[[psycopg.Cursor, Gained], R] | None = None
+) -> tuple[Gained, R | None]:
+    """The rows past `at`, read where searches read (the replica once it has replayed what was heard of), and
+    what `rows` reads of them on the same cursor (the same server: the chunks the log names are there)."""
     with store.reading(replica=True) as cur:
         try:
             cur.execute(sql.SQL(SINCE).format(s=store._s), (at.seq,))
         except psycopg.errors.UndefinedTable:  # dropped since (an older memoryd's tables restored)
             raise LogMissing from None
         generation, floor, chunks, ops, last = one_row(cur.fetchone())
-    if generation != at.generation or (floor is not None and int(floor) > at.seq):
-        return Gained(lost=True)
-    if not chunks:
-        return Gained(lost=False, last=at.seq)
-    return Gained(False, tuple(int(c) for c in chunks), tuple(ops), int(last))
+        if generation != at.generation or (floor is not None and int(floor) > at.seq):
+            return Gained(lost=True), None
+        if not chunks:
+            return Gained(lost=False, last=at.seq), None
+        found = Gained(False, tuple(int(c) for c in chunks), tuple(ops), int(last))
+        return found, rows(cur, found) if rows is not None and len(found.chunks) <= MAX_GAINED else None

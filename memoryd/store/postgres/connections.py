@@ -82,6 +82,7 @@ class Connections(Reads, Background):
         self._rows: dict[int, ChunkRow] = {}  # chunk rows read since the last commit made or heard of
         self._meta: dict[str, str | None] = {}
         self.postings = KeywordPostings(self)  # BM25 ranked in the daemon, once loaded
+        self._invalidated: list[Callable[[], None]] = [self.postings.stale]  # told whenever _invalidate runs
         self._access: dict[str, tuple[int, float]] = {}  # hash -> (hits, last time) not yet written
         self._dims = 0
         self._closed = False
@@ -261,10 +262,15 @@ class Connections(Reads, Background):
             self._phrase_hits = {}
             self._rows = {}
             self._meta = {}
-        self.postings.stale()
+        for hook in self._invalidated:
+            hook()
 
     def subscribe(self, listener: ChangeListener) -> None:
         self._listeners.append(listener)
+
+    def on_invalidate(self, hook: Callable[[], None]) -> None:
+        """Call `hook` whenever what was read may be stale (a commit made or heard of, a reconnect)."""
+        self._invalidated.append(hook)
 
     def unsubscribe(self, listener: ChangeListener) -> None:
         with contextlib.suppress(ValueError):

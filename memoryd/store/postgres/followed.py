@@ -14,9 +14,12 @@ import time
 from typing import TYPE_CHECKING
 
 import numpy as np
+import psycopg
 import structlog
+from psycopg import sql
 
 from memoryd.store.postgres import changelog
+from memoryd.store.postgres.files import sent_vector
 from memoryd.store.postgres.liveness import answers
 from memoryd.store.postgres.served import ServedVectors
 from memoryd.store.rows import StoreChange
@@ -40,12 +43,14 @@ class FollowedVectors:
         self._at: changelog.Position | None = None
         self._loading = False
         self._missing_until = 0.0  # monotonic: not tried again until then (no change log, or the load failed)
+        self._wanted = 1  # commits made or heard of (counted), and how many of them the log was read after
+        self._applied = 0
         store.subscribe(self._stale)
-        self._behind = True
+        store.on_invalidate(self._stale)  # also when the listener reconnects, or the primary answers again
 
     # -- keeping in step ------------------------------------------------------------------------------------
-    def _stale(self, change: StoreChange) -> None:
-        self._behind = True
+    def _stale(self, change: StoreChange | None = None) -> None:
+        self._wanted += 1
 
     def start(self) -> None:
         """Load the matrix in the background, unless held, loading, or the namespace has no change log."""
@@ -71,7 +76,7 @@ class FollowedVectors:
             matrix = VectorIndex(self._store)
             matrix.load_unlocked()
             with self._lock:
-                self._behind = True
+                self._wanted += 1  # what the log gained since `at` is applied before the first search
                 self._matrix, self._at = matrix, at
                 matrix = None
             if self._current() is not None:
@@ -94,41 +99,54 @@ class FollowedVectors:
         self._matrix, self._at = None, None
 
     def _current(self) -> VectorIndex | None:
-        """The matrix as the store holds it now (the log's rows applied), None when not held."""
+        """The matrix as the store holds it now (the log's rows applied), None when not held. A search waits for
+        a catch-up under way; one that fails leaves the server to answer."""
         if self._matrix is None:
             self.start()
             return None
-        if not self._behind:
+        if self._applied == self._wanted:
             return self._matrix
         with self._lock:
-            matrix, at = self._matrix, self._at
+            matrix, at, wanted = self._matrix, self._at, self._wanted
             if matrix is None or at is None:
                 return None
-            if self._behind:
-                self._behind = False
+            if self._applied != wanted:
                 try:
-                    gained = changelog.gained(self._store, at)
+                    gained, vectors = changelog.gained(self._store, at, self._vectors_of)
+                    if gained.lost or gained.large:
+                        self._drop()  # another index, a pruned log, or too much: loaded anew, served meanwhile
+                    else:
+                        self._apply(matrix, gained, vectors or {})
+                        self._at = changelog.Position(at.generation, gained.last)
+                    self._applied = wanted
                 except changelog.LogMissing:  # the log was dropped (an older memoryd's tables restored)
                     self._missing_until = time.monotonic() + changelog.MISSING_RETRY_SECONDS
-                    gained = changelog.Gained(lost=True)
-                except Exception:
-                    self._behind = True
-                    raise
-                if gained.lost:
                     self._drop()
-                else:
-                    self._apply(matrix, gained)
-                    self._at = changelog.Position(at.generation, gained.last)
+                except Exception as exc:
+                    log.warning("change log not read", namespace=self._store.namespace, error=f"{exc}")
+                    return None
             matrix = self._matrix
         if matrix is None:
             self.start()
         return matrix
 
-    def _apply(self, matrix: VectorIndex, gained: changelog.Gained) -> None:
+    def _vectors_of(self, cur: psycopg.Cursor, gained: changelog.Gained) -> dict[int, np.ndarray]:
+        """The vectors of the chunks the log added or embedded, read where the log was."""
         removed = set(gained.of("r"))
         touched = [c for c in dict.fromkeys(gained.of("a", "v")) if c not in removed]
-        vectors = self._store.vectors_by_ids(touched) if touched else {}
-        added = [c for c in touched if c in vectors]
+        if not touched or not self._store.dims:
+            return {}
+        cur.execute(
+            sql.SQL(
+                "SELECT id, vector_send(embedding) FROM {}.chunks WHERE id = ANY(%s) AND embedding IS NOT NULL"
+            ).format(self._store._s),
+            (touched,),
+        )
+        return {int(r[0]): sent_vector(r[1]) for r in cur}
+
+    def _apply(self, matrix: VectorIndex, gained: changelog.Gained, vectors: dict[int, np.ndarray]) -> None:
+        removed = set(gained.of("r"))
+        added = [c for c in dict.fromkeys(gained.of("a", "v")) if c not in removed and c in vectors]
         if removed or added:
             matrix._apply(
                 StoreChange(

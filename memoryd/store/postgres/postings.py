@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import psycopg
 import structlog
 from psycopg import sql
 
@@ -110,7 +111,7 @@ class _Postings:
     offsets: np.ndarray
     ids: np.ndarray
     counts: np.ndarray
-    extra: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)
+    extra: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     added: int = 0  # postings in `extra`
 
     @property
@@ -135,14 +136,24 @@ class _Postings:
 
     def add(self, rows: Sequence[tuple[int, int, dict[str, int | list[int]]]]) -> None:
         """Chunks (id, token count, token -> packed counts) added to the store since the load."""
+        gathered: dict[str, tuple[list[int], list[int]]] = {}
         for chunk, length, tf in rows:
             if not self.chunks.admit(chunk, length):
                 continue
             for token, value in tf.items():
-                ids, counts = self.extra.setdefault(token, ([], []))
+                ids, counts = gathered.setdefault(token, ([], []))
                 ids.append(chunk)
                 counts.append(_packed(value))
-                self.added += 1
+        for token, (
+            ids,
+            counts,
+        ) in gathered.items():  # each token's arrays replaced whole: searches read them meanwhile
+            held = self.extra.get(token, (EMPTY, EMPTY))
+            self.extra[token] = (
+                np.concatenate([held[0], np.array(ids, dtype=np.int64)]),
+                np.concatenate([held[1], np.array(counts, dtype=np.int64)]),
+            )
+            self.added += len(ids)
 
     def remove(self, chunks: Sequence[int]) -> None:
         live = self.chunks.live
@@ -160,8 +171,7 @@ class _Postings:
             ids, counts = self.ids[begin:end], self.counts[begin:end]
         more = self.extra.get(token)
         if more is not None:
-            ids = np.concatenate([ids, np.array(more[0], dtype=np.int64)])
-            counts = np.concatenate([counts, np.array(more[1], dtype=np.int64)])
+            ids, counts = np.concatenate([ids, more[0]]), np.concatenate([counts, more[1]])
         return ids, counts
 
     def frequency(self, token: str) -> int:
@@ -186,7 +196,8 @@ class KeywordPostings:
         self._lock = threading.Lock()  # held while applying the log; searches read under it too (numpy releases it)
         self._held: _Postings | None = None
         self._loading = False
-        self._behind = True  # a commit may have been made since the log was last read
+        self._wanted = 1  # commits made or heard of (counted), and how many of them the log was read after
+        self._applied = 0
         self._missing_until = 0.0  # monotonic: not tried again until then (no change log, or the load failed)
 
     @property
@@ -202,12 +213,11 @@ class KeywordPostings:
 
     def stale(self) -> None:
         """A commit was made or heard of: the next search reads the log first."""
-        self._behind = True
+        self._wanted += 1
 
     def drop(self) -> None:
         with self._lock:
             self._held = None
-            self._behind = True
 
     def start(self, refresh: bool = False) -> None:
         """Load the postings in the background, unless held (or `refresh`: read again while the held ones serve),
@@ -223,7 +233,7 @@ class KeywordPostings:
             held = self._read_all()
             with self._lock:
                 self._held = held
-                self._behind = True  # a commit heard of while loading may be past the snapshot read
+                self._wanted += 1  # a commit heard of while loading may be past the snapshot read
             if held is not None:
                 log.info(
                     "keyword postings held in the daemon",
@@ -252,7 +262,8 @@ class KeywordPostings:
                 except changelog.LogMissing:  # an older memoryd's namespace, until its writer upgrades it
                     self._missing_until = time.monotonic() + changelog.MISSING_RETRY_SECONDS
                     return None
-                if at is None:
+                if at is None:  # made a moment ago: looked at again shortly
+                    self._missing_until = time.monotonic() + changelog.FAILED_RETRY_SECONDS
                     return None
                 builder = _Builder()
                 last = 0
@@ -272,46 +283,52 @@ class KeywordPostings:
         return builder.built(at)
 
     def catch_up(self) -> _Postings | None:
-        """The postings as the store holds them now (reading the log if a commit was made), None when not held."""
+        """The postings as the store holds them now (reading the log if a commit was made or heard of), None when
+        not held: the server ranks then. A search waits for a catch-up under way rather than rank what it is
+        still changing."""
         held = self._held
         if held is None:
             self.start()
             return None
-        if not self._behind:
+        if self._applied == self._wanted:
             return held
         with self._lock:
             held = self._held
-            if held is None or not self._behind:
+            wanted = self._wanted
+            if held is None or self._applied == wanted:
                 return held
-            self._behind = False
             try:
                 self._apply_log(held)
+                self._applied = wanted
             except changelog.LogMissing:  # the log was dropped (an older memoryd's tables restored)
                 self._held = None
                 self._missing_until = time.monotonic() + changelog.MISSING_RETRY_SECONDS
-            except Exception:
-                self._behind = True
-                raise
+            except Exception as exc:  # the server busy or away: ranked there, or failing there, as before
+                log.warning("change log not read", namespace=self._store.namespace, error=f"{exc}")
+                return None
             held = self._held
         if held is None:  # read anew in the background; ranked in SQL meanwhile
             self.start()
         return held
 
     def _apply_log(self, held: _Postings) -> None:
-        log_rows = changelog.gained(self._store, held.at)
-        if log_rows.lost:
-            self._held = None  # another index (a reindex), or the log no longer reaches back this far
+        def added_rows(cur: psycopg.Cursor, gained: changelog.Gained) -> list[tuple[int, int, dict]]:
+            removed = set(gained.of("r"))
+            added = [c for c in gained.of("a") if c not in removed]
+            if not added:
+                return []
+            cur.execute(
+                sql.SQL("SELECT id, doc_len, tf FROM {}.chunks WHERE id = ANY(%s)").format(self._store._s), (added,)
+            )
+            return cur.fetchall()
+
+        gained, rows = changelog.gained(self._store, held.at, added_rows)
+        if gained.lost or gained.large:
+            self._held = None  # another index (a reindex), the log pruned past it, or too much: read everything
             return
-        removed = set(log_rows.of("r"))
-        added = [c for c in log_rows.of("a") if c not in removed]
-        if added:
-            with self._store.reading(replica=True) as cur:
-                cur.execute(
-                    sql.SQL("SELECT id, doc_len, tf FROM {}.chunks WHERE id = ANY(%s)").format(self._store._s), (added,)
-                )
-                held.add(cur.fetchall())
-        held.remove(sorted(removed))
-        held.at = changelog.Position(held.at.generation, log_rows.last)
+        held.add(rows or [])
+        held.remove(sorted(set(gained.of("r"))))
+        held.at = changelog.Position(held.at.generation, gained.last)
         if held.worn:
             threading.Thread(target=self.start, args=(True,), daemon=True).start()  # not under this lock
 

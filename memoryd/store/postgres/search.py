@@ -222,7 +222,7 @@ class Search(Files):
         """Each query's ranking: in turn where the daemon holds the postings (a handful of milliseconds each; on
         the two ranking threads that every search shares, eight clients' queries queued behind each other), else
         side by side on connections of their own (the server ranks them in parallel)."""
-        if len(queries) < 2 or self.postings.ready:
+        if len(queries) < 2 or (self.postings.ready and not (filters is not None and filters.active)):
             return [self.bm25(q, weights, limit, filters) for q in queries]
         with self._cache_lock:
             if self._ranking is None:
