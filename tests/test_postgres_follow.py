@@ -4,8 +4,8 @@ a pruned change log; a namespace an older memoryd made is upgraded to keep the l
 
 from __future__ import annotations
 
+import contextlib
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -21,51 +21,18 @@ from memoryd.store.postgres import schema
 from tests.conftest import write
 from tests.daemon import eventually
 from tests.pg import Cluster
+from tests.test_postgres import QUERIES as PG_QUERIES
+from tests.test_postgres import _notes
+from tests.test_postgres import cluster as cluster  # the module's PostgreSQL, as test_postgres makes it
 
 pytestmark = pytest.mark.slow  # against a real PostgreSQL server
 
-NOTES = {
-    "MEMORY.md": "# Decisions\n\nWe chose payment_processor v2 for billing; getUserById stays.\n\n"
-    "## Auth\n\nAuth uses OAuth2 with PKCE tokens, decided in March.\n",
-    "memory/vi.md": "# Thanh toán\n\nHệ thống thanh toán đã chuyển sang máy chủ mới ở Hà Nội.\n",
-    "memory/zh.md": "# 服务器\n\n我们决定使用北京的服务器来处理支付。\n\n## 缓存\n\n缓存层改用了 Redis。\n",
-    "memory/th.md": "# การตัดสินใจ\n\nเราตัดสินใจย้ายฐานข้อมูลไปที่กรุงเทพ\n",
-    "memory/ops.md": "# Cache\n\nThe deploy agent moved the cache to Valkey after the Redis outage.\n\n"
-    "## Deploys\n\nDeploys run at night from CI runners; src/memory/hybrid.ts was rewritten.\n",
-}
-QUERIES = [
-    "payment_processor",
-    "getUserById",
-    "what did we decide about auth",
-    "thanh toán Hà Nội",
-    "北京服务器",
-    "缓存",
-    "กรุงเทพ",
-    "redis cache outage",
-    "src/memory/hybrid.ts",
-    "deploys at night",
-    "quokka enclosure",
-]
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
-    pg = Cluster(root)
-    yield pg
-    pg.close()
-    shutil.rmtree(root, ignore_errors=True)
+QUERIES = [*PG_QUERIES, "quokka enclosure"]
 
 
 def _memory(workspace: Path, data: Path, url: str, namespace: str) -> AgentMemory:
     agent = replace(quickstart_agent(workspace, data), postgres=PostgresStore(url, namespace))
     return AgentMemory(agent, HashingEmbedder(256))
-
-
-def _notes(workspace: Path) -> Path:
-    for name, text in NOTES.items():
-        write(workspace / name, text)
-    return workspace
 
 
 def _held(memory: AgentMemory) -> bool:
@@ -118,62 +85,64 @@ def _cites(memory: AgentMemory, query: str, mode: str, path: str) -> bool:
     return any(r.citation.startswith(path) for r in memory.search(query, mode=mode, max_results=8).results)
 
 
+@contextlib.contextmanager
+def _writer_and_reader(
+    cluster: Cluster, tmp_path: Path, namespace: str
+) -> Iterator[tuple[Path, AgentMemory, AgentMemory]]:
+    """A writer A that has synced its notes, and a standby B (a copy of the notes) holding postings and vectors."""
+    ws_a, ws_b = _notes(tmp_path / "a" / "ws"), tmp_path / "b" / "ws"
+    shutil.copytree(ws_a, ws_b)
+    with _memory(ws_a, tmp_path / "a" / "data", cluster.url(), namespace) as a:
+        a.sync()
+        with _memory(ws_b, tmp_path / "b" / "data", cluster.url(), namespace) as b:
+            assert b.role == "standby"
+            eventually(lambda: _held(b), timeout=20)
+            yield ws_a, a, b
+
+
 def test_a_reader_ranks_in_the_daemon_what_the_writer_changed(
     cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url = cluster.url()
-    ws_a, ws_b = _notes(tmp_path / "a" / "ws"), tmp_path / "b" / "ws"
-    shutil.copytree(ws_a, ws_b)
-    with _memory(ws_a, tmp_path / "a" / "data", url, "follow") as a:
+    with _writer_and_reader(cluster, tmp_path, "follow") as (ws_a, a, b):
+        assert _ranks_as_the_server(b, monkeypatch) >= 9
+
+        postings, matrix = b.store.postings._held, b.vectors._matrix  # type: ignore[attr-defined]
+        write(ws_a / "memory" / "zoo.md", "# Zoo\n\nThe quokka enclosure moved next to the night deploys.\n")
         a.sync()
-        with _memory(ws_b, tmp_path / "b" / "data", url, "follow") as b:
-            assert b.role == "standby"
-            eventually(lambda: _held(b), timeout=20)
-            assert _ranks_as_the_server(b, monkeypatch) >= 9
+        eventually(lambda: _cites(b, "quokka enclosure", "keyword", "memory/zoo.md"), timeout=5)
+        eventually(lambda: _cites(b, "quokka enclosure", "vector", "memory/zoo.md"), timeout=5)
+        assert _vectors_as_the_store(b)
+        assert b.store.postings._held is postings and b.vectors._matrix is matrix  # followed, not read again
+        assert _ranks_as_the_server(b, monkeypatch) >= 10
 
-            postings, matrix = b.store.postings._held, b.vectors._matrix  # type: ignore[attr-defined]
-            write(ws_a / "memory" / "zoo.md", "# Zoo\n\nThe quokka enclosure moved next to the night deploys.\n")
-            a.sync()
-            eventually(lambda: _cites(b, "quokka enclosure", "keyword", "memory/zoo.md"), timeout=5)
-            eventually(lambda: _cites(b, "quokka enclosure", "vector", "memory/zoo.md"), timeout=5)
-            assert _vectors_as_the_store(b)
-            assert b.store.postings._held is postings and b.vectors._matrix is matrix  # followed, not read again
-            assert _ranks_as_the_server(b, monkeypatch) >= 10
+        (ws_a / "memory" / "ops.md").unlink()
+        a.sync()
+        eventually(lambda: not _cites(b, "valkey outage", "keyword", "memory/ops.md"), timeout=5)
+        assert not _cites(b, "deploy agent moved the cache to Valkey", "vector", "memory/ops.md")
+        assert _vectors_as_the_store(b)
+        assert _ranks_as_the_server(b, monkeypatch) >= 9
 
-            (ws_a / "memory" / "ops.md").unlink()
-            a.sync()
-            eventually(lambda: not _cites(b, "valkey outage", "keyword", "memory/ops.md"), timeout=5)
-            assert not _cites(b, "deploy agent moved the cache to Valkey", "vector", "memory/ops.md")
-            assert _vectors_as_the_store(b)
-            assert _ranks_as_the_server(b, monkeypatch) >= 9
-
-            a.reindex()  # a new index generation: B reads its postings and vectors anew
-            eventually(lambda: _held(b) and _cites(b, "quokka enclosure", "keyword", "memory/zoo.md"), timeout=20)
-            assert _cites(b, "quokka enclosure", "vector", "memory/zoo.md")
-            assert _ranks_as_the_server(b, monkeypatch) >= 9
+        a.reindex()  # a new index generation: B reads its postings and vectors anew
+        eventually(lambda: _held(b) and _cites(b, "quokka enclosure", "keyword", "memory/zoo.md"), timeout=20)
+        assert _cites(b, "quokka enclosure", "vector", "memory/zoo.md")
+        assert _ranks_as_the_server(b, monkeypatch) >= 9
 
 
 def test_a_reader_behind_a_pruned_log_reads_everything_again(
     cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("memoryd.store.postgres.files.CHANGES_KEPT", 2)
-    url = cluster.url()
-    ws_a, ws_b = _notes(tmp_path / "a" / "ws"), tmp_path / "b" / "ws"
-    shutil.copytree(ws_a, ws_b)
-    with _memory(ws_a, tmp_path / "a" / "data", url, "pruned") as a:
-        a.sync()
-        with _memory(ws_b, tmp_path / "b" / "data", url, "pruned") as b:
-            eventually(lambda: _held(b), timeout=20)
-            position = b.store.postings._held.at  # type: ignore[union-attr]
-            for i in range(4):
-                write(ws_a / "memory" / f"n{i}.md", f"# N{i}\n\nThe okapi{i} census counted {i} okapis.\n")
-                a.sync()
-            floor = int(cluster.sql("SELECT value FROM memoryd_pruned.meta WHERE key = 'changes_pruned_below'")[0][0])
-            assert floor > position.seq  # rows B had not read are gone
-            # okapi0's rows in the log were pruned: found only because B read everything again
-            eventually(lambda: _held(b) and _cites(b, "okapi0 census", "keyword", "memory/n0.md"), timeout=20)
-            assert _cites(b, "okapi0 census", "vector", "memory/n0.md") and _vectors_as_the_store(b)
-            assert _ranks_as_the_server(b, monkeypatch) >= 9
+    with _writer_and_reader(cluster, tmp_path, "pruned") as (ws_a, a, b):
+        position = b.store.postings._held.at  # type: ignore[union-attr]
+        for i in range(4):
+            write(ws_a / "memory" / f"n{i}.md", f"# N{i}\n\nThe okapi{i} census counted {i} okapis.\n")
+            a.sync()
+        floor = int(cluster.sql("SELECT value FROM memoryd_pruned.meta WHERE key = 'changes_pruned_below'")[0][0])
+        assert floor > position.seq  # rows B had not read are gone
+        # okapi0's rows in the log were pruned: found only because B read everything again
+        eventually(lambda: _held(b) and _cites(b, "okapi0 census", "keyword", "memory/n0.md"), timeout=20)
+        assert _cites(b, "okapi0 census", "vector", "memory/n0.md") and _vectors_as_the_store(b)
+        assert _ranks_as_the_server(b, monkeypatch) >= 9
 
 
 def test_a_namespace_an_older_memoryd_made_is_upgraded_to_keep_the_log(

@@ -16,11 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import psycopg
 import structlog
-from psycopg import sql
 
 from memoryd.store.postgres import changelog
-from memoryd.store.postgres.files import sent_vector
-from memoryd.store.postgres.liveness import answers
+from memoryd.store.postgres.search import read_vectors
 from memoryd.store.postgres.served import ServedVectors
 from memoryd.store.rows import StoreChange
 from memoryd.store.sqlite.matrix import VectorIndex
@@ -64,9 +62,7 @@ class FollowedVectors:
         matrix: VectorIndex | None = None
         try:
             with self._store.borrowing():
-                conn = self._store.reader(replica=True)
-                if not answers(conn):
-                    conn = self._store.reader(replica=True)
+                conn = self._store.live_reader(replica=True)
                 try:
                     at = changelog.position(conn, self._store._s)
                 finally:
@@ -136,13 +132,7 @@ class FollowedVectors:
         touched = [c for c in dict.fromkeys(gained.of("a", "v")) if c not in removed]
         if not touched or not self._store.dims:
             return {}
-        cur.execute(
-            sql.SQL(
-                "SELECT id, vector_send(embedding) FROM {}.chunks WHERE id = ANY(%s) AND embedding IS NOT NULL"
-            ).format(self._store._s),
-            (touched,),
-        )
-        return {int(r[0]): sent_vector(r[1]) for r in cur}
+        return read_vectors(cur, self._store._s, touched)
 
     def _apply(self, matrix: VectorIndex, gained: changelog.Gained, vectors: dict[int, np.ndarray]) -> None:
         removed = set(gained.of("r"))

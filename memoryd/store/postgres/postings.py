@@ -26,7 +26,6 @@ import structlog
 from psycopg import sql
 
 from memoryd.store.postgres import changelog
-from memoryd.store.postgres.liveness import answers
 from memoryd.store.postgres.ranking import ranked
 from memoryd.store.postgres.terms import COUNT_BITS
 from memoryd.store.rows import Match
@@ -252,9 +251,7 @@ class KeywordPostings:
     def _read_all(self) -> _Postings | None:
         """Every chunk's counts, with the log position they are as of (one snapshot)."""
         with self._store.borrowing():
-            conn = self._store.reader(replica=True)
-            if not answers(conn):  # dropped by a server restart while idle: the next one taken is new
-                conn = self._store.reader(replica=True)
+            conn = self._store.live_reader(replica=True)
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 try:

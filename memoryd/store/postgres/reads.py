@@ -13,7 +13,7 @@ from typing import cast
 import psycopg
 
 from memoryd.store.interface import NotGranted, StoreBusy, StoreUnavailable
-from memoryd.store.postgres.liveness import CONNECT_TIMEOUT, RetryingCursor, first_line
+from memoryd.store.postgres.liveness import CONNECT_TIMEOUT, RetryingCursor, answers, first_line
 from memoryd.store.postgres.pool import ReadPool
 from memoryd.store.postgres.replica import REPLAY_LSN, ReplicaGate
 
@@ -48,6 +48,14 @@ class Reads:
         if conn is None:
             conn = self._pools[slot].take()
             setattr(self._local, slot, conn)
+        return conn
+
+    def live_reader(self, replica: bool = False) -> psycopg.Connection:
+        """`reader`, taken anew when the server dropped the one held while it sat idle (a restart): for reads that
+        cannot run again statement by statement (a snapshot, a named cursor). Within `borrowing`."""
+        conn = self.reader(replica)
+        if not answers(conn):
+            conn = self.reader(replica)
         return conn
 
     @contextlib.contextmanager

@@ -12,7 +12,6 @@ import psycopg
 from psycopg import sql
 
 from memoryd.store.postgres.files import Files, sent_vector, vector_text
-from memoryd.store.postgres.liveness import answers
 from memoryd.store.postgres.terms import idf, match_query, phrase_query, phrase_tokens, score_sql
 from memoryd.store.rows import ChunkFilter, ChunkRow, Match, Phrase, is_glob, one_row, path_spellings, window_matrix
 from memoryd_client.protocol.schema import SOURCES
@@ -72,6 +71,17 @@ def filter_sql(filters: ChunkFilter) -> tuple[str, list[object]]:
         clauses.append("c.kind = ANY(%s)")
         params.append(list(filters.kinds))
     return " AND ".join(clauses) or "true", params
+
+
+def read_vectors(cur: psycopg.Cursor, schema: sql.Identifier, ids: list[int]) -> dict[int, np.ndarray]:
+    """The stored vectors of chosen chunks, on a cursor of the caller's."""
+    cur.execute(
+        sql.SQL("SELECT id, vector_send(embedding) FROM {}.chunks WHERE id = ANY(%s) AND embedding IS NOT NULL").format(
+            schema
+        ),
+        (ids,),
+    )
+    return {int(r[0]): sent_vector(r[1]) for r in cur}
 
 
 class Search(Files):
@@ -238,9 +248,7 @@ class Search(Files):
         if not self.dims:
             return
         with self.borrowing():
-            conn = self.reader(replica=True)
-            if not answers(conn):  # dropped by a server restart while idle: the next one taken is new
-                conn = self.reader(replica=True)
+            conn = self.live_reader(replica=True)
             with conn.transaction(), conn.cursor(name="vectors") as cur:
                 cur.itersize = batch
                 cur.execute(
@@ -258,13 +266,7 @@ class Search(Files):
         if not self.dims or not len(ids):
             return {}
         with self.reading(replica=True) as cur:
-            cur.execute(
-                sql.SQL(
-                    "SELECT id, vector_send(embedding) FROM {}.chunks WHERE id = ANY(%s) AND embedding IS NOT NULL"
-                ).format(self._s),
-                (list(map(int, ids)),),
-            )
-            return {r[0]: sent_vector(r[1]) for r in cur}
+            return read_vectors(cur, self._s, list(map(int, ids)))
 
     def window_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The window vectors of chosen chunks (windows x dims), for those stored with them."""
