@@ -30,8 +30,8 @@ pytestmark = pytest.mark.slow  # against a real PostgreSQL server
 QUERIES = [*PG_QUERIES, "quokka enclosure"]
 
 
-def _memory(workspace: Path, data: Path, url: str, namespace: str) -> AgentMemory:
-    agent = replace(quickstart_agent(workspace, data), postgres=PostgresStore(url, namespace))
+def _memory(workspace: Path, data: Path, url: str, namespace: str, readers: tuple[str, ...] = ()) -> AgentMemory:
+    agent = replace(quickstart_agent(workspace, data), postgres=PostgresStore(url, namespace, readers=readers))
     return AgentMemory(agent, HashingEmbedder(256))
 
 
@@ -151,8 +151,9 @@ def test_a_namespace_an_older_memoryd_made_is_upgraded_to_keep_the_log(
     """Version 1 had no change log: daemons rank in SQL until its next writer adds one (and marks the schema
     version 2, which a memoryd of version 1 does not write); then they hold the postings."""
     url = cluster.url()
+    reader_url = cluster.role("oldreader")
     ws = _notes(tmp_path / "ws")
-    with _memory(ws, tmp_path / "a", url, "old") as a:
+    with _memory(ws, tmp_path / "a", url, "old", readers=("oldreader",)) as a:
         a.sync()
         cluster.sql("DROP TABLE memoryd_old.changes")
         cluster.sql("DELETE FROM memoryd_old.meta WHERE key = 'index_generation'")
@@ -164,9 +165,13 @@ def test_a_namespace_an_older_memoryd_made_is_upgraded_to_keep_the_log(
                 assert memory.search("payment_processor", mode="keyword").results
                 assert not memory.store.postings.ready
                 assert _ranks_as_the_server(memory, monkeypatch) >= 9
-    with _memory(ws, tmp_path / "c", url, "old") as c:
+    with _memory(ws, tmp_path / "c", url, "old", readers=("oldreader",)) as c:
         assert c.role == "writer"  # took the lead, and upgraded the tables
         version = cluster.sql("SELECT value FROM memoryd_old.meta WHERE key = 'schema_version'")
         assert version == [(str(schema.SCHEMA_VERSION),)]
         eventually(lambda: _held(c), timeout=20)
         assert _ranks_as_the_server(c, monkeypatch) >= 9
+        with _memory(ws, tmp_path / "r", reader_url, "old") as reader:  # granted the new log too
+            assert reader.role == "reader"
+            eventually(lambda: _held(reader), timeout=20)
+            assert _ranks_as_the_server(reader, monkeypatch) >= 9

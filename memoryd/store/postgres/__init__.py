@@ -54,6 +54,7 @@ class Store(Cache):
         try:
             with self.writing() as cur:
                 cur.execute(upgrade(self.schema))
+                self._grant(cur)  # the readers' grants cover the tables there were: the new ones too
         except NotGranted as exc:  # a writer that does not own the tables
             log.warning("cannot upgrade the namespace's tables", namespace=self.namespace, error=str(exc))
 
