@@ -70,3 +70,50 @@ def test_a_caller_that_left_has_its_queued_calls_dropped() -> None:
         assert ran == []
     finally:
         pool.shutdown()
+
+
+def test_cpu_turns_let_as_many_run_as_there_are_cores_and_waiting_gives_a_turn_up() -> None:
+    from memoryd import threads
+
+    cores = threads._cores()
+    inside = 0
+    most = 0
+    count_lock = threading.Lock()
+    release = threading.Event()
+    waiting = threading.Event()
+
+    def work(wait_outside: bool) -> None:
+        nonlocal inside, most
+        with threads.cpu_turn():
+            with count_lock:
+                inside += 1
+                most = max(most, inside)
+            if wait_outside:
+                with count_lock:
+                    inside -= 1
+                with threads.turn_given_up():
+                    waiting.set()
+                    release.wait(10)
+                with count_lock:
+                    inside += 1
+            else:
+                release.wait(0.2)
+            with count_lock:
+                inside -= 1
+
+    # every turn held by threads waiting outside it: the others still get in
+    outside = [threading.Thread(target=work, args=(True,)) for _ in range(cores)]
+    for t in outside:
+        t.start()
+    assert waiting.wait(10)
+    others = [threading.Thread(target=work, args=(False,)) for _ in range(cores * 3)]
+    for t in others:
+        t.start()
+    for t in others:
+        t.join(10)
+    assert not any(t.is_alive() for t in others)
+    release.set()
+    for t in outside:
+        t.join(10)
+    assert not any(t.is_alive() for t in outside)
+    assert most == cores

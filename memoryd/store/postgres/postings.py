@@ -29,6 +29,7 @@ from memoryd.store.postgres import changelog
 from memoryd.store.postgres.ranking import ranked
 from memoryd.store.postgres.terms import COUNT_BITS
 from memoryd.store.rows import Match
+from memoryd.threads import cpu_turn, turn_given_up
 
 log = structlog.get_logger("memoryd.postgres")
 
@@ -343,4 +344,10 @@ class KeywordPostings:
         held = self.catch_up()
         if held is None:
             return None
-        return ranked(held, match, idfs, weights, avg_length, limit, verify)
+
+        def verified(phrases: list[str], chunks: list[int]) -> dict[int, list[bool]]:
+            with turn_given_up():
+                return verify(phrases, chunks)
+
+        with cpu_turn():
+            return ranked(held, match, idfs, weights, avg_length, limit, verified)
