@@ -519,9 +519,9 @@ def test_the_documented_restore_gives_the_same_answers(cluster: Cluster, tmp_pat
 
 
 def test_a_url_that_requires_tls_is_never_served_in_clear(tmp_path: Path) -> None:
-    """The pgserver wheel's PostgreSQL is built without SSL, so TLS itself cannot be shown here. What can: libpq's
-    TLS parameters in a store URL reach libpq as written, and a URL that requires TLS is refused by a server (on
-    TCP) that cannot give it: status, searches and doctor say why, and nothing is sent in clear."""
+    """libpq's TLS parameters in a store URL reach libpq as written, and a URL that requires TLS is refused by a
+    server (on TCP) that cannot give it: status, searches and doctor say why, and nothing is sent in clear
+    (TLS itself: test_postgres_tls)."""
     import socket
 
     root = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))

@@ -124,6 +124,7 @@ def live_check(state: dict[str, Any]) -> Iterator[Check]:
     yield "ok", f"role {state.get('role')}; namespace {state.get('namespace')} written by {who}{mine}", ""
     if state.get("incompatible"):
         yield "fail", str(state["incompatible"]), "upgrade memoryd on this host (docs/postgresql.md, Upgrades)"
+    yield from _encryption(state)
     replica = state.get("replica")
     if replica:
         lag = state.get("replica_lag_s") or {}
@@ -132,6 +133,28 @@ def live_check(state: dict[str, Any]) -> Iterator[Check]:
         if lag:
             detail += f"; {lag.get('seconds')} s behind"
         yield level, detail, replica.get("error") or ""
+
+
+LOCAL_HOSTS = frozenset({"", "localhost", "127.0.0.1", "::1"})
+
+
+def _encryption(state: dict[str, Any]) -> Iterator[Check]:
+    """Whether the sessions to each server use TLS; in clear to another host is a warning (libpq's default,
+    sslmode=prefer, falls back to clear without a word)."""
+    for server, used in (state.get("tls") or {}).items():
+        url = state.get("store") if server == "primary" else state.get("read_from")
+        try:
+            host = str(psycopg.conninfo.conninfo_to_dict(url or "").get("host") or "")
+        except psycopg.ProgrammingError:
+            host = ""
+        if used:
+            yield "ok", f"{server} sessions use TLS", ""
+        elif used is False and not host.startswith("/") and host not in LOCAL_HOSTS:
+            yield (
+                "warn",
+                f"{server} sessions to {host} are in clear",
+                "add sslmode=verify-full and sslrootcert=… to the URL (docs/postgresql.md, TLS)",
+            )
 
 
 def index_error_fix(error: str) -> str:
