@@ -207,7 +207,7 @@ def test_a_replica_behind_promoted_or_gone_never_answers_stale(tmp_path: Path) -
     ws_c = tmp_path / "c" / "ws"
     shutil.copytree(ws_a, ws_c)
     a = _daemon(tmp_path / "a", ws_a, _agent_table("team", ws_a, pg.url(), "team"))
-    c = None
+    c = d = None
 
     def found_soon(word: str) -> None:
         with a.client() as client:
@@ -236,10 +236,20 @@ def test_a_replica_behind_promoted_or_gone_never_answers_stale(tmp_path: Path) -
         eventually(lambda: c.status()["replica"]["state"] == "unreachable", timeout=10)  # asked again after 5 s
         assert c.status()["store_health"]["ok"] is True and all(_hits(c, word) for word in ("narwhal", "ibex"))
         c.check_running()
+        ws_d = tmp_path / "d" / "ws"
+        shutil.copytree(ws_c, ws_d)
+        d = _daemon(tmp_path / "d", ws_d, _agent_table("team", ws_d, pg.url(), "team", f'read_url = "{replica}"\n'))
+        assert _hits(d, "ibex")
+
+        def held(status: dict) -> bool:
+            return status["keyword_ranking"] == "bm25 (in the daemon)" and status["vectors_searched"] == "in the daemon"
+
+        eventually(lambda: held(d.status()), timeout=20)  # started with the replica gone: loaded from the primary
     finally:
         cleanup(a)
-        if c is not None:
-            cleanup(c)
+        for other in (c, d):
+            if other is not None:
+                cleanup(other)
         pg.close()
         shutil.rmtree(root, ignore_errors=True)
 

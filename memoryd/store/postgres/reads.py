@@ -52,10 +52,21 @@ class Reads:
 
     def live_reader(self, replica: bool = False) -> psycopg.Connection:
         """`reader`, taken anew when the server dropped the one held while it sat idle (a restart): for reads that
-        cannot run again statement by statement (a snapshot, a named cursor). Within `borrowing`."""
-        conn = self.reader(replica)
-        if not answers(conn):
-            conn = self.reader(replica)
+        cannot run again statement by statement (a snapshot, a named cursor). `replica`: the replica while it may
+        serve reads (as `reading` goes), else the primary, and the primary when the replica does not answer.
+        Within `borrowing`."""
+        on_replica = replica and self._replica_usable()
+        try:
+            conn = self.reader(on_replica)
+            if not answers(conn):
+                conn = self.reader(on_replica)
+                if on_replica and not answers(conn):
+                    raise StoreUnavailable("the replica dropped the connection")
+        except StoreUnavailable as exc:
+            if not on_replica or self.replica is None:
+                raise
+            self.replica.failed(f"the replica does not answer ({exc})")
+            return self.live_reader()
         return conn
 
     @contextlib.contextmanager
