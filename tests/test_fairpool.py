@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import CancelledError
+from pathlib import Path
 
 import pytest
 
@@ -76,44 +78,60 @@ def test_cpu_turns_let_as_many_run_as_there_are_cores_and_waiting_gives_a_turn_u
     from memoryd import threads
 
     cores = threads._cores()
-    inside = 0
-    most = 0
+    inside = most = 0
     count_lock = threading.Lock()
     release = threading.Event()
-    waiting = threading.Event()
+    all_waiting = threading.Barrier(cores + 1)
 
-    def work(wait_outside: bool) -> None:
+    def wait_outside() -> None:
+        with threads.cpu_turn(), threads.turn_given_up():
+            all_waiting.wait(10)
+            release.wait(60)
+
+    def work() -> None:
         nonlocal inside, most
         with threads.cpu_turn():
             with count_lock:
                 inside += 1
                 most = max(most, inside)
-            if wait_outside:
-                with count_lock:
-                    inside -= 1
-                with threads.turn_given_up():
-                    waiting.set()
-                    release.wait(10)
-                with count_lock:
-                    inside += 1
-            else:
-                release.wait(0.2)
+            time.sleep(0.05)
             with count_lock:
                 inside -= 1
 
-    # every turn held by threads waiting outside it: the others still get in
-    outside = [threading.Thread(target=work, args=(True,)) for _ in range(cores)]
-    for t in outside:
+    waiting = [threading.Thread(target=wait_outside) for _ in range(cores)]
+    for t in waiting:
         t.start()
-    assert waiting.wait(10)
-    others = [threading.Thread(target=work, args=(False,)) for _ in range(cores * 3)]
+    all_waiting.wait(10)  # every turn taken, then given up while waiting
+    others = [threading.Thread(target=work) for _ in range(cores * 3)]
     for t in others:
         t.start()
+    deadline = time.monotonic() + 5
     for t in others:
-        t.join(10)
-    assert not any(t.is_alive() for t in others)
+        t.join(max(0.0, deadline - time.monotonic()))
+    finished = not any(t.is_alive() for t in others)
     release.set()
-    for t in outside:
-        t.join(10)
-    assert not any(t.is_alive() for t in outside)
+    for t in [*others, *waiting]:
+        t.join(60)
+    assert finished  # the waiting threads' turns were free meanwhile
     assert most == cores
+
+
+def test_the_cores_counted_are_capped_by_the_cgroup_quota(tmp_path: Path) -> None:
+    from memoryd import threads
+
+    v2 = tmp_path / "v2"
+    (v2 / "team" / "host").mkdir(parents=True)
+    (v2 / "team" / "cpu.max").write_text("150000 100000\n")
+    (v2 / "team" / "host" / "cpu.max").write_text("max 100000\n")
+    own = tmp_path / "cgroup"
+    own.write_text("0::/team/host\n")
+    assert threads._cgroup_quota(v2, own) == 1.5  # a parent's quota holds its children
+    v1 = tmp_path / "v1"
+    (v1 / "cpu,cpuacct" / "host").mkdir(parents=True)
+    (v1 / "cpu,cpuacct" / "host" / "cpu.cfs_quota_us").write_text("30000\n")
+    (v1 / "cpu,cpuacct" / "host" / "cpu.cfs_period_us").write_text("100000\n")
+    (v1 / "cpu,cpuacct" / "cpu.cfs_quota_us").write_text("-1\n")
+    own.write_text("5:memory:/host\n4:cpu,cpuacct:/host\n0::/\n")
+    assert threads._cgroup_quota(v1, own) == 0.3
+    own.write_text("4:cpu,cpuacct:/\n")
+    assert threads._cgroup_quota(v1, own) is None  # no quota: the affinity alone counts

@@ -56,16 +56,15 @@ def test_writer_standby_and_listener_work_over_tls_with_client_certificates(
         standby = _daemon(tmp_path / "b", ws_b, _agent_table("main", ws_b, url, "tls"))
         assert standby.status()["role"] == "standby"
         write(ws_a / "memory" / "tls.md", "# Pangolin\n\nThe pangolin cache moved behind TLS.\n")
-        eventually(lambda: _hits(standby, "pangolin"), timeout=10)  # heard through the standby's listener
+        eventually(lambda: _hits(standby, "pangolin"), timeout=10)
         assert front.refused == []  # nothing tried in clear, every handshake passed
-        sessions = cluster.sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'memoryd:tls'")[0][0]
-        assert sessions >= 4 and len(front.clients) >= sessions  # the server's only sessions from memoryd: via TLS
-        assert set(front.clients) == {"postgres"}  # each showed the client certificate
+        assert len(front.clients) >= 3 and set(front.clients) == {"postgres"}  # each showed the client certificate
+        assert writer.status()["sessions"]["primary"] == {"tls": True, "host": "127.0.0.1", "local": True}
         shown = [json.dumps(d.status()) for d in (writer, standby)]
         shown += [_doctor(writer.config), memctl(writer, "status").stdout]
         shown += [p.read_text() for p in tmp_path.rglob("daemon-*.log")]
         assert all(PASSPHRASE not in text for text in shown)
-        assert writer.status()["tls"] == {"primary": True} and "primary sessions use TLS" in shown[2]
+        assert "primary sessions use TLS" in shown[2]
         assert "primary ok, TLS" in shown[3]
     finally:
         for daemon in (standby, writer):
@@ -81,7 +80,7 @@ def test_tls_refused_says_why_and_serves_nothing(cluster: Cluster, front: TlsFro
     ws = _notes(tmp_path / "ws")
     cases = [
         ("untrusted", _tls_url(front, other.path, cert, key), "certificate verify failed"),
-        ("uncertified", _tls_url(front, front.authority.path), "certificate required"),
+        ("uncertified", _tls_url(front, front.authority.path), "requires a valid client certificate"),
     ]
     for name, url, reason in cases:
         daemon = _daemon(tmp_path / name, ws, _agent_table("main", ws, url, name))
@@ -98,23 +97,34 @@ def test_tls_refused_says_why_and_serves_nothing(cluster: Cluster, front: TlsFro
     assert cluster.sql(
         "SELECT count(*) FROM pg_namespace WHERE nspname IN ('memoryd_untrusted', 'memoryd_uncertified')"
     ) == [(0,)]
-    assert front.clients == []  # the second showed no certificate: refused at the handshake
-    assert any("handshake" in why for why in front.refused) and "clear" not in front.refused
+    assert front.clients == []
+    assert front.refused[0].startswith("handshake") and "no client certificate" in front.refused
+    assert "clear" not in front.refused
 
 
 def test_doctor_warns_of_sessions_in_clear_to_another_host() -> None:
     from memoryd.store.postgres.checks import live_check
 
-    def said(tls: dict[str, bool | None], store: str, read_from: str = "primary") -> list[tuple[str, str]]:
-        state = {"role": "writer", "namespace": "n", "store": store, "read_from": read_from, "tls": tls}
+    def said(**sessions: tuple[bool, str, bool]) -> list[tuple[str, str]]:
+        state = {"role": "writer", "namespace": "n", "sessions": {}}
+        for server, (tls, host, local) in sessions.items():
+            state["sessions"][server] = {"tls": tls, "host": host, "local": local}
         return [(level, text) for level, text, _ in live_check(state) if "sessions" in text]
 
-    assert said({"primary": False}, "postgresql://u@db.example.com:5432/team") == [
+    assert said(primary=(False, "db.example.com", False)) == [
         ("warn", "primary sessions to db.example.com are in clear")
     ]
-    assert said({"primary": False}, "postgresql://u@127.0.0.1:5432/team") == []  # this host: nothing to overhear
-    assert said({"primary": False}, "postgresql://u@/team?host=/run/postgresql") == []
-    assert said({"primary": True, "replica": False}, "postgresql://u@db1/team", "postgresql://u@db2.internal/team") == [
+    assert said(primary=(False, "127.0.0.1", True)) == []  # this machine: nothing on the way to overhear
+    assert said(primary=(True, "db1", False), replica=(False, "db2.internal", False)) == [
         ("ok", "primary sessions use TLS"),
         ("warn", "replica sessions to db2.internal are in clear"),
     ]
+
+
+def test_a_session_is_local_only_on_a_socket_or_a_loopback_address(cluster: Cluster) -> None:
+    import psycopg
+
+    from memoryd.store.postgres.liveness import session_of
+
+    with psycopg.connect(cluster.url()) as conn:
+        assert session_of(conn) == {"tls": False, "host": cluster.socket_dir, "local": True}

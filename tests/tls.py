@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import ipaddress
-import select
+import selectors
 import socket
 import ssl
 import struct
@@ -19,7 +19,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 SSL_REQUEST = 80877103
 GSSENC_REQUEST = 80877104
@@ -58,6 +58,7 @@ class Authority:
             .not_valid_after(now + datetime.timedelta(days=1))
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(self.key.public_key()), critical=False)
             .sign(self.key, hashes.SHA256())
         )
         self.path = self.folder / "ca.crt"
@@ -68,6 +69,7 @@ class Authority:
         127.0.0.1 and localhost; a client's common name is the role it logs in as."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.timezone.utc)
+        usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
         builder = (
             x509.CertificateBuilder()
             .subject_name(_name(common))
@@ -76,6 +78,10 @@ class Authority:
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5))
             .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         )
         if server:
             names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
@@ -89,20 +95,22 @@ class Authority:
 
 
 class TlsFront:
-    """Listens on 127.0.0.1; each session must negotiate TLS and show a certificate `authority` signed, and is then
-    joined to the PostgreSQL server's Unix socket `target`. Counts what it saw."""
+    """Listens on 127.0.0.1; each session must negotiate TLS, and is then joined to the PostgreSQL server's Unix
+    socket `target`. A client certificate is asked for, and one `authority` did not sign fails the handshake; a
+    session without one is refused after the handshake with the FATAL a server's `clientcert=verify-full` (pg_hba)
+    sends. Counts what it saw."""
 
     def __init__(self, authority: Authority, target: str) -> None:
         self.authority = authority
         cert, key = authority.issue("localhost", server=True)
         self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(authority.path))
-        self.context.verify_mode = ssl.CERT_REQUIRED
+        self.context.verify_mode = ssl.CERT_OPTIONAL  # as PostgreSQL asks: refused later, by pg_hba, if absent
         self.context.load_cert_chain(str(cert), str(key))
         self.target = target
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self.listener.getsockname()[1])
         self.clients: list[str] = []  # the common name of each session's client certificate
-        self.refused: list[str] = []  # why a session was not served (in clear, or a failed handshake)
+        self.refused: list[str] = []  # why a session was not served: in clear, a failed handshake, no certificate
         self._lock = threading.Lock()
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
@@ -113,13 +121,18 @@ class TlsFront:
     def close(self) -> None:
         self._closed = True
         with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (closing alone does not)
+        with contextlib.suppress(OSError):
             self.listener.close()
 
     def _accept(self) -> None:
-        while not self._closed:
+        while True:
             try:
                 conn, _ = self.listener.accept()
             except OSError:
+                return
+            if self._closed:
+                conn.close()
                 return
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
@@ -128,8 +141,7 @@ class TlsFront:
             where.append(what)
 
     def _serve(self, conn: socket.socket) -> None:
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(conn)
+        with conn:
             while True:
                 head = _read_exactly(conn, 8)
                 if head is None:
@@ -143,18 +155,107 @@ class TlsFront:
                 self._note(self.refused, "clear")  # a startup message in clear: never served
                 return
             conn.sendall(b"S")
+            tls = _Tls(conn, self.context)
             try:
-                secure = self.context.wrap_socket(conn, server_side=True)
-            except (ssl.SSLError, OSError) as exc:
+                tls.handshake()
+            except (ssl.SSLError, OSError, EOFError) as exc:
                 self._note(self.refused, f"handshake: {exc}")
                 return
-            stack.enter_context(secure)
-            peer = secure.getpeercert() or {}
+            peer = tls.obj.getpeercert() or {}
             common = next((v for rdn in peer.get("subject", ()) for k, v in rdn if k == "commonName"), "")
+            if not common:
+                self._note(self.refused, "no client certificate")
+                with contextlib.suppress(OSError, EOFError, ssl.SSLError):
+                    tls.read_startup()
+                    tls.send(_fatal("28000", "connection requires a valid client certificate"))
+                return
             self._note(self.clients, common)
-            server = stack.enter_context(socket.socket(socket.AF_UNIX))
-            server.connect(self.target)
-            _join(secure, server)
+            with socket.socket(socket.AF_UNIX) as server:
+                server.connect(self.target)
+                with contextlib.suppress(OSError, EOFError, ssl.SSLError):
+                    tls.join(server)
+
+
+class _Tls:
+    """The server side of one TLS session over a socket, through memory buffers (ssl.SSLObject): one thread reads
+    and writes both ways without ever blocking on the other direction."""
+
+    def __init__(self, conn: socket.socket, context: ssl.SSLContext) -> None:
+        self.conn = conn
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.obj = context.wrap_bio(self.incoming, self.outgoing, server_side=True)
+
+    def _flush(self) -> None:
+        if data := self.outgoing.read():
+            self.conn.sendall(data)
+
+    def _fill(self) -> None:
+        data = self.conn.recv(65536)
+        if not data:
+            raise EOFError("the client left")
+        self.incoming.write(data)
+
+    def handshake(self) -> None:
+        while True:
+            try:
+                self.obj.do_handshake()
+                self._flush()
+                return
+            except ssl.SSLWantReadError:
+                self._flush()
+                self._fill()
+
+    def send(self, data: bytes) -> None:
+        self.obj.write(data)
+        self._flush()
+
+    def _decrypted(self) -> bytes:
+        """What the records received so far hold (b"" if none is whole yet)."""
+        out = b""
+        while True:
+            try:
+                out += self.obj.read(65536)
+            except ssl.SSLWantReadError:
+                self._flush()  # a record that wants an answer (a key update)
+                return out
+            except ssl.SSLZeroReturnError:
+                raise EOFError("the client closed the session") from None
+
+    def read_startup(self) -> bytes:
+        data = self._decrypted()  # the client's last handshake message and its first may come in one read
+        while len(data) < 4 or len(data) < struct.unpack("!i", data[:4])[0]:
+            self._fill()
+            data += self._decrypted()
+        return data
+
+    def join(self, server: socket.socket) -> None:
+        """Copy both ways until either side ends."""
+        if data := self._decrypted():  # sent with the client's last handshake message
+            server.sendall(data)
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.conn, selectors.EVENT_READ, "client")
+            selector.register(server, selectors.EVENT_READ, "server")
+            while True:
+                for key, _ in selector.select():
+                    if key.data == "client":
+                        self._fill()
+                        if data := self._decrypted():
+                            server.sendall(data)
+                    else:
+                        data = server.recv(65536)
+                        if not data:
+                            return
+                        self.send(data)
+
+
+def _fatal(code: str, message: str) -> bytes:
+    """A PostgreSQL ErrorResponse."""
+    fields = b"".join(
+        kind + value.encode() + b"\0"
+        for kind, value in ((b"S", "FATAL"), (b"V", "FATAL"), (b"C", code), (b"M", message))
+    )
+    body = fields + b"\0"
+    return b"E" + struct.pack("!i", len(body) + 4) + body
 
 
 def _read_exactly(conn: socket.socket, size: int) -> bytes | None:
@@ -165,16 +266,3 @@ def _read_exactly(conn: socket.socket, size: int) -> bytes | None:
             return None
         data += more
     return data
-
-
-def _join(secure: ssl.SSLSocket, server: socket.socket) -> None:
-    """Copy both ways on this one thread (an SSL object is not to be read and written from two) until either
-    side ends."""
-    with contextlib.suppress(OSError):
-        while True:
-            ready = [secure] if secure.pending() else select.select([secure, server], [], [])[0]
-            for side in ready:
-                data = side.recv(65536)
-                if not data:
-                    return
-                (server if side is secure else secure).sendall(data)

@@ -219,7 +219,8 @@ def _shared_store(agent: dict[str, Any]) -> str:
         else "nobody"
     )
     ok = "ok" if health.get("ok", True) else f"failing: {health.get('error')}"
-    ok += ", TLS" if (agent.get("tls") or {}).get("primary") else ""
+    if health.get("ok", True) and ((agent.get("sessions") or {}).get("primary") or {}).get("tls"):
+        ok += ", TLS"
     lines = [f"\n  store     namespace {agent.get('namespace')}, {agent.get('role')}; written by {who}; primary {ok}"]
     replica, lag = agent.get("replica"), agent.get("replica_lag_s") or {}
     if replica:

@@ -102,7 +102,7 @@ class PostgresBackend:
             "writer": self.store.writer_lock(),
             "readers_granted": list(pg.readers),
             "read_connections": self.store.connection_counts(),
-            "tls": {server: used for server, used in self.store.tls.items() if server == "primary" or pg.read_url},
+            "sessions": dict(self.store.sessions),
             "incompatible": self.store.incompatible,
             "keyword_ranking": "bm25 (in the daemon)" if self.store.postings.ready else "bm25 (postgresql)",
             "keyword_postings_mb": round(self.store.postings.nbytes / 2**20, 3),

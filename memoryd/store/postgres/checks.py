@@ -135,24 +135,16 @@ def live_check(state: dict[str, Any]) -> Iterator[Check]:
         yield level, detail, replica.get("error") or ""
 
 
-LOCAL_HOSTS = frozenset({"", "localhost", "127.0.0.1", "::1"})
-
-
 def _encryption(state: dict[str, Any]) -> Iterator[Check]:
     """Whether the sessions to each server use TLS; in clear to another host is a warning (libpq's default,
     sslmode=prefer, falls back to clear without a word)."""
-    for server, used in (state.get("tls") or {}).items():
-        url = state.get("store") if server == "primary" else state.get("read_from")
-        try:
-            host = str(psycopg.conninfo.conninfo_to_dict(url or "").get("host") or "")
-        except psycopg.ProgrammingError:
-            host = ""
-        if used:
+    for server, session in (state.get("sessions") or {}).items():
+        if session.get("tls"):
             yield "ok", f"{server} sessions use TLS", ""
-        elif used is False and not host.startswith("/") and host not in LOCAL_HOSTS:
+        elif not session.get("local"):
             yield (
                 "warn",
-                f"{server} sessions to {host} are in clear",
+                f"{server} sessions to {session.get('host')} are in clear",
                 "add sslmode=verify-full and sslrootcert=… to the URL (docs/postgresql.md, TLS)",
             )
 

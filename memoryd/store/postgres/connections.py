@@ -87,7 +87,7 @@ class Connections(Reads, Background):
         self._dims = 0
         self._closed = False
         self.health: dict[str, Any] = {"ok": True, "error": None, "since": time.time()}
-        self.tls: dict[str, bool | None] = {"primary": None, "replica": None}  # the last session's, per server
+        self.sessions: dict[str, dict[str, Any]] = {}  # per server, its last session's TLS and where it went
         self.writable = False
         self.may_write = True  # until the server says otherwise
         self.statement_timeout_ms = STATEMENT_TIMEOUT_MS  # as the last connection made found it
@@ -113,7 +113,7 @@ class Connections(Reads, Background):
             if primary:
                 self._failed(exc)
             raise StoreUnavailable(f"PostgreSQL unreachable ({redact_url(url)}): {first_line(exc)}") from None
-        self.tls["primary" if primary else "replica"] = bool(conn.pgconn.ssl_in_use)
+        self.sessions["primary" if primary else "replica"] = liveness.session_of(conn)
         if primary:
             self._recovered()
         return conn

@@ -61,16 +61,16 @@ class FollowedVectors:
     def _load(self) -> None:
         matrix: VectorIndex | None = None
         try:
-            with self._store.borrowing():
+            with self._store.borrowing():  # the vectors from the server the position came from (live_reader)
                 conn = self._store.live_reader(replica=True)
                 try:
                     at = changelog.position(conn, self._store._s)
                 finally:
                     conn.rollback()
-            if at is None:
-                return
-            matrix = VectorIndex(self._store)
-            matrix.load_unlocked()
+                if at is None:
+                    return
+                matrix = VectorIndex(self._store)
+                matrix.load_unlocked()
             with self._lock:
                 self._wanted += 1  # what the log gained since `at` is applied before the first search
                 self._matrix, self._at = matrix, at

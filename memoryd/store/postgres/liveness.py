@@ -4,6 +4,7 @@ found out before it fails a request, and a read is run again once on a new one."
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -65,6 +66,17 @@ class RetryingCursor:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._cursor, name)
+
+
+def session_of(conn: psycopg.Connection) -> dict[str, Any]:
+    """Whether a session is encrypted, where it went, and whether that is this machine (a Unix socket or a
+    loopback address: nothing on the way to overhear)."""
+    host, address = conn.info.host, conn.info.hostaddr
+    try:
+        local = host.startswith("/") or ipaddress.ip_address(address or host).is_loopback
+    except ValueError:
+        local = False
+    return {"tls": bool(conn.pgconn.ssl_in_use), "host": host, "local": local}
 
 
 def answers(conn: psycopg.Connection) -> bool:

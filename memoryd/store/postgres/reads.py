@@ -53,20 +53,26 @@ class Reads:
     def live_reader(self, replica: bool = False) -> psycopg.Connection:
         """`reader`, taken anew when the server dropped the one held while it sat idle (a restart): for reads that
         cannot run again statement by statement (a snapshot, a named cursor). `replica`: the replica while it may
-        serve reads (as `reading` goes), else the primary, and the primary when the replica does not answer.
-        Within `borrowing`."""
-        on_replica = replica and self._replica_usable()
+        serve reads (as `reading` goes), else the primary, and the primary when the replica does not answer; the
+        same server for every such read within one `borrowing` (a log position read first, then rows as of at
+        least that position)."""
+        pinned = getattr(self._local, "pinned", None) if replica else None
+        on_replica = pinned == "replica" if pinned else replica and self._replica_usable()
         try:
             conn = self.reader(on_replica)
             if not answers(conn):
                 conn = self.reader(on_replica)
                 if on_replica and not answers(conn):
                     raise StoreUnavailable("the replica dropped the connection")
+        except StoreBusy:
+            raise
         except StoreUnavailable as exc:
-            if not on_replica or self.replica is None:
+            if not on_replica or self.replica is None or pinned:
                 raise
             self.replica.failed(f"the replica does not answer ({exc})")
-            return self.live_reader()
+            on_replica, conn = False, self.live_reader()
+        if replica:
+            self._local.pinned = "replica" if on_replica else "primary"
         return conn
 
     @contextlib.contextmanager
@@ -79,6 +85,7 @@ class Reads:
         finally:
             self._local.depth = depth
             if depth == 0:
+                self._local.pinned = None
                 for slot, pool in self._pools.items():
                     conn = getattr(self._local, slot, None)
                     if conn is not None:
@@ -177,6 +184,8 @@ class Reads:
             return decided
         try:
             row = self.reader(replica=True).execute(REPLAY_LSN).fetchone()
+        except StoreBusy:
+            raise  # every connection to it lent: busy, not away
         except (StoreUnavailable, psycopg.Error) as exc:
             if (lost := getattr(self._local, "replica", None)) is not None:
                 self._drop(lost)
