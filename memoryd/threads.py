@@ -53,6 +53,8 @@ def _cgroup_quota(root: Path = Path("/sys/fs/cgroup"), own: Path = Path("/proc/s
         return None
     quotas: list[float] = []
     for line in lines:
+        if line.count(":") < 2:
+            continue
         _, controllers, path = line.split(":", 2)
         if controllers == "":
             base = root
