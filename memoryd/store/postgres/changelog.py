@@ -71,6 +71,15 @@ class Gained:
     def of(self, *ops: str) -> list[int]:
         return [c for c, op in zip(self.chunks, self.ops, strict=True) if op in ops]
 
+    @property
+    def removed(self) -> set[int]:
+        return set(self.of("r"))
+
+    def kept(self, *ops: str) -> list[int]:
+        """The chunks of `ops` not removed since, each once, in log order."""
+        removed = self.removed
+        return [c for c in dict.fromkeys(self.of(*ops)) if c not in removed]
+
 
 def position(conn: psycopg.Connection, schema: sql.Identifier) -> Position | None:
     """The log's end now, on this connection (None where the namespace has no generation yet)."""

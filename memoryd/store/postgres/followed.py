@@ -128,15 +128,14 @@ class FollowedVectors:
 
     def _vectors_of(self, cur: psycopg.Cursor, gained: changelog.Gained) -> dict[int, np.ndarray]:
         """The vectors of the chunks the log added or embedded, read where the log was."""
-        removed = set(gained.of("r"))
-        touched = [c for c in dict.fromkeys(gained.of("a", "v")) if c not in removed]
+        touched = gained.kept("a", "v")
         if not touched or not self._store.dims:
             return {}
         return read_vectors(cur, self._store._s, touched)
 
     def _apply(self, matrix: VectorIndex, gained: changelog.Gained, vectors: dict[int, np.ndarray]) -> None:
-        removed = set(gained.of("r"))
-        added = [c for c in dict.fromkeys(gained.of("a", "v")) if c not in removed and c in vectors]
+        removed = gained.removed
+        added = [c for c in gained.kept("a", "v") if c in vectors]
         if removed or added:
             matrix._apply(
                 StoreChange(

@@ -144,10 +144,8 @@ class _Postings:
                 ids, counts = gathered.setdefault(token, ([], []))
                 ids.append(chunk)
                 counts.append(_packed(value))
-        for token, (
-            ids,
-            counts,
-        ) in gathered.items():  # each token's arrays replaced whole: searches read them meanwhile
+        # each token's arrays replaced whole: searches read them meanwhile
+        for token, (ids, counts) in gathered.items():
             held = self.extra.get(token, (EMPTY, EMPTY))
             self.extra[token] = (
                 np.concatenate([held[0], np.array(ids, dtype=np.int64)]),
@@ -311,8 +309,7 @@ class KeywordPostings:
 
     def _apply_log(self, held: _Postings) -> None:
         def added_rows(cur: psycopg.Cursor, gained: changelog.Gained) -> list[tuple[int, int, dict]]:
-            removed = set(gained.of("r"))
-            added = [c for c in gained.of("a") if c not in removed]
+            added = gained.kept("a")
             if not added:
                 return []
             cur.execute(
@@ -325,7 +322,7 @@ class KeywordPostings:
             self._held = None  # another index (a reindex), the log pruned past it, or too much: read everything
             return
         held.add(rows or [])
-        held.remove(sorted(set(gained.of("r"))))
+        held.remove(sorted(gained.removed))
         held.at = changelog.Position(held.at.generation, gained.last)
         if held.worn:
             threading.Thread(target=self.start, args=(True,), daemon=True).start()  # not under this lock
