@@ -254,10 +254,73 @@ def test_a_questions_own_words_carry_no_weight(question: str, content: list[str]
         ("- 会议下午三点开始。", False),  # "开始" alone is a start
         ("- เริ่มประชุมตอนบ่ายสาม", False),
         ("- Let's meet a week from now.", False),
+        ("- billing keeps its sessions in Valkey now.", True),  # a change said by "now" alone, in each language
+        ("- Bây giờ billing lưu session trong Valkey.", True),
+        ("- 现在billing的会话数据放在Valkey里了。", True),
+        ("- ตอนนี้ billing เก็บ session ไว้ใน Valkey แล้ว", True),
     ],
 )
 def test_a_change_is_said_by_its_words_not_by_a_time(text: str, change: bool) -> None:
     assert bool(CHANGE.search(text)) is change
+
+
+# other services' statements of their search engines and caches: what the notes say Meilisearch and Redis are
+KINDS = {
+    "2025-02-03": "- Picked Meilisearch as the search engine of auth.\n",
+    "2025-02-17": "- catalog: we use Meilisearch as the search engine.\n",
+    "2025-03-05": "- shipping uses Meilisearch for its search engine.\n",
+    "2025-03-19": "- auth: we use Redis as the cache.\n",
+    "2025-04-02": "- catalog uses Redis for its cache.\n",
+    "2025-04-16": "- Picked Redis as the cache of shipping.\n",
+    # a name is a word no more notes hold than the question's rarest word (currency._names): billing is talked of
+    **{f"2025-05-{day:02d}": f"- Standup: billing is on track for the sprint.\n{FILLER}" for day in (4, 11, 18, 25)},
+}
+
+
+def test_a_change_that_does_not_name_the_thing_is_known_by_its_value(notes: Year) -> None:
+    """ "indexes its documents in Meilisearch" says no "search engine", but the notes that name Meilisearch do: the
+    change replaces billing's first statement of its search engine."""
+    memory = notes(
+        {
+            **KINDS,
+            "2025-01-10": f"- billing: we use Elasticsearch as the search engine.\n{FILLER}",
+            "2025-06-02": f"{FILLER}- As of today, billing indexes its documents in Meilisearch.\n",
+        },
+    )
+    for question in ("Which search engine does billing use?", "What is the search engine of billing now?"):
+        assert ranked(memory, question)[0] == "2025-06-02", question
+    order = ranked(memory, "What did billing use as its search engine before?")
+    assert order.index("2025-01-10") < order.index("2025-06-02"), order
+
+
+def test_a_value_of_another_kind_replaces_nothing(notes: Year) -> None:
+    """Redis is what the notes call a cache: billing's move of its sessions to it says nothing of its search
+    engine."""
+    memory = notes(
+        {
+            **KINDS,
+            "2025-01-10": f"- billing: we use Elasticsearch as the search engine.\n{FILLER}",
+            "2025-06-02": f"{FILLER}- As of today, billing keeps its sessions in Redis.\n",
+        },
+    )
+    order = ranked(memory, "Which search engine does billing use?")
+    assert order[0] == "2025-01-10", order
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("- Switched the ledger index from OpenSearch to Elasticsearch.", [("OpenSearch",), ("Elasticsearch",)]),
+        (
+            "ปลดGoogle Cloud Storageออกcatalogเปลี่ยนไปใช้Cloudflare R2",
+            [("Google", "Cloud", "Storage"), ("Cloudflare", "R2")],
+        ),
+        ("User: FYI: Done. Bỏ Redis, billing chuyển cache sang Valkey.", [("Redis",), ("Valkey",)]),
+        ("- 10:05 Moved the files to B2 and s3.", [("B2",), ("s3",)]),
+    ],
+)
+def test_a_name_is_written_as_one_and_not_only_at_a_sentences_start(text: str, names: list[tuple[str, ...]]) -> None:
+    assert list(_statements(text, False)[0].proper) == names
 
 
 def test_a_thai_word_is_held_as_a_word_not_as_letters_anywhere() -> None:

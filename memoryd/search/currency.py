@@ -17,17 +17,20 @@ just below it. Asked about before, a thing's history is the statements that rest
 scoring under WITHIN of the best too: it is only left alone when asked about now), and the one replaced is the one
 the current statement names the value of ("no longer uses Memcached"; a name as written: "GitLab" names nothing of
 "GitHub"), else one that was a change itself, else the latest. Each constant was chosen on the knowledge-update
-bench (bench/knowledge.py) and LoCoMo together (docs/design.md, "The newest statement first")."""
+bench (bench/knowledge.py) and LoCoMo together (docs/design.md, "The newest statement first"). A statement that holds
+some of the question also holds the words its names stand for (search.kinds: "indexes its documents in Meilisearch"
+is about a search engine), so a change worded as a clause or with a synonym restates too."""
 
 from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from memoryd.search.function_words import content_tokens, function_words
 from memoryd.search.keyword import bm25_idf
+from memoryd.search.kinds import NameKinds
 from memoryd.search.statements import Statement, holds, says_change, statements_of, tokens_of
 from memoryd.sources.entries import MARK
 from memoryd.sources.metadata import note_date
@@ -73,8 +76,14 @@ class Focus:
         return self.said.written if self.said is not None else frozenset()
 
 
-def find_foci(rows: Mapping[int, ChunkRow], candidates: list[int], query: Mapping[str, float]) -> dict[int, Focus]:
-    """Each candidate's statement that holds most of the query's weight (holds: a query word is held as a word)."""
+def find_foci(
+    rows: Mapping[int, ChunkRow],
+    candidates: list[int],
+    query: Mapping[str, float],
+    kinds: Mapping[tuple[str, ...], frozenset[str]] | None = None,
+) -> dict[int, Focus]:
+    """Each candidate's statement that holds most of the query's weight (holds: a query word is held as a word; a
+    statement that holds one also holds the words its values stand for, `kinds`)."""
     total = sum(query.values()) or 1.0
     asked = frozenset(query)
     unspaced = [word for word in asked if DENSE_CHAR.match(word)]
@@ -88,6 +97,8 @@ def find_foci(rows: Mapping[int, ChunkRow], candidates: list[int], query: Mappin
                 held |= {word for word in unspaced if holds(statement, word)}
             if not held and best[2] is not None:
                 continue
+            if held and kinds:
+                held |= _stands_for(statement, kinds)
             weight = sum(map(query.__getitem__, held))
             if weight > best[0]:
                 best = (weight, held, statement)
@@ -132,6 +143,60 @@ def _dated_name(path: str) -> bool:
     return note_date(path) is not None
 
 
+def _stands_for(statement: Statement, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> frozenset[str]:
+    found: frozenset[str] = frozenset()
+    for name in statement.proper:
+        found |= kinds.get(name, frozenset())
+    return found
+
+
+def _value_kinds(
+    ranked: list[int],
+    rows: Mapping[int, ChunkRow],
+    query: Mapping[str, float],
+    frequencies: Callable[[list[str]], Mapping[str, int]],
+    total: int,
+    profiles: NameKinds,
+) -> dict[tuple[str, ...], frozenset[str]]:
+    """The question's words the names stand for (search.kinds), of the candidates' statements that hold some of the
+    question and lack some: only those can hold more of it through their names."""
+    lacking = []
+    for cid in ranked:
+        for statement in statements_of(rows[cid]):
+            held = sum(1 for word in query if holds(statement, word))
+            if 0 < held < len(query):
+                lacking.append(statement)
+    if not lacking:
+        return {}
+    groups = {group for statement in lacking for group in statement.proper}
+    names = _names([word for group in groups for word in group], query, frequencies)
+    # a name written in words stands for what its most specific word does ("Cloudflare R2": R2, object storage)
+    heads = {}
+    for group in groups:
+        known = [(names[word.casefold()], word.casefold()) for word in group if word.casefold() in names]
+        if known:
+            heads[group] = min(known)[1]
+    kinds = profiles.kinds(
+        {head: names[head] for head in set(heads.values())}, query, frequencies(sorted(query)), total
+    )
+    return {group: kinds[head] for group, head in heads.items() if head in kinds}
+
+
+def _names(
+    written: Iterable[str], query: Mapping[str, float], frequencies: Callable[[list[str]], Mapping[str, int]]
+) -> dict[str, int]:
+    """Of these words as written, the names (casefolded), with how many chunks hold each: no word the question, a
+    question or a change is made of, nor a speaker's label, and held by no more notes than the question's most
+    specific word: "Meilisearch", not "team"."""
+    ignored = function_words() | set(query) | SPEAKERS
+    tokens = {w: tokens_of(w) for w in set(written)}
+    words = {t for found in tokens.values() for t in found if t not in ignored}
+    counts = frequencies(sorted(words)) if words else {}
+    ceiling = min((n for n in frequencies(sorted(query)).values() if n), default=0)
+    specific = {w for w in words if 0 < counts.get(w, 0) <= ceiling}
+    return {w.casefold(): min(counts[t] for t in found) for w, found in tokens.items() if found and found <= specific}
+
+
 def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
     return any("superseded" in rows[cid].text and MARK.search(rows[cid].text) for cid in ranked)
 
@@ -160,6 +225,7 @@ def rerank(
     *,
     past: bool,
     anchor: str = "",
+    profiles: NameKinds | None = None,
 ) -> dict[int, str]:
     """Change `scores` in place so that the current statement of each thing asked about ranks first (or, `past`,
     the one before it); returns a note per candidate moved, for `explain`. `anchor`, the event a question about
@@ -183,10 +249,11 @@ def rerank(
             query.pop(word, None)
     if not query:
         return {}
-    changing = find_foci(rows, saying, query)
+    kinds = _value_kinds(ranked, rows, query, frequencies, total, profiles) if profiles is not None else {}
+    changing = find_foci(rows, saying, query, kinds)
     if not marked and not any(f.change and f.weight >= MIN_SHARE for f in changing.values()):
         return {}  # no change is about the question: only one that is restates (the pair loop's floor)
-    rest = find_foci(rows, [cid for cid in ranked if cid not in changing], query)
+    rest = find_foci(rows, [cid for cid in ranked if cid not in changing], query, kinds)
     foci = {cid: changing[cid] if cid in changing else rest[cid] for cid in ranked}  # in rank order
     best = max((f.weight for f in foci.values()), default=0.0)
     notes: dict[int, str] = {}
@@ -245,19 +312,12 @@ def _named_values(
 ) -> Callable[[int, int], bool]:
     """Whether a statement names what an earlier one said ("no longer uses Memcached" of "switched to Memcached"):
     they share a word that is not the question's, nor one a question or a change is made of ("switched", "no
-    longer"), nor a speaker's label, and that no more notes hold than hold the question's most specific word: a name,
-    not "team"."""
-    ignored = function_words() | set(query) | SPEAKERS
-    tokens = {w: tokens_of(w) for f in foci.values() for w in f.words}
-    words = {t for found in tokens.values() for t in found if t not in ignored}
-    counts = frequencies(sorted(words)) if words else {}
-    ceiling = min((n for n in frequencies(sorted(query)).values() if n), default=0)
-    specific = {w for w in words if 0 < counts.get(w, 0) <= ceiling}
-    names = {w for w, found in tokens.items() if found and found <= specific}
+    longer"), nor a speaker's label: a name (_names)."""
+    names = _names([w for f in foci.values() for w in f.words], query, frequencies)
 
     def named(later: int, earlier: int) -> bool:
         return bool(
-            {w.casefold() for w in foci[later].words & names} & {w.casefold() for w in foci[earlier].words & names}
+            {w.casefold() for w in foci[later].words} & {w.casefold() for w in foci[earlier].words} & names.keys()
         )
 
     return named

@@ -23,6 +23,7 @@ from memoryd.search.currency import CONSIDERED, most_about, rerank
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse, vector_margin
 from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
+from memoryd.search.kinds import NameKinds
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.regions import Region, group_regions
 from memoryd.search.results import SearchResult, materialise
@@ -120,6 +121,13 @@ class SearchEngine:
         self.vector_state = vector_state
         self._query_vectors: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._query_lock = threading.Lock()
+        self.name_kinds = NameKinds(self._naming)
+
+    def _naming(self, name: str, limit: int) -> list[ChunkRow]:
+        """Chunks that hold a name (search.kinds reads what kind of thing it is from them)."""
+        hits = keyword_search(self.store, name, limit, Filters.parse(), query_terms(name))
+        rows = self.store.chunks_by_ids([hit.chunk_id for hit in hits])
+        return [rows[hit.chunk_id] for hit in hits if hit.chunk_id in rows]
 
     def query_vector(self, query: str) -> tuple[Embedder, np.ndarray] | None:
         """The embedder and the query's vector (cached as searches cache it), or None with no vector side."""
@@ -327,7 +335,9 @@ class SearchEngine:
         past = asked.past and not asked.current
         frequencies, total = self.store.document_frequencies, self.store.chunk_count()
         event = (asked.anchor or "") if past else ""
-        for cid, why in rerank(finals, rows, query, frequencies, total, past=past, anchor=event).items():
+        for cid, why in rerank(
+            finals, rows, query, frequencies, total, past=past, anchor=event, profiles=self.name_kinds
+        ).items():
             moved[cid] = f"{moved[cid]}; {why}" if cid in moved else why
         for cid, info in explained.items():  # a score can move without a note (the current one after the one before)
             info.final = finals[cid]

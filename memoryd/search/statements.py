@@ -9,6 +9,7 @@ import functools
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memoryd.search.function_words import content_tokens
@@ -18,18 +19,20 @@ from memoryd.sources.text import DENSE_CHAR, HAN, SCRIPT_EDGE, WORD_CHAR_CLASS
 from memoryd.store.rows import ChunkRow
 
 ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text's size each)
-# words that say a statement replaces an earlier one ("switched to", "no longer", "từ nay", "改用", "เปลี่ยน"):
+# words that say a statement replaces an earlier one ("switched to", "no longer", "from today", "từ nay", "改用",
+# "เปลี่ยน"; "now" closing a clause: "billing's cache is Valkey now"):
 # a later statement of the same thing without one may be the same thing said again (a conversation comes back to
 # a topic), not a change
 CHANGE = re.compile(
     r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|es|ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
     r"|cut ?over|roll(?:ed)? ?out|upgrad(?:ed|ing)|downgrad(?:ed|ing)|no longer|instead|now uses?|as of"
+    r"|(?<!from )(?<!until )(?<!till )(?<!by )now(?=\s*(?:[.!;,)]|$|\s(?:because|since|after|that)\b))"
     r"|from today|from now on|from this \w+ on|starting (?:today|now|this \w+)|going forward|retired|deprecated"
     r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn|không (?:dùng|sử dụng)[^\n]{0,40}nữa"
-    r"|(?:bây giờ|giờ đây|giờ|hiện tại|hiện nay) (?:dùng|sử dụng|là))\b"
+    r"|bây giờ|giờ đây|(?:giờ|hiện tại|hiện nay) (?:dùng|sử dụng|là))\b"
     r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起|上线|上線"
-    r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
-    r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|(?:ตอนนี้|ปัจจุบัน)[^\n]{0,40}ใช้|เริ่ม(?:วันนี้|สัปดาห์นี้|เดือนนี้)"
+    r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:现在|現在)[^。！？\n]{0,40}了|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
+    r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|(?:ตอนนี้|ปัจจุบัน)[^\n]{0,40}ใช้|ตอนนี้[^\n]{0,60}แล้ว|เริ่ม(?:วันนี้|สัปดาห์นี้|เดือนนี้)"
 )
 # a word that says a thing is used ("before we used Redis", "trước khi dùng", "用Redis之前", "ก่อนใช้ Redis"): an
 # event named with one is told by what is used
@@ -77,6 +80,13 @@ class Statement:
     def folded(self) -> str:
         """Its text folded: where a word of an unspaced script is looked for (search.function_words)."""
         return fold_text(self.text)
+
+    @functools.cached_property
+    def proper(self) -> tuple[tuple[str, ...], ...]:
+        """Its names (search.kinds): words written as a name is, with a capital or a digit ("Redis", "MinIO", "B2"),
+        somewhere other than at the start of a sentence ("Switched", "Done"); the words of a name written apart
+        together ("Cloudflare R2", "Amazon S3")."""
+        return tuple(_proper(self.text))
 
     @functools.cached_property
     def written(self) -> frozenset[str]:
@@ -133,6 +143,29 @@ def _written_in_order(text: str) -> list[str]:
             elif piece:
                 found.append(piece)
     return found
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)(?:[-*+]\s+)?(?:\d{1,2}:\d{2}\s+)?$")
+_CAPITALIZED = re.compile(f"{WORD_CHAR_CLASS}+")
+
+
+def _proper(text: str) -> Iterator[tuple[str, ...]]:
+    name: list[str] = []
+    end = -1
+    for match in _CAPITALIZED.finditer(text):
+        at = match.start()
+        for piece in SCRIPT_EDGE.split(match.group()):
+            digits = any(char.isdigit() for char in piece)
+            written_as_name = (piece != piece.lower() or digits) and not piece.isdigit()
+            if written_as_name and (digits or not _SENTENCE_START.search(text, 0, at)):
+                if name and text[end:at] != " ":
+                    yield tuple(name)
+                    name = []
+                name.append(piece)
+                end = at + len(piece)
+            at += len(piece)
+    if name:
+        yield tuple(name)
 
 
 def _each(first: int, last: int) -> list[tuple[int, int]]:
