@@ -121,13 +121,8 @@ class SearchEngine:
         self.vector_state = vector_state
         self._query_vectors: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._query_lock = threading.Lock()
-        self.name_kinds = NameKinds(self._naming)
-
-    def _naming(self, name: str, limit: int) -> list[ChunkRow]:
-        """Chunks that hold a name (search.kinds reads what kind of thing it is from them)."""
-        hits = keyword_search(self.store, name, limit, Filters.parse(), query_terms(name))
-        rows = self.store.chunks_by_ids([hit.chunk_id for hit in hits])
-        return [rows[hit.chunk_id] for hit in hits if hit.chunk_id in rows]
+        # not a bound method: the engine and its profiles would hold each other, and the store past a reindex
+        self.name_kinds = NameKinds(functools.partial(_naming, store))
 
     def query_vector(self, query: str) -> tuple[Embedder, np.ndarray] | None:
         """The embedder and the query's vector (cached as searches cache it), or None with no vector side."""
@@ -383,6 +378,13 @@ class SearchEngine:
         if not filters.active:
             return None
         return self.store.chunk_ids(filters)
+
+
+def _naming(store: MemoryStore, name: str, limit: int) -> list[ChunkRow]:
+    """Chunks that hold a name (search.kinds reads what kind of thing it is from them)."""
+    hits = keyword_search(store, name, limit, Filters.parse(), query_terms(name))
+    rows = store.chunks_by_ids([hit.chunk_id for hit in hits])
+    return [rows[hit.chunk_id] for hit in hits if hit.chunk_id in rows]
 
 
 def _query_key(embedder: Embedder, query: str) -> tuple[str, ...]:
