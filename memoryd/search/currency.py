@@ -169,7 +169,7 @@ def _value_kinds(
     if not lacking:
         return {}
     groups = {group for statement in lacking for group in statement.proper}
-    names = _names([word for group in groups for word in group], query, frequencies)
+    names = _names([word for group in groups for word in group], query, frequencies, commonest=True)
     # a name written in words stands for what its most specific word does ("Cloudflare R2": R2, object storage)
     heads = {}
     for group in groups:
@@ -183,16 +183,21 @@ def _value_kinds(
 
 
 def _names(
-    written: Iterable[str], query: Mapping[str, float], frequencies: Callable[[list[str]], Mapping[str, int]]
+    written: Iterable[str],
+    query: Mapping[str, float],
+    frequencies: Callable[[list[str]], Mapping[str, int]],
+    commonest: bool = False,
 ) -> dict[str, int]:
     """Of these words as written, the names (casefolded), with how many chunks hold each: no word the question, a
     question or a change is made of, nor a speaker's label, and held by no more notes than the question's most
-    specific word: "Meilisearch", not "team"."""
+    specific word ("Meilisearch", not "team"), or `commonest`, its commonest (words already written as names: the
+    subject of a small workspace may be written less often than its values)."""
     ignored = function_words() | set(query) | SPEAKERS
     tokens = {w: tokens_of(w) for w in set(written)}
     words = {t for found in tokens.values() for t in found if t not in ignored}
     counts = frequencies(sorted(words)) if words else {}
-    ceiling = min((n for n in frequencies(sorted(query)).values() if n), default=0)
+    asked = [n for n in frequencies(sorted(query)).values() if n]
+    ceiling = (max if commonest else min)(asked, default=0)
     specific = {w for w in words if 0 < counts.get(w, 0) <= ceiling}
     return {w.casefold(): min(counts[t] for t in found) for w, found in tokens.items() if found and found <= specific}
 

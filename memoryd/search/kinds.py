@@ -5,9 +5,11 @@ names stand for, and so links a change worded as a clause, or by a synonym, to t
 
 A name's profile is the statements of up to PROFILED chunks that hold it (its best keyword matches), read once
 and kept until the number of chunks holding the name changes (a write that names it). A word of the question is
-what a name stands for when most of those statements hold it (KIND_SHARE, at least KIND_SUPPORT of them), nearly
-as many as hold the name's most held word of the question (KIND_TOP: a value a subject uses often is still not the
-subject), and KIND_LIFT times as often as the notes at large do."""
+what a name stands for when KIND_SHARE of those statements hold it (a thing goes by several names: "database",
+"DB", "primary datastore"), at least KIND_SUPPORT of them, at least KIND_TOP as many as hold the name's most held
+word of the question (a value a subject uses often is still not the subject), and KIND_LIFT times as often as the
+notes at large do. Each was chosen on the knowledge-update bench and LoCoMo together (docs/design.md, "A name says
+what it is")."""
 
 from __future__ import annotations
 
@@ -21,8 +23,8 @@ from memoryd.store.rows import ChunkRow
 
 PROFILED = 40  # chunks read for a name's profile
 PROFILES = 4096  # names whose profiles are kept
-KIND_SHARE = 0.4
-KIND_SUPPORT = 2
+KIND_SHARE = 0.3
+KIND_SUPPORT = 3
 KIND_TOP = 0.5
 KIND_LIFT = 2.0
 
