@@ -47,6 +47,7 @@ MAX_LACKING_WORD = 0.5  # ... and no word it lacks weighs more than this share o
 RESTATED_SCORE = 0.25  # the later statement scores at least this share of the earlier one's
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
+NAMES_READ = 32  # names whose kinds a search reads (search.kinds), of the best candidates first
 
 
 SPEAKERS = frozenset(("user", "assist", "assistant", "system"))  # a transcript line's "User:", "Assistant:"
@@ -150,6 +151,15 @@ def _stands_for(statement: Statement, kinds: Mapping[tuple[str, ...], frozenset[
     return found
 
 
+def _any_change_about(saying: list[int], rows: Mapping[int, ChunkRow], query: Mapping[str, float]) -> bool:
+    """Some statement that says a change holds a word of the question: else no name can make one restate."""
+    return any(
+        statement.change and any(holds(statement, word) for word in query)
+        for cid in saying
+        for statement in statements_of(rows[cid])
+    )
+
+
 def _value_kinds(
     ranked: list[int],
     rows: Mapping[int, ChunkRow],
@@ -168,7 +178,7 @@ def _value_kinds(
                 lacking.append(statement)
     if not lacking:
         return {}
-    groups = {group for statement in lacking for group in statement.proper}
+    groups = list(dict.fromkeys(group for statement in lacking for group in statement.proper))[:NAMES_READ]
     names = _names([word for group in groups for word in group], query, frequencies, commonest=True)
     # a name written in words stands for what its most specific word does ("Cloudflare R2": R2, object storage)
     heads = {}
@@ -254,7 +264,9 @@ def rerank(
             query.pop(word, None)
     if not query:
         return {}
-    kinds = _value_kinds(ranked, rows, query, frequencies, total, profiles) if profiles is not None else {}
+    kinds = {}
+    if profiles is not None and _any_change_about(saying, rows, query):
+        kinds = _value_kinds(ranked, rows, query, frequencies, total, profiles)
     changing = find_foci(rows, saying, query, kinds)
     if not marked and not any(f.change and f.weight >= MIN_SHARE for f in changing.values()):
         return {}  # no change is about the question: only one that is restates (the pair loop's floor)

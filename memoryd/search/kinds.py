@@ -18,7 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memoryd.search.statements import Statement, holds, statements_of
+from memoryd.search.statements import Statement, entries_naming, holds, tokens_of
+from memoryd.sources.analyzer import fold_text
 from memoryd.store.rows import ChunkRow
 
 PROFILED = 40  # chunks read for a name's profile
@@ -34,14 +35,29 @@ NameReader = Callable[[str, int], list[ChunkRow]]  # (name, at most) -> chunks h
 @dataclass
 class Profile:
     hits: int  # chunks holding the name when it was read
-    said: tuple[Statement, ...]  # the statements naming it
+    said: tuple[str, ...]  # the statements naming it
     held: dict[str, int] = field(default_factory=dict)  # a question's word -> how many of them hold it
+    folded: tuple[str, ...] = ()
 
     def holding(self, word: str) -> int:
         found = self.held.get(word)
         if found is None:
-            found = self.held[word] = sum(1 for statement in self.said if holds(statement, word))
+            if not self.folded:
+                self.folded = tuple(fold_text(text) for text in self.said)
+            found = self.held[word] = sum(
+                1
+                for text, folded in zip(self.said, self.folded, strict=True)
+                if _may_hold(folded, word) and holds(Statement(text, tokens_of(text), False), word)
+            )
         return found
+
+
+def _may_hold(folded: str, word: str) -> bool:
+    """Whether a folded text may hold a word (statements.holds), without analysing it: a stem is its word but for
+    the end ("happi" of "happy"); a Chinese word is held where its characters are."""
+    if word.isascii():
+        return word[: max(len(word) - 1, 1)] in folded
+    return all(char in folded for char in word)
 
 
 class NameKinds:
@@ -99,10 +115,10 @@ class NameKinds:
         return profile
 
 
-def _naming(rows: Iterable[ChunkRow], name: str) -> Iterable[Statement]:
+def _naming(rows: Iterable[ChunkRow], name: str) -> Iterable[str]:
     seen = set()
     for row in rows:
-        for statement in statements_of(row):
-            if statement.text not in seen and name in {word.casefold() for word in statement.written}:
-                seen.add(statement.text)
-                yield statement
+        for text in entries_naming(row, name):
+            if text not in seen:
+                seen.add(text)
+                yield text

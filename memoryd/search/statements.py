@@ -108,15 +108,9 @@ def says_change(text: str) -> bool:
 def _statements(text: str, transcript: bool) -> tuple[Statement, ...]:
     """A chunk's statements: its entries, a line of a turn or of a long paragraph each. What only some searches
     read (the folded text, the names) is worked out when one does."""
-    lines = text.split("\n")
-    spans = [(i, i) for i in range(len(lines))] if transcript else entries(lines)
-    spans = [
-        one for first, last in spans for one in ([(first, last)] if last - first < LONG_ENTRY else _each(first, last))
-    ]
     changes = says_change(text)  # most chunks say no change: one look at the whole, not one a line
     found = []
-    for first, last in spans:
-        entry = "\n".join(lines[first : last + 1])
+    for entry in _entries(text, transcript):
         changed = tuple(CHANGE.findall(entry)) if changes else ()
         found.append(Statement(entry, tokens_of(entry), MARK.search(entry) is not None, changed))
     return tuple(found)
@@ -173,6 +167,26 @@ def _each(first: int, last: int) -> list[tuple[int, int]]:
 
 
 statements_of = _EntryCache()
+
+
+def _entries(text: str, transcript: bool) -> list[str]:
+    lines = text.split("\n")
+    spans = [(i, i) for i in range(len(lines))] if transcript else entries(lines)
+    return [
+        "\n".join(lines[first : last + 1])
+        for start, end in spans
+        for first, last in ([(start, end)] if end - start < LONG_ENTRY else _each(start, end))
+    ]
+
+
+def entries_naming(row: ChunkRow, name: str) -> list[str]:
+    """The texts of a chunk's statements that name a name (casefolded, as a word as written), apart from
+    statements_of's cache: a name's profile (search.kinds) reads chunks no search may ask for again."""
+    return [
+        entry
+        for entry in _entries(row.text, row.source == "sessions")
+        if name in entry.casefold() and name in {word.casefold() for word in _written(entry)}
+    ]
 
 
 def words_of(row: ChunkRow) -> frozenset[str]:
