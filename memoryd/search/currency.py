@@ -47,7 +47,7 @@ MAX_LACKING_WORD = 0.5  # ... and no word it lacks weighs more than this share o
 RESTATED_SCORE = 0.25  # the later statement scores at least this share of the earlier one's
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
-NAMES_READ = 32  # names whose kinds a search reads (search.kinds), of the best candidates first
+NAMES_READ = 12  # names whose kinds are read (search.kinds) at each step of a search, of the best candidates first
 
 
 SPEAKERS = frozenset(("user", "assist", "assistant", "system"))  # a transcript line's "User:", "Assistant:"
@@ -151,44 +151,29 @@ def _stands_for(statement: Statement, kinds: Mapping[tuple[str, ...], frozenset[
     return found
 
 
-def _any_change_about(saying: list[int], rows: Mapping[int, ChunkRow], query: Mapping[str, float]) -> bool:
-    """Some statement that says a change holds a word of the question: else no name can make one restate."""
-    return any(
-        statement.change and any(holds(statement, word) for word in query)
-        for cid in saying
-        for statement in statements_of(rows[cid])
-    )
-
-
 def _value_kinds(
-    ranked: list[int],
-    rows: Mapping[int, ChunkRow],
+    statements: Iterable[Statement],
     query: Mapping[str, float],
     frequencies: Callable[[list[str]], Mapping[str, int]],
     total: int,
     profiles: NameKinds,
 ) -> dict[tuple[str, ...], frozenset[str]]:
-    """The question's words the names stand for (search.kinds), of the candidates' statements that hold some of the
-    question and lack some: only those can hold more of it through their names."""
-    lacking = []
-    for cid in ranked:
-        for statement in statements_of(rows[cid]):
-            held = sum(1 for word in query if holds(statement, word))
-            if 0 < held < len(query):
-                lacking.append(statement)
-    if not lacking:
+    """The question's words the names of these statements stand for (search.kinds), of those that hold some of the
+    question and lack some (only those can hold more of it through their names), for at most NAMES_READ names."""
+    lacking = [s for s in statements if 0 < sum(1 for word in query if holds(s, word)) < len(query)]
+    groups = list(dict.fromkeys(group for statement in lacking for group in statement.proper))
+    if not groups:
         return {}
-    groups = list(dict.fromkeys(group for statement in lacking for group in statement.proper))[:NAMES_READ]
     names = _names([word for group in groups for word in group], query, frequencies, commonest=True)
     # a name written in words stands for what its most specific word does ("Cloudflare R2": R2, object storage)
-    heads = {}
+    heads: dict[tuple[str, ...], str] = {}
+    read: set[str] = set()
     for group in groups:
         known = [(names[word.casefold()], word.casefold()) for word in group if word.casefold() in names]
-        if known:
+        if known and (len(read) < NAMES_READ or min(known)[1] in read):
             heads[group] = min(known)[1]
-    kinds = profiles.kinds(
-        {head: names[head] for head in set(heads.values())}, query, frequencies(sorted(query)), total
-    )
+            read.add(heads[group])
+    kinds = profiles.kinds({head: names[head] for head in read}, query, frequencies(sorted(query)), total)
     return {group: kinds[head] for group, head in heads.items() if head in kinds}
 
 
@@ -264,12 +249,18 @@ def rerank(
             query.pop(word, None)
     if not query:
         return {}
-    kinds = {}
-    if profiles is not None and _any_change_about(saying, rows, query):
-        kinds = _value_kinds(ranked, rows, query, frequencies, total, profiles)
+    # what names stand for is read in two steps: the changes' first, the rest's only once a change is about the
+    # question (most searches stop there: reading a name's notes is most of what currency costs)
+    kinds: dict[tuple[str, ...], frozenset[str]] = {}
+    if profiles is not None:
+        stated = [s for cid in saying for s in statements_of(rows[cid]) if s.change]
+        kinds = _value_kinds(stated, query, frequencies, total, profiles)
     changing = find_foci(rows, saying, query, kinds)
     if not marked and not any(f.change and f.weight >= MIN_SHARE for f in changing.values()):
         return {}  # no change is about the question: only one that is restates (the pair loop's floor)
+    if profiles is not None:
+        others = (s for cid in ranked for s in statements_of(rows[cid]) if not s.change)
+        kinds = {**_value_kinds(others, query, frequencies, total, profiles), **kinds}
     rest = find_foci(rows, [cid for cid in ranked if cid not in changing], query, kinds)
     foci = {cid: changing[cid] if cid in changing else rest[cid] for cid in ranked}  # in rank order
     best = max((f.weight for f in foci.values()), default=0.0)

@@ -3,7 +3,7 @@ mostly say "search engine", so "As of today, analytics indexes its documents in 
 search engine though it does not say so. search.currency reads a statement as holding the question's words its
 names stand for, and so links a change worded as a clause, or by a synonym, to the statement it replaced.
 
-A name's profile is the statements of up to PROFILED chunks that hold it (its best keyword matches), read once
+A name's profile is up to PROFILED statements that name it, of its best keyword matches, read once
 and kept until the number of chunks holding the name changes (a write that names it). A word of the question is
 what a name stands for when KIND_SHARE of those statements hold it (a thing goes by several names: "database",
 "DB", "primary datastore"), at least KIND_SUPPORT of them, at least KIND_TOP as many as hold the name's most held
@@ -13,6 +13,7 @@ what it is")."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -22,7 +23,7 @@ from memoryd.search.statements import Statement, entries_naming, holds, tokens_o
 from memoryd.sources.analyzer import fold_text
 from memoryd.store.rows import ChunkRow
 
-PROFILED = 40  # chunks read for a name's profile
+PROFILED = 24  # statements of a name's profile (each is analysed when a question's word may be in it)
 PROFILES = 4096  # names whose profiles are kept
 KIND_SHARE = 0.3
 KIND_SUPPORT = 3
@@ -105,7 +106,7 @@ class NameKinds:
                 self._profiles.move_to_end(name)
                 return found
         rows = self._read(name, PROFILED)
-        said = tuple(_naming(rows, name))
+        said = tuple(itertools.islice(_naming(rows, name), PROFILED))
         profile = Profile(hits, said)
         with self._lock:
             self._profiles[name] = profile
