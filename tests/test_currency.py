@@ -14,6 +14,7 @@ from memoryd.memory import AgentMemory
 from memoryd.search.currency import rerank
 from memoryd.search.function_words import content_tokens
 from memoryd.search.keyword import bm25_idf
+from memoryd.search.kinds import NameKinds
 from memoryd.search.statements import CHANGE, _statements, event_words, holds
 from memoryd.store.rows import ChunkRow
 from tests.conftest import write
@@ -272,6 +273,9 @@ KINDS = {
     "2025-03-19": "- auth: we use Redis as the cache.\n",
     "2025-04-02": "- catalog uses Redis for its cache.\n",
     "2025-04-16": "- Picked Redis as the cache of shipping.\n",
+    "2025-04-23": "- reporting uses Elasticsearch for its search engine.\n",
+    "2025-04-30": "- Picked Elasticsearch as the search engine of payments.\n",
+    "2025-05-07": "- inventory: we use Elasticsearch as the search engine.\n",
 }
 
 
@@ -304,6 +308,72 @@ def test_a_value_of_another_kind_replaces_nothing(notes: Year) -> None:
     )
     order = ranked(memory, "Which search engine does billing use?")
     assert order[0] == "2025-01-10", order
+
+
+def _rows(texts: dict[str, str]) -> dict[int, ChunkRow]:
+    """One dated note a text (day -> text), as chunk rows."""
+    return {
+        cid: ChunkRow(cid, f"memory/{day}.md", "memory", 1, 1, "", text, f"h{cid}", 0, _stamp(day), "note", None, None)
+        for cid, (day, text) in enumerate(texts.items(), 1)
+    }
+
+
+def _stamp(day: str) -> float:
+    return dt.datetime.fromisoformat(day).timestamp()
+
+
+def _reranked(texts: dict[str, str], question: str, scores: dict[int, float]) -> dict[int, float]:
+    """`scores` of the first notes after currency, with name kinds read from all of `texts`."""
+    rows = _rows(texts)
+    every = {cid: _statements(row.text, False)[0].tokens for cid, row in rows.items()}
+
+    def frequencies(words: list[str]) -> dict[str, int]:
+        return {word: sum(word in held for held in every.values()) for word in words}
+
+    def naming(name: str, limit: int) -> list[ChunkRow]:
+        return [row for row in rows.values() if name in row.text.casefold()][:limit]
+
+    rerank(scores, rows, question, frequencies, len(rows), past=False, profiles=NameKinds(naming))
+    return scores
+
+
+OTHER_NOTES = {f"2025-03-{day:02d}": f"- Lunch order number {day} was pizza." for day in range(1, 29)}
+
+
+def test_a_name_seen_with_one_service_does_not_make_a_statement_about_it() -> None:
+    """Alice works on billing, and every other note that names her says "billing": checkout's change that names her
+    is still checkout's, and replaces nothing billing said (only a word two names stand for is a kind of thing)."""
+    texts = {
+        "2025-01-10": "- billing: we use Elasticsearch as the search engine.",
+        "2025-06-02": "- As of today, checkout uses Typesense as the search engine, set up with Alice.",
+        "2025-02-01": "- Alice owns billing.",
+        "2025-02-02": "- Alice reviewed the billing invoices.",
+        "2025-02-03": "- billing on-call this week is Alice.",
+        "2025-02-04": "- Typesense is the search engine of shipping.",
+        "2025-02-05": "- catalog: we use Typesense as the search engine.",
+        "2025-02-06": "- auth uses Typesense as its search engine.",
+        **OTHER_NOTES,
+    }
+    scores = _reranked(texts, "What is the search engine of billing?", {1: 1.0, 2: 0.6})
+    assert scores[1] > scores[2], scores
+
+
+def test_a_clause_names_a_value_of_the_kind_asked_about() -> None:
+    """The same notes, but the change is billing's, worded as a clause: Typesense and Elasticsearch are both what
+    the notes call a search engine, and billing's change takes the first statement's place."""
+    texts = {
+        "2025-01-10": "- billing: we use Elasticsearch as the search engine.",
+        "2025-06-02": "- As of today, billing indexes its documents in Typesense.",
+        "2025-02-04": "- Typesense is the search engine of shipping.",
+        "2025-02-05": "- catalog: we use Typesense as the search engine.",
+        "2025-02-06": "- auth uses Typesense as its search engine.",
+        "2025-02-07": "- reporting uses Elasticsearch for its search engine.",
+        "2025-02-08": "- Picked Elasticsearch as the search engine of payments.",
+        "2025-02-09": "- inventory: we use Elasticsearch as the search engine.",
+        **OTHER_NOTES,
+    }
+    scores = _reranked(texts, "What is the search engine of billing?", {1: 1.0, 2: 0.6})
+    assert scores[2] > scores[1], scores
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -47,6 +48,7 @@ MAX_LACKING_WORD = 0.5  # ... and no word it lacks weighs more than this share o
 RESTATED_SCORE = 0.25  # the later statement scores at least this share of the earlier one's
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
+KIND_NAMES = 2  # names that stand for a word of the question, for it to be what a kind of thing is called
 NAMES_READ = 12  # names whose kinds are read (search.kinds) at each step of a search, of the best candidates first
 
 
@@ -157,11 +159,14 @@ def _value_kinds(
     frequencies: Callable[[list[str]], Mapping[str, int]],
     total: int,
     profiles: NameKinds,
+    whole: bool = False,
 ) -> dict[tuple[str, ...], frozenset[str]]:
     """The question's words the names of these statements stand for (search.kinds), of those that hold some of the
-    question and lack some (only those can hold more of it through their names), for at most NAMES_READ names."""
-    lacking = [s for s in statements if 0 < sum(1 for word in query if holds(s, word)) < len(query)]
-    groups = list(dict.fromkeys(group for statement in lacking for group in statement.proper))
+    question and lack some (only those can hold more of it through their names; `whole`, or all of it: their names
+    show what kind of thing the question asks about), for at most NAMES_READ names."""
+    most = len(query) + 1 if whole else len(query)
+    about = [s for s in statements if 0 < sum(1 for word in query if holds(s, word)) < most]
+    groups = list(dict.fromkeys(group for statement in about for group in statement.proper))
     if not groups:
         return {}
     names = _names([word for group in groups for word in group], query, frequencies, commonest=True)
@@ -175,6 +180,14 @@ def _value_kinds(
             read.add(heads[group])
     kinds = profiles.kinds({head: names[head] for head in read}, query, frequencies(sorted(query)), total)
     return {group: kinds[head] for group, head in heads.items() if head in kinds}
+
+
+def _kinds_of_things(kinds: Mapping[tuple[str, ...], frozenset[str]]) -> dict[tuple[str, ...], frozenset[str]]:
+    """Of what names stand for, the words at least KIND_NAMES of them do: a kind of thing (Meilisearch and OpenSearch
+    are search engines), not the one service a person or a tool is mostly written with ("Alice" of "billing")."""
+    names = Counter(word for kind in kinds.values() for word in kind)
+    kept = {name: frozenset(w for w in kind if names[w] >= KIND_NAMES) for name, kind in kinds.items()}
+    return {name: kind for name, kind in kept.items() if kind}
 
 
 def _names(
@@ -260,7 +273,10 @@ def rerank(
         return {}  # no change is about the question: only one that is restates (the pair loop's floor)
     if profiles is not None:
         others = (s for cid in ranked for s in statements_of(rows[cid]) if not s.change)
-        kinds = {**_value_kinds(others, query, frequencies, total, profiles), **kinds}
+        kinds = _kinds_of_things({**_value_kinds(others, query, frequencies, total, profiles, whole=True), **kinds})
+        changing = find_foci(rows, saying, query, kinds)
+        if not marked and not any(f.change and f.weight >= MIN_SHARE for f in changing.values()):
+            return {}
     rest = find_foci(rows, [cid for cid in ranked if cid not in changing], query, kinds)
     foci = {cid: changing[cid] if cid in changing else rest[cid] for cid in ranked}  # in rank order
     best = max((f.weight for f in foci.values()), default=0.0)

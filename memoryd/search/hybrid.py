@@ -122,7 +122,7 @@ class SearchEngine:
         self._query_vectors: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._query_lock = threading.Lock()
         # not a bound method: the engine and its profiles would hold each other, and the store past a reindex
-        self.name_kinds = NameKinds(functools.partial(_naming, store))
+        self.name_kinds = NameKinds(functools.partial(_chunks_naming, store))
 
     def query_vector(self, query: str) -> tuple[Embedder, np.ndarray] | None:
         """The embedder and the query's vector (cached as searches cache it), or None with no vector side."""
@@ -380,7 +380,7 @@ class SearchEngine:
         return self.store.chunk_ids(filters)
 
 
-def _naming(store: MemoryStore, name: str, limit: int) -> list[ChunkRow]:
+def _chunks_naming(store: MemoryStore, name: str, limit: int) -> list[ChunkRow]:
     """Chunks that hold a name (search.kinds reads what kind of thing it is from them)."""
     hits = keyword_search(store, name, limit, Filters.parse(), query_terms(name))
     rows = store.chunks_by_ids([hit.chunk_id for hit in hits])

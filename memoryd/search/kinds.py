@@ -35,6 +35,8 @@ NameReader = Callable[[str, int], list[ChunkRow]]  # (name, at most) -> chunks h
 
 @dataclass
 class Profile:
+    """A name's statements, and how many of them hold each word of a question asked so far."""
+
     hits: int  # chunks holding the name when it was read
     said: tuple[str, ...]  # the statements naming it
     held: dict[str, int] = field(default_factory=dict)  # a question's word -> how many of them hold it
@@ -106,7 +108,7 @@ class NameKinds:
                 self._profiles.move_to_end(name)
                 return found
         rows = self._read(name, PROFILED)
-        said = tuple(itertools.islice(_naming(rows, name), PROFILED))
+        said = tuple(itertools.islice(_statements_naming(rows, name), PROFILED))
         profile = Profile(hits, said)
         with self._lock:
             self._profiles[name] = profile
@@ -116,8 +118,9 @@ class NameKinds:
         return profile
 
 
-def _naming(rows: Iterable[ChunkRow], name: str) -> Iterable[str]:
-    seen = set()
+def _statements_naming(rows: Iterable[ChunkRow], name: str) -> Iterable[str]:
+    """The texts of these chunks' statements that name a name, each once (overlapping chunks share lines)."""
+    seen: set[str] = set()
     for row in rows:
         for text in entries_naming(row, name):
             if text not in seen:

@@ -26,12 +26,13 @@ ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text
 CHANGE = re.compile(
     r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|es|ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
     r"|cut ?over|roll(?:ed)? ?out|upgrad(?:ed|ing)|downgrad(?:ed|ing)|no longer|instead|now uses?|as of"
-    r"|(?<!from )(?<!until )(?<!till )(?<!by )now(?=\s*(?:[.!;,)]|$|\s(?:because|since|after|that)\b))"
+    r"|(?<=\w )(?<!from )(?<!until )(?<!till )(?<!by )(?<!right )(?<!for )(?<!just )(?<!to )"
+    r"now(?=[ \t]*(?:[.!;,)\n]|$|[ \t](?:because|since|after|that)\b))"
     r"|from today|from now on|from this \w+ on|starting (?:today|now|this \w+)|going forward|retired|deprecated"
     r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn|không (?:dùng|sử dụng)[^\n]{0,40}nữa"
     r"|bây giờ|giờ đây|(?:giờ|hiện tại|hiện nay) (?:dùng|sử dụng|là))\b"
     r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起|上线|上線"
-    r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:现在|現在)[^。！？\n]{0,40}了|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
+    r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:现在|現在)[^。！？?，,\n]{0,40}了|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
     r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|(?:ตอนนี้|ปัจจุบัน)[^\n]{0,40}ใช้|ตอนนี้[^\n]{0,60}แล้ว|เริ่ม(?:วันนี้|สัปดาห์นี้|เดือนนี้)"
 )
 # a word that says a thing is used ("before we used Redis", "trước khi dùng", "用Redis之前", "ก่อนใช้ Redis"): an
@@ -139,7 +140,11 @@ def _written_in_order(text: str) -> list[str]:
     return found
 
 
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)(?:[-*+]\s+)?(?:\d{1,2}:\d{2}\s+)?$")
+# what may come before a sentence's first word: a list's or a quote's mark, a heading's, a task's box, a time
+_SENTENCE_START = re.compile(
+    r"(?:^|[.!?:;]\s+|\n)\s*(?:(?:[-*+>#]+|\d+[.)])\s+)*(?:\[[ xX]\]\s+)?(?:\d{1,2}:\d{2}\s+)?[\"'(\[*_“‘]*$"
+)
+_SENTENCE_LEAD = 40  # characters before a word that _SENTENCE_START reads: a name is found in linear time
 _CAPITALIZED = re.compile(f"{WORD_CHAR_CLASS}+")
 
 
@@ -151,7 +156,7 @@ def _proper(text: str) -> Iterator[tuple[str, ...]]:
         for piece in SCRIPT_EDGE.split(match.group()):
             digits = any(char.isdigit() for char in piece)
             written_as_name = (piece != piece.lower() or digits) and not piece.isdigit()
-            if written_as_name and (digits or not _SENTENCE_START.search(text, 0, at)):
+            if written_as_name and (digits or not _SENTENCE_START.search(text, max(at - _SENTENCE_LEAD, 0), at)):
                 if name and text[end:at] != " ":
                     yield tuple(name)
                     name = []
