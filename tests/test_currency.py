@@ -53,6 +53,13 @@ def ranked(memory: AgentMemory, question: str) -> list[str]:
     return [hit.path.removeprefix("memory/").removesuffix(".md") for hit in hits]
 
 
+def assert_above(memory: AgentMemory, first: str, then: str, *questions: str) -> None:
+    """Asked each question, the note of day `first` ranks above the note of day `then`."""
+    for question in questions:
+        order = ranked(memory, question)
+        assert order.index(first) < order.index(then), (question, order)
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -68,9 +75,9 @@ def test_the_newest_statement_of_a_fact_ranks_above_the_first(notes: Year, chang
             "2025-06-02": f"{FILLER}{change}\n",
         },
     )
-    for question in ("Which cache does billing use?", "What is the cache of billing now?"):
-        order = ranked(memory, question)
-        assert order.index("2025-06-02") < order.index("2025-01-10"), (question, order)
+    assert_above(
+        memory, "2025-06-02", "2025-01-10", "Which cache does billing use?", "What is the cache of billing now?"
+    )
 
 
 def test_a_change_of_another_thing_demotes_nothing(notes: Year) -> None:
@@ -105,8 +112,7 @@ def test_a_question_word_is_matched_as_a_word_not_inside_one(notes: Year) -> Non
             "2025-11-07": "- pricing no longer uses Elasticsearch for the logging; it is Loki now.\n",
         },
     )
-    order = ranked(memory, "What does pricing use as its logging?")
-    assert order.index("2025-11-07") < order.index("2025-02-08"), order
+    assert_above(memory, "2025-11-07", "2025-02-08", "What does pricing use as its logging?")
 
 
 def test_asked_what_came_before_the_previous_statement_ranks_first(notes: Year) -> None:
@@ -177,32 +183,27 @@ def test_before_a_move_is_dated_by_the_name_not_by_the_words_of_moving(notes: Ye
     assert ranked(memory, question)[0] == "2025-05-12", question
 
 
+def _rows(said: list[tuple[str, str]]) -> dict[int, ChunkRow]:
+    """One dated note a (day, text), as chunk rows numbered from 1."""
+    return {
+        cid: ChunkRow(cid, f"memory/{day}.md", "memory", 1, 1, "", text, f"h{cid}", 0, _stamp(day), "note", None, None)
+        for cid, (day, text) in enumerate(said, 1)
+    }
+
+
+def _stamp(day: str) -> float:
+    return dt.datetime.fromisoformat(day).timestamp()
+
+
 def test_of_two_changes_said_the_same_day_the_better_match_takes_the_place() -> None:
     """Two changes on one day restate the first statement: the one the search ranked higher is the newest."""
-    day = {1: "2025-01-10", 2: "2025-05-12", 3: "2025-05-12"}
-    texts = {
-        1: "- billing uses Redis as the cache.",
-        2: "- Switched the billing cache from Redis to Memcached.",
-        3: "- The billing cache switched from Redis to Valkey.",
-    }
-    rows = {
-        cid: ChunkRow(
-            cid,
-            f"memory/{day[cid]}.md",
-            "memory",
-            1,
-            1,
-            "",
-            texts[cid],
-            f"h{cid}",
-            0,
-            dt.datetime.fromisoformat(day[cid]).timestamp(),
-            "note",
-            None,
-            None,
-        )
-        for cid in texts
-    }
+    rows = _rows(
+        [
+            ("2025-01-10", "- billing uses Redis as the cache."),
+            ("2025-05-12", "- Switched the billing cache from Redis to Memcached."),
+            ("2025-05-12", "- The billing cache switched from Redis to Valkey."),
+        ]
+    )
     for better in (2, 3):
         scores = {1: 1.0, better: 0.95, 5 - better: 0.9}
         notes = rerank(scores, rows, "which cache for billing?", lambda words: dict.fromkeys(words, 1), 100, past=False)
@@ -289,11 +290,9 @@ def test_a_change_that_does_not_name_the_thing_is_known_by_its_value(notes: Year
             "2025-06-02": f"{FILLER}- As of today, billing indexes its documents in Meilisearch.\n",
         },
     )
-    for question in ("Which search engine does billing use?", "What is the search engine of billing now?"):
-        order = ranked(memory, question)
-        assert order.index("2025-06-02") < order.index("2025-01-10"), (question, order)
-    order = ranked(memory, "What did billing use as its search engine before?")
-    assert order.index("2025-01-10") < order.index("2025-06-02"), order
+    now = ("Which search engine does billing use?", "What is the search engine of billing now?")
+    assert_above(memory, "2025-06-02", "2025-01-10", *now)
+    assert_above(memory, "2025-01-10", "2025-06-02", "What did billing use as its search engine before?")
 
 
 def test_a_value_of_another_kind_replaces_nothing(notes: Year) -> None:
@@ -310,21 +309,9 @@ def test_a_value_of_another_kind_replaces_nothing(notes: Year) -> None:
     assert order[0] == "2025-01-10", order
 
 
-def _rows(texts: dict[str, str]) -> dict[int, ChunkRow]:
-    """One dated note a text (day -> text), as chunk rows."""
-    return {
-        cid: ChunkRow(cid, f"memory/{day}.md", "memory", 1, 1, "", text, f"h{cid}", 0, _stamp(day), "note", None, None)
-        for cid, (day, text) in enumerate(texts.items(), 1)
-    }
-
-
-def _stamp(day: str) -> float:
-    return dt.datetime.fromisoformat(day).timestamp()
-
-
 def _reranked(texts: dict[str, str], question: str, scores: dict[int, float]) -> dict[int, float]:
     """`scores` of the first notes after currency, with name kinds read from all of `texts`."""
-    rows = _rows(texts)
+    rows = _rows(list(texts.items()))
     every = {cid: _statements(row.text, False)[0].tokens for cid, row in rows.items()}
 
     def frequencies(words: list[str]) -> dict[str, int]:

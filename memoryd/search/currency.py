@@ -146,6 +146,11 @@ def _dated_name(path: str) -> bool:
     return note_date(path) is not None
 
 
+def _any_change_about(foci: Mapping[int, Focus]) -> bool:
+    """Some candidate's focus says a change and holds MIN_SHARE of the question."""
+    return any(f.change and f.weight >= MIN_SHARE for f in foci.values())
+
+
 def _stands_for(statement: Statement, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> frozenset[str]:
     found: frozenset[str] = frozenset()
     for name in statement.proper:
@@ -269,13 +274,13 @@ def rerank(
         stated = [s for cid in saying for s in statements_of(rows[cid]) if s.change]
         kinds = _value_kinds(stated, query, frequencies, total, profiles)
     changing = find_foci(rows, saying, query, kinds)
-    if not marked and not any(f.change and f.weight >= MIN_SHARE for f in changing.values()):
+    if not marked and not _any_change_about(changing):
         return {}  # no change is about the question: only one that is restates (the pair loop's floor)
     if profiles is not None:
         others = (s for cid in ranked for s in statements_of(rows[cid]) if not s.change)
         kinds = _kinds_of_things({**_value_kinds(others, query, frequencies, total, profiles, whole=True), **kinds})
         changing = find_foci(rows, saying, query, kinds)
-        if not marked and not any(f.change and f.weight >= MIN_SHARE for f in changing.values()):
+        if not marked and not _any_change_about(changing):
             return {}
     rest = find_foci(rows, [cid for cid in ranked if cid not in changing], query, kinds)
     foci = {cid: changing[cid] if cid in changing else rest[cid] for cid in ranked}  # in rank order

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memoryd.search.statements import Statement, entries_naming, holds, tokens_of
+from memoryd.search.statements import Statement, entries_naming, holds, may_hold, tokens_of
 from memoryd.sources.analyzer import fold_text
 from memoryd.store.rows import ChunkRow
 
@@ -50,17 +50,9 @@ class Profile:
             found = self.held[word] = sum(
                 1
                 for text, folded in zip(self.said, self.folded, strict=True)
-                if _may_hold(folded, word) and holds(Statement(text, tokens_of(text), False), word)
+                if may_hold(folded, word) and holds(Statement(text, tokens_of(text), False), word)
             )
         return found
-
-
-def _may_hold(folded: str, word: str) -> bool:
-    """Whether a folded text may hold a word (statements.holds), without analysing it: a stem is its word but for
-    the end ("happi" of "happy"); a Chinese word is held where its characters are."""
-    if word.isascii():
-        return word[: max(len(word) - 1, 1)] in folded
-    return all(char in folded for char in word)
 
 
 class NameKinds:

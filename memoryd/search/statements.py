@@ -221,6 +221,14 @@ def _says_change_or_use(words: list[str]) -> bool:
     return bool(CHANGE.fullmatch(said) or USE.fullmatch(said))
 
 
+def may_hold(folded: str, word: str) -> bool:
+    """Whether a statement whose folded text is this may hold a word (`holds`), without analysing it: a stem is its
+    word but for the end ("happi" of "happy"); a Chinese word is held where its characters are."""
+    if word.isascii():
+        return word[: max(len(word) - 1, 1)] in folded
+    return all(char in folded for char in word)
+
+
 def holds(statement: Statement, word: str) -> bool:
     """A query word is held as a word of the statement. A word of an unspaced script may be segmented differently in
     a note and in a question: a Thai one is held inside a longer word, a Chinese one where its characters are
