@@ -15,7 +15,7 @@ from memoryd.search.currency import rerank
 from memoryd.search.function_words import content_tokens
 from memoryd.search.keyword import bm25_idf
 from memoryd.search.kinds import NameKinds
-from memoryd.search.statements import CHANGE, _statements, event_words, holds
+from memoryd.search.statements import CHANGE, _statements, entries_naming, event_words, holds
 from memoryd.store.rows import ChunkRow
 from tests.conftest import write
 
@@ -260,6 +260,9 @@ def test_a_questions_own_words_carry_no_weight(question: str, content: list[str]
         ("- Bây giờ billing lưu session trong Valkey.", True),
         ("- 现在billing的会话数据放在Valkey里了。", True),
         ("- ตอนนี้ billing เก็บ session ไว้ใน Valkey แล้ว", True),
+        ("- notifications is deployed with Octopus Deploy now per the architecture review.", True),
+        ("- shipping: migrateแคชจากMemcachedไปDragonflyเสร็จแล้ว", True),  # a Latin word touching Thai letters
+        ("- billing切换到Valkey了", True),
     ],
 )
 def test_a_change_is_said_by_its_words_not_by_a_time(text: str, change: bool) -> None:
@@ -361,6 +364,65 @@ def test_a_clause_names_a_value_of_the_kind_asked_about() -> None:
     }
     scores = _reranked(texts, "What is the search engine of billing?", {1: 1.0, 2: 0.6})
     assert scores[2] > scores[1], scores
+
+
+def test_a_name_is_the_kind_of_thing_it_replaced() -> None:
+    """No note calls Dragonfly a cache, but it replaced Memcached and Redis, which the notes call caches: billing's
+    move of its sessions to Dragonfly takes the place of its first statement of its cache."""
+    texts = {
+        "2025-01-10": "- billing: we use Redis as the cache.",
+        "2025-06-02": "- As of today, billing keeps its sessions in Dragonfly.",
+        **PARTNERED,
+        **OTHER_NOTES,
+    }
+    scores = _reranked(texts, "What is the cache of billing?", {1: 1.0, 2: 0.6})
+    assert scores[2] > scores[1], scores
+
+
+def test_a_name_is_not_the_kind_of_one_thing_it_replaced() -> None:
+    """Papertrail replaced Elasticsearch, which the notes mostly call a search engine, but only for logs: one name
+    it replaced does not make it a search engine, and analytics' move of its logs to it replaces nothing analytics
+    said of its search engine."""
+    texts = {
+        "2025-01-10": "- analytics: we use Solr as the search engine.",
+        "2025-06-02": "- As of today, analytics ships its logs to Papertrail.",
+        "2025-02-11": "- Switched the shipping logs from Elasticsearch to Papertrail.",
+        "2025-02-12": "- Papertrail holds the logs of auth.",
+        "2025-02-13": "- catalog: Papertrail keeps the logs.",
+        "2025-02-14": "- Picked Elasticsearch as the search engine of payments.",
+        "2025-02-15": "- inventory: we use Elasticsearch as the search engine.",
+        "2025-02-16": "- reporting uses Elasticsearch for its search engine.",
+        "2025-02-17": "- catalog uses Solr for its search engine.",
+        "2025-02-18": "- Picked Solr as the search engine of auth.",
+        **OTHER_NOTES,
+    }
+    scores = _reranked(texts, "What is the search engine of analytics?", {1: 1.0, 2: 0.6})
+    assert scores[1] > scores[2], scores
+
+
+# what the notes say Redis and Memcached are, and the moves from them to Dragonfly, never called a cache
+PARTNERED = {
+    "2025-02-01": "- payments uses Redis for its cache.",
+    "2025-02-02": "- Picked Redis as the cache of auth.",
+    "2025-02-03": "- ledger uses Memcached as its cache.",
+    "2025-02-04": "- Picked Memcached as the cache of search.",
+    "2025-02-05": "- reporting: we use Memcached for the cache.",
+    "2025-02-06": "- Switched the shipping sessions from Memcached to Dragonfly.",
+    "2025-02-07": "- catalog moved its sessions from Redis to Dragonfly.",
+    "2025-02-08": "- inventory: migrated the sessions off Memcached onto Dragonfly.",
+}
+
+
+def test_a_name_written_in_words_is_named_by_all_of_them() -> None:
+    """Google Cloud (a cloud) is not named by Google Cloud Storage (a file store), nor S3 by a note of no S3."""
+    said = "- Moved checkout from Google Cloud Storage to Amazon S3.\n- auth runs on Google Cloud."
+    (row,) = _rows([("2025-03-01", said)]).values()
+    assert entries_naming(row, ("google", "cloud")) == ["- auth runs on Google Cloud."]
+    assert entries_naming(row, ("google", "cloud", "storage")) == [
+        "- Moved checkout from Google Cloud Storage to Amazon S3."
+    ]
+    assert entries_naming(row, ("amazon", "s3")) == entries_naming(row, ("s3",)) != []
+    assert entries_naming(row, ("s",)) == []
 
 
 @pytest.mark.parametrize(

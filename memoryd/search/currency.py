@@ -175,16 +175,12 @@ def _value_kinds(
     if not groups:
         return {}
     names = _names([word for group in groups for word in group], query, frequencies, commonest=True)
-    # a name written in words stands for what its most specific word does ("Cloudflare R2": R2, object storage)
-    heads: dict[tuple[str, ...], str] = {}
-    read: set[str] = set()
-    for group in groups:
-        known = [(names[word.casefold()], word.casefold()) for word in group if word.casefold() in names]
-        if known and (len(read) < NAMES_READ or min(known)[1] in read):
-            heads[group] = min(known)[1]
-            read.add(heads[group])
-    kinds = profiles.kinds({head: names[head] for head in read}, query, frequencies(sorted(query)), total)
-    return {group: kinds[head] for group, head in heads.items() if head in kinds}
+    written = {
+        group: tuple(w.casefold() for w in group) for group in groups if any(w.casefold() in names for w in group)
+    }
+    read = list(dict.fromkeys(written.values()))[:NAMES_READ]
+    kinds = profiles.kinds(read, query, frequencies, total)
+    return {group: kinds[name] for group, name in written.items() if name in kinds}
 
 
 def _kinds_of_things(kinds: Mapping[tuple[str, ...], frozenset[str]]) -> dict[tuple[str, ...], frozenset[str]]:

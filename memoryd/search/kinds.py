@@ -3,23 +3,26 @@ mostly say "search engine", so "As of today, analytics indexes its documents in 
 search engine though it does not say so. search.currency reads a statement as holding the question's words its
 names stand for, and so links a change worded as a clause, or by a synonym, to the statement it replaced.
 
-A name's profile is up to PROFILED statements that name it, of its best keyword matches, read once
-and kept until the number of chunks holding the name changes (a write that names it). A word of the question is
-what a name stands for when KIND_SHARE of those statements hold it (a thing goes by several names: "database",
-"DB", "primary datastore"), at least KIND_SUPPORT of them, at least KIND_TOP as many as hold the name's most held
-word of the question (a value a subject uses often is still not the subject), and KIND_LIFT times as often as the
-notes at large do. Each was chosen on the knowledge-update bench and LoCoMo together (docs/design.md, "A name says
-what it is")."""
+A name is its words as written ("Google Cloud Storage" is not "Google Cloud"). Its profile is up to PROFILED
+statements that name it, of its best keyword matches, read once and kept until the number of chunks holding its
+rarest word changes (a write that names it). A word of the question is what a name stands for when KIND_SHARE of
+those statements hold it (a thing goes by several names: "database", "DB", "primary datastore"), at least
+KIND_SUPPORT of them, at least KIND_TOP as many as hold the name's most held word of the question (a value a
+subject uses often is still not the subject), and KIND_LIFT times as often as the notes at large do. A name also
+stands for what the names it replaced or was replaced by do (its PARTNERS: Dragonfly, said to be a "bộ nhớ đệm",
+replaced Memcached, a cache), when PARTNERS_AGREE of them do or its own statements hold the word at least once
+(Papertrail replaced Elasticsearch, a search engine too). Each was chosen on the knowledge-update bench and LoCoMo
+together (docs/design.md, "A name says what it is")."""
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memoryd.search.statements import Statement, entries_naming, holds, may_hold, tokens_of
+from memoryd.search.statements import CHANGE, Statement, entries_naming, holds, may_hold, tokens_of
 from memoryd.sources.analyzer import fold_text
 from memoryd.store.rows import ChunkRow
 
@@ -29,16 +32,21 @@ KIND_SHARE = 0.3
 KIND_SUPPORT = 3
 KIND_TOP = 0.5
 KIND_LIFT = 2.0
+PARTNERS = 3  # names written with it in its changes whose kinds it takes, the most often written first
+PARTNERS_AGREE = 2
 
+Name = tuple[str, ...]  # a name's words as written, casefolded
 NameReader = Callable[[str, int], list[ChunkRow]]  # (name, at most) -> chunks holding it
+Frequencies = Callable[[list[str]], Mapping[str, int]]  # words -> how many chunks hold each
 
 
 @dataclass
 class Profile:
     """A name's statements, and how many of them hold each word of a question asked so far."""
 
-    hits: int  # chunks holding the name when it was read
+    hits: int  # chunks holding the name's rarest word when it was read
     said: tuple[str, ...]  # the statements naming it
+    partners: tuple[Name, ...] = ()  # the names written with it in its changes, as often as written
     held: dict[str, int] = field(default_factory=dict)  # a question's word -> how many of them hold it
     folded: tuple[str, ...] = ()
 
@@ -60,48 +68,44 @@ class NameKinds:
 
     def __init__(self, read: NameReader) -> None:
         self._read = read
-        self._profiles: OrderedDict[str, Profile] = OrderedDict()
+        self._profiles: OrderedDict[Name, Profile] = OrderedDict()
         self._lock = threading.Lock()
 
     def kinds(
-        self,
-        names: Mapping[str, int],
-        query: Mapping[str, float],
-        frequencies: Mapping[str, int],
-        total: int,
-    ) -> dict[str, frozenset[str]]:
-        """The query's words each name (casefolded, with how many chunks hold it) stands for; `frequencies`: how
-        many chunks hold each query word, of `total`."""
+        self, names: Iterable[Name], query: Mapping[str, float], frequencies: Frequencies, total: int
+    ) -> dict[Name, frozenset[str]]:
+        """The query's words each name stands for, or the names it replaced or was replaced by do; `frequencies`:
+        how many chunks hold each word, of `total`."""
+        asked = frequencies(sorted(query))
         kinds = {}
-        for name, hits in names.items():
-            if hits < KIND_SUPPORT:
-                continue
-            profile = self._profile(name, hits)
-            if len(profile.said) < KIND_SUPPORT:
-                continue
-            shares = {word: profile.holding(word) / len(profile.said) for word in query}
-            top = max(shares.values(), default=0.0)
-            kind = frozenset(
-                word
-                for word, share in shares.items()
-                if share * len(profile.said) >= KIND_SUPPORT
-                and share >= KIND_SHARE
-                and share >= KIND_TOP * top
-                and share >= KIND_LIFT * frequencies.get(word, 0) / max(total, 1)
-            )
+        for name in names:
+            profile = self._profile(name, frequencies)
+            kind = _kind(profile, query, asked, total)
+            if profile.partners:
+                partners = [p for p, _ in Counter(profile.partners).most_common() if not set(p) & query.keys()]
+                said = Counter(
+                    word
+                    for partner in partners[:PARTNERS]  # a name asked about stands for itself, no kind of thing
+                    for word in _kind(self._profile(partner, frequencies), query, asked, total)
+                )
+                kind |= {word for word, n in said.items() if n >= PARTNERS_AGREE or profile.holding(word)}
             if kind:
                 kinds[name] = kind
         return kinds
 
-    def _profile(self, name: str, hits: int) -> Profile:
+    def _profile(self, name: Name, frequencies: Frequencies) -> Profile:
+        tokens = sorted(frozenset().union(*map(tokens_of, name)))  # as the index counts them: "typesens"
+        counts = frequencies(tokens)
+        hits = min((counts.get(token, 0) for token in tokens), default=0)
         with self._lock:
             found = self._profiles.get(name)
             if found is not None and found.hits == hits:
                 self._profiles.move_to_end(name)
                 return found
-        rows = self._read(name, PROFILED)
-        said = tuple(itertools.islice(_statements_naming(rows, name), PROFILED))
-        profile = Profile(hits, said)
+        said: tuple[str, ...] = ()
+        if hits >= KIND_SUPPORT:
+            said = tuple(itertools.islice(_statements_naming(self._read(" ".join(name), PROFILED), name), PROFILED))
+        profile = Profile(hits, said, _partners(said, name))
         with self._lock:
             self._profiles[name] = profile
             self._profiles.move_to_end(name)
@@ -110,7 +114,22 @@ class NameKinds:
         return profile
 
 
-def _statements_naming(rows: Iterable[ChunkRow], name: str) -> Iterable[str]:
+def _kind(profile: Profile, query: Mapping[str, float], frequencies: Mapping[str, int], total: int) -> frozenset[str]:
+    if len(profile.said) < KIND_SUPPORT:
+        return frozenset()
+    shares = {word: profile.holding(word) / len(profile.said) for word in query}
+    top = max(shares.values(), default=0.0)
+    return frozenset(
+        word
+        for word, share in shares.items()
+        if share * len(profile.said) >= KIND_SUPPORT
+        and share >= KIND_SHARE
+        and share >= KIND_TOP * top
+        and share >= KIND_LIFT * frequencies.get(word, 0) / max(total, 1)
+    )
+
+
+def _statements_naming(rows: Iterable[ChunkRow], name: Name) -> Iterable[str]:
     """The texts of these chunks' statements that name a name, each once (overlapping chunks share lines)."""
     seen: set[str] = set()
     for row in rows:
@@ -118,3 +137,13 @@ def _statements_naming(rows: Iterable[ChunkRow], name: str) -> Iterable[str]:
             if text not in seen:
                 seen.add(text)
                 yield text
+
+
+def _partners(said: Iterable[str], name: Name) -> tuple[Name, ...]:
+    """The names written with a name in its statements that say a change ("from Dragonfly to Memcached")."""
+    found: list[Name] = []
+    for text in said:
+        if CHANGE.search(text):
+            names = {tuple(word.casefold() for word in group) for group in Statement(text, frozenset(), False).proper}
+            found += [group for group in names if not set(group) & set(name)]
+    return tuple(found)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from memoryd.search.function_words import content_tokens
 from memoryd.sources.analyzer import analyze, fold_text
 from memoryd.sources.entries import MARK, entries
-from memoryd.sources.text import DENSE_CHAR, HAN, SCRIPT_EDGE, WORD_CHAR_CLASS
+from memoryd.sources.text import DENSE_CHAR, EDGE_AFTER, EDGE_BEFORE, HAN, SCRIPT_EDGE, WORD_CHAR_CLASS
 from memoryd.store.rows import ChunkRow
 
 ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text's size each)
@@ -24,13 +24,13 @@ ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text
 # a later statement of the same thing without one may be the same thing said again (a conversation comes back to
 # a topic), not a change
 CHANGE = re.compile(
-    r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|es|ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
+    rf"(?i){EDGE_BEFORE}(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|es|ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
     r"|cut ?over|roll(?:ed)? ?out|upgrad(?:ed|ing)|downgrad(?:ed|ing)|no longer|instead|now uses?|as of"
     r"|(?<=\w )(?<!from )(?<!until )(?<!till )(?<!by )(?<!right )(?<!for )(?<!just )(?<!to )"
-    r"now(?=[ \t]*(?:[.!;,)\n]|$|[ \t](?:because|since|after|that)\b))"
+    r"now(?=[ \t]*(?:[.!;,)\n]|$|[ \t](?:because|since|after|that|per|following|due)\b))"
     r"|from today|from now on|from this \w+ on|starting (?:today|now|this \w+)|going forward|retired|deprecated"
     r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn|không (?:dùng|sử dụng)[^\n]{0,40}nữa"
-    r"|bây giờ|giờ đây|(?:giờ|hiện tại|hiện nay) (?:dùng|sử dụng|là))\b"
+    rf"|bây giờ|giờ đây|(?:giờ|hiện tại|hiện nay) (?:dùng|sử dụng|là)){EDGE_AFTER}"
     r"|换成|換成|改用|改成|改为|改為|迁移|遷移|迁到|遷到|切换|切換|切到|替换|替換|不再|从今天起|從今天起|今天起|上线|上線"
     r"|(?:现在|現在|目前)(?:用|使用|采用|採用)|(?:现在|現在)[^。！？?，,\n]{0,40}了|(?:本周|本週|这周|這週|本月|今天|今日)(?:起|开始|開始)"
     r"|เปลี่ยน|ย้าย|สลับ|แทน|เลิกใช้|ตั้งแต่|(?:ตอนนี้|ปัจจุบัน)[^\n]{0,40}ใช้|ตอนนี้[^\n]{0,60}แล้ว|เริ่ม(?:วันนี้|สัปดาห์นี้|เดือนนี้)"
@@ -184,14 +184,27 @@ def _entries(text: str, transcript: bool) -> list[str]:
     ]
 
 
-def entries_naming(row: ChunkRow, name: str) -> list[str]:
-    """The texts of a chunk's statements that name a name (casefolded, as a word as written), apart from
-    statements_of's cache: a name's profile (search.kinds) reads chunks no search may ask for again."""
+def entries_naming(row: ChunkRow, name: tuple[str, ...]) -> list[str]:
+    """The texts of a chunk's statements that name a name (its words casefolded, as written and in a row, and not
+    the start of a longer name: "Google Cloud" is not named by "Google Cloud Storage"), apart from statements_of's
+    cache: a name's profile (search.kinds) reads chunks no search may ask for again."""
     return [
         entry
         for entry in _entries(row.text, row.source == "sessions")
-        if name in entry.casefold() and name in {word.casefold() for word in _written(entry)}
+        if name[0] in entry.casefold() and _names_in(entry, name)
     ]
+
+
+def _names_in(entry: str, name: tuple[str, ...]) -> bool:
+    words = _written_in_order(entry)
+    folded = [word.casefold() for word in words]
+    size = len(name)
+    for at in range(len(words) - size + 1):
+        if tuple(folded[at : at + size]) == name:
+            after = words[at + size] if at + size < len(words) else ""
+            if not after or not (after != after.lower() or any(char.isdigit() for char in after)):
+                return True
+    return False
 
 
 def words_of(row: ChunkRow) -> frozenset[str]:

@@ -37,6 +37,9 @@ DENSE_CLUSTER = re.compile(f"[{_DENSE_RANGES}][{_MARKS}]*")
 # keeps Thai and Latin letters in one word, so "billing" there was no word of its own.
 _EDGE_DENSE = _DENSE_RANGES + "\u3005-\u3007\u303b"  # and the iteration marks of CJK words (佐々木)
 _OTHER_WORD_CHAR = f"[^\\W{_EDGE_DENSE}]"
+# a word's edge where a dense script may touch it unspaced ("migrateแคช", "改用Redis"): \b sees none there
+EDGE_BEFORE = f"(?<!{_OTHER_WORD_CHAR})"
+EDGE_AFTER = f"(?!{_OTHER_WORD_CHAR})"
 SCRIPT_EDGE = re.compile(f"(?<=[{_EDGE_DENSE}])(?={_OTHER_WORD_CHAR})|(?<={_OTHER_WORD_CHAR})(?=[{_EDGE_DENSE}])")
 _WORD_CHARS = (
     r"\w\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a\u064b-\u065f\u0900-\u0dff"
