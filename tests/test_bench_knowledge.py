@@ -23,6 +23,7 @@ from bench.knowledge import (
 )
 from bench.knowledge_data import LANGUAGES
 from memoryd.config import EmbeddingConfig
+from memoryd.search.statements import CHANGE, says_change
 from memoryd.sources.transcripts import turns_of
 
 SCRIPTS = {
@@ -169,3 +170,13 @@ def test_as_asked_every_statement_and_question_names_the_attribute_by_its_first_
             s for f in varied.facts for s in f.statements if not names(first_name[f.attribute][lang][0], s.text)
         ]
         assert synonyms, lang  # the varied year does use other names
+
+
+def test_the_hints_of_a_change_miss_no_line_that_says_one(corpora: dict[str, Corpus]) -> None:
+    """says_change looks for CHANGE only in a text that holds one of its hints: on every line of the year, in each
+    language and phrasing, it says what CHANGE does, and some lines say a change and some do not."""
+    years = [*corpora.values(), *(build_corpus(lang, phrasing="asked") for lang in LANGUAGES)]
+    lines = {line for corpus in years for text in corpus.files.values() for line in text.splitlines()}
+    said = {line: bool(CHANGE.search(line)) for line in lines}
+    assert {line for line in lines if says_change(line) != said[line]} == set()
+    assert 0 < sum(said.values()) < len(lines)

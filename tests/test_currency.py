@@ -15,7 +15,7 @@ from memoryd.search.currency import rerank
 from memoryd.search.function_words import content_tokens
 from memoryd.search.keyword import bm25_idf
 from memoryd.search.kinds import NameKinds
-from memoryd.search.statements import CHANGE, _statements, entries_naming, event_words, holds
+from memoryd.search.statements import CHANGE, _statements, entries_naming, event_words, holds, says_change
 from memoryd.store.rows import ChunkRow
 from tests.conftest import write
 
@@ -267,6 +267,7 @@ def test_a_questions_own_words_carry_no_weight(question: str, content: list[str]
 )
 def test_a_change_is_said_by_its_words_not_by_a_time(text: str, change: bool) -> None:
     assert bool(CHANGE.search(text)) is change
+    assert says_change(text) is change  # its hints miss none of these
 
 
 # other services' statements of their search engines and caches: what the notes say Meilisearch and Redis are

@@ -49,6 +49,7 @@ RESTATED_SCORE = 0.25  # the later statement scores at least this share of the e
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
 KIND_NAMES = 2  # names that stand for a word of the question, for it to be what a kind of thing is called
+NAMED_SHARE = 0.2  # share of the question a statement holds for its names to be read (a line of an article holds one word)
 NAMES_READ = 12  # names whose kinds are read (search.kinds) at each step of a search, of the best candidates first
 
 
@@ -170,7 +171,12 @@ def _value_kinds(
     question and lack some (only those can hold more of it through their names; `whole`, or all of it: their names
     show what kind of thing the question asks about), for at most NAMES_READ names."""
     most = len(query) + 1 if whole else len(query)
-    about = [s for s in statements if 0 < sum(1 for word in query if holds(s, word)) < most]
+    least = NAMED_SHARE * sum(query.values())
+    about = []
+    for statement in statements:
+        held = [word for word in query if holds(statement, word)]
+        if 0 < len(held) < most and sum(query[word] for word in held) >= least:
+            about.append(statement)
     groups = list(dict.fromkeys(group for statement in about for group in statement.proper))
     if not groups:
         return {}

@@ -50,16 +50,17 @@ class Profile:
     held: dict[str, int] = field(default_factory=dict)  # a question's word -> how many of them hold it
     folded: tuple[str, ...] = ()
 
-    def holding(self, word: str) -> int:
+    def holding(self, word: str, enough: int = 1) -> int:
+        """How many of its statements hold a word; fewer than `enough` may (`may_hold`), it says how many may, and
+        none is analysed."""
         found = self.held.get(word)
         if found is None:
             if not self.folded:
                 self.folded = tuple(fold_text(text) for text in self.said)
-            found = self.held[word] = sum(
-                1
-                for text, folded in zip(self.said, self.folded, strict=True)
-                if may_hold(folded, word) and holds(Statement(text, tokens_of(text), False), word)
-            )
+            maybe = [text for text, folded in zip(self.said, self.folded, strict=True) if may_hold(folded, word)]
+            if len(maybe) < enough:
+                return len(maybe)
+            found = self.held[word] = sum(1 for text in maybe if holds(Statement(text, tokens_of(text), False), word))
         return found
 
 
@@ -75,28 +76,33 @@ class NameKinds:
         self, names: Iterable[Name], query: Mapping[str, float], frequencies: Frequencies, total: int
     ) -> dict[Name, frozenset[str]]:
         """The query's words each name stands for, or the names it replaced or was replaced by do; `frequencies`:
-        how many chunks hold each word, of `total`."""
-        asked = frequencies(sorted(query))
+        how many chunks hold each word, of `total` (asked once for the names, once for their partners)."""
+        names = list(names)
+        counts = dict(frequencies(sorted(set(query).union(*map(_tokens, names)))))
+        asked = {word: counts.get(word, 0) for word in query}
+        profiles = {name: self._profile(name, _hits(name, counts)) for name in names}
+        # a name asked about stands for itself, no kind of thing
+        partners = {
+            name: [p for p, _ in Counter(profile.partners).most_common() if not set(p) & query.keys()][:PARTNERS]
+            for name, profile in profiles.items()
+        }
+        unknown = set().union(*(_tokens(p) for found in partners.values() for p in found)) - counts.keys()
+        if unknown:
+            counts.update(frequencies(sorted(unknown)))
         kinds = {}
-        for name in names:
-            profile = self._profile(name, frequencies)
+        for name, profile in profiles.items():
             kind = _kind(profile, query, asked, total)
-            if profile.partners:
-                partners = [p for p, _ in Counter(profile.partners).most_common() if not set(p) & query.keys()]
-                said = Counter(
-                    word
-                    for partner in partners[:PARTNERS]  # a name asked about stands for itself, no kind of thing
-                    for word in _kind(self._profile(partner, frequencies), query, asked, total)
-                )
-                kind |= {word for word, n in said.items() if n >= PARTNERS_AGREE or profile.holding(word)}
+            said = Counter(
+                word
+                for partner in partners[name]
+                for word in _kind(self._profile(partner, _hits(partner, counts)), query, asked, total)
+            )
+            kind |= {word for word, n in said.items() if n >= PARTNERS_AGREE or profile.holding(word)}
             if kind:
                 kinds[name] = kind
         return kinds
 
-    def _profile(self, name: Name, frequencies: Frequencies) -> Profile:
-        tokens = sorted(frozenset().union(*map(tokens_of, name)))  # as the index counts them: "typesens"
-        counts = frequencies(tokens)
-        hits = min((counts.get(token, 0) for token in tokens), default=0)
+    def _profile(self, name: Name, hits: int) -> Profile:
         with self._lock:
             found = self._profiles.get(name)
             if found is not None and found.hits == hits:
@@ -114,10 +120,21 @@ class NameKinds:
         return profile
 
 
+def _tokens(name: Name) -> frozenset[str]:
+    """A name's words as the index counts them ("typesense" is "typesens")."""
+    return frozenset().union(*map(tokens_of, name))
+
+
+def _hits(name: Name, counts: Mapping[str, int]) -> int:
+    """How many chunks hold its rarest word: a write that names it changes it, and its profile is read again."""
+    return min((counts.get(token, 0) for token in _tokens(name)), default=0)
+
+
 def _kind(profile: Profile, query: Mapping[str, float], frequencies: Mapping[str, int], total: int) -> frozenset[str]:
     if len(profile.said) < KIND_SUPPORT:
         return frozenset()
-    shares = {word: profile.holding(word) / len(profile.said) for word in query}
+    # a word fewer than KIND_SUPPORT statements may hold stands for nothing, and is not looked for further
+    shares = {word: profile.holding(word, KIND_SUPPORT) / len(profile.said) for word in query}
     top = max(shares.values(), default=0.0)
     return frozenset(
         word
