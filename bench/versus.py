@@ -2,8 +2,9 @@
 
 A dated note (`memory/2025-03-04.md`) is what most workspaces hold and what the ranking by time reads (the
 newest statement first, the time a question asks about): an undated workspace would not show its cost. Both
-daemons index their own copy of the same notes (SciFact sentences, `synthetic.build(dated=True)`), then answer in
-alternating rounds, one client at a time, so that whatever else the machine does falls on both alike.
+daemons index their own copy of the same notes (SciFact sentences, `synthetic.build(dated=True)`), then answer the
+same calls one after the other, call by call and in turns first, so that whatever else the machine does falls on
+both alike.
 
 python -m bench.versus --base adf9e6d                 # 10k chunks, 5 rounds
 python -m bench.versus --base main --chunks 2000 --rounds 3
@@ -12,6 +13,8 @@ python -m bench.versus --base main --chunks 2000 --rounds 3
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import os
 import shutil
@@ -80,34 +83,40 @@ def _importing(path: str) -> list[str]:
     return found.stdout.split()
 
 
-def _timed(calls: list[Callable[[], object]]) -> list[float]:
-    out = []
-    for call in calls:
-        started = time.perf_counter()
-        call()
-        out.append(time.perf_counter() - started)
-    return out
+def _timed(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
 
 
-def one_round(daemon: Daemon, qs: list[str], round_no: int, side: str) -> dict[str, list[float]]:
-    """Each operation's durations (seconds) for one round: searches in both modes, recalls, writes of new lines."""
-    with daemon.client() as client:
-        client.search(qs[0], mode="keyword")
-        picked = qs[(round_no * SEARCHES) % len(qs) :][:SEARCHES] or qs[:SEARCHES]
-        found = {
-            "search_keyword": _timed([lambda q=q: client.search(q, mode="keyword") for q in picked]),
-            "search_hybrid": _timed([lambda q=q: client.search(q, mode="hybrid") for q in picked]),
-            "recall": _timed(
-                [lambda q=q: client.recall(f"Remind me: {q}", session=f"versus-{side}") for q in picked[:RECALLS]]
+def one_round(daemons: dict[str, Daemon], qs: list[str], round_no: int) -> dict[str, dict[str, list[float]]]:
+    """Each side's durations (seconds) of each operation for one round: searches in both modes, recalls, writes of
+    new lines. The sides answer call by call, the same call one after the other and in turns first, so that what
+    else the machine does in a moment falls on both alike (a round a side measured the machine's moods)."""
+    sides = list(daemons)
+    picked = qs[(round_no * SEARCHES) % len(qs) :][:SEARCHES] or qs[:SEARCHES]
+    found: dict[str, dict[str, list[float]]] = {side: {op: [] for op in OPERATIONS} for side in sides}
+    with contextlib.ExitStack() as stack:
+        clients = {side: stack.enter_context(daemons[side].client()) for side in sides}
+        for client in clients.values():
+            client.search(qs[0], mode="keyword")
+        calls: list[tuple[str, Callable[[Any, str], object]]] = [
+            *(("search_keyword", lambda c, s, q=q: c.search(q, mode="keyword")) for q in picked),
+            *(("search_hybrid", lambda c, s, q=q: c.search(q, mode="hybrid")) for q in picked),
+            *(
+                ("recall", lambda c, s, q=q: c.recall(f"Remind me: {q}", session=f"versus-{s}"))
+                for q in picked[:RECALLS]
             ),
-            "write": _timed(
-                [
-                    lambda i=i, q=q: client.write(f"Decided in round {round_no}, item {i}: {q}")
-                    for i, q in enumerate(picked[:WRITES])
-                ]
+            *(
+                ("write", lambda c, s, i=i, q=q: c.write(f"Decided in round {round_no}, item {i}: {q}"))
+                for i, q in enumerate(picked[:WRITES])
             ),
-        }
-    daemon.wait_idle()  # the writes' vectors, before the other side's round
+        ]
+        for turn, (op, call) in enumerate(calls):
+            for side in sides if (turn + round_no) % 2 == 0 else reversed(sides):
+                found[side][op].append(_timed(functools.partial(call, clients[side], side)))
+    for daemon in daemons.values():
+        daemon.wait_idle()  # the writes' vectors, before the next round
     return found
 
 
@@ -129,8 +138,8 @@ def run(base: str, chunks: int, rounds: int, work: Path) -> dict[str, Any]:
             print(f"[{side}] indexed in {time.monotonic() - started:.0f} s", flush=True)
         qs = queries(SEARCHES * rounds)
         for round_no in range(rounds):
-            for side in sides if round_no % 2 == 0 else reversed(sides):
-                for op, took in one_round(daemons[side], qs, round_no, side).items():
+            for side, ops in one_round(daemons, qs, round_no).items():
+                for op, took in ops.items():
                     durations[side][op] += took
             print(f"  round {round_no + 1}/{rounds} done", flush=True)
     finally:
@@ -157,8 +166,8 @@ def markdown(found: dict[str, Any]) -> list[str]:
         f"## Beside an earlier commit (`python -m bench versus --base {base}`)",
         "",
         f"{found['chunks']:,} chunks of dated daily notes, one daemon of each version on its own copy, "
-        f"{found['rounds']} alternating rounds, one client: p50 in ms. Floor (issue 45): search, recall and write "
-        "within 1.1x of the commit before it.",
+        f"{found['rounds']} rounds, the two answering call by call in turns: p50 in ms. Floor (issue 45): search, "
+        "recall and write within 1.1x of the commit before it.",
         "",
         f"| operation | {base} | this checkout | ratio |",
         "|---|---|---|---|",

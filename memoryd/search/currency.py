@@ -49,7 +49,7 @@ RESTATED_SCORE = 0.25  # the later statement scores at least this share of the e
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
 KIND_NAMES = 2  # names that stand for a word of the question, for it to be what a kind of thing is called
-NAMED_SHARE = 0.2  # share of the question a statement holds for its names to be read (a line of an article holds one word)
+NAMED_SHARE = 0.2  # share of the question a statement holds for its names to be read (not an article's line)
 NAMES_READ = 12  # names whose kinds are read (search.kinds) at each step of a search, of the best candidates first
 
 

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from memoryd.search.function_words import content_tokens
 from memoryd.sources.analyzer import analyze, fold_text
 from memoryd.sources.entries import MARK, entries
-from memoryd.sources.text import DENSE_CHAR, EDGE_AFTER, EDGE_BEFORE, HAN, SCRIPT_EDGE, WORD_CHAR_CLASS
+from memoryd.sources.text import (
+    DENSE_CHAR,
+    EDGE_AFTER,
+    EDGE_BEFORE,
+    HAN,
+    SCRIPT_EDGE,
+    SPACED_WORD_CHAR,
+    WORD_CHAR_CLASS,
+)
 from memoryd.store.rows import ChunkRow
 
 ENTRY_CACHE = 2048  # chunks whose statements are kept, folded (about their text's size each)
@@ -207,15 +215,29 @@ def entries_naming(row: ChunkRow, name: tuple[str, ...]) -> list[str]:
 
 
 def _names_in(entry: str, name: tuple[str, ...]) -> bool:
-    words = _written_in_order(entry)
-    folded = [word.casefold() for word in words]
-    size = len(name)
-    for at in range(len(words) - size + 1):
-        if tuple(folded[at : at + size]) == name:
-            after = words[at + size] if at + size < len(words) else ""
-            if not after or not (after != after.lower() or any(char.isdigit() for char in after)):
+    """The name's words are in the entry a space apart, each a whole word (a dense script's letter is a word's edge),
+    and no word written as a name follows a space after them (_proper groups such words)."""
+    lowered = entry.lower()
+    cased = entry if len(lowered) == len(entry) else lowered  # a letter whose lower case is longer: case unknown
+    phrase = " ".join(name)
+    at = lowered.find(phrase)
+    while at >= 0:
+        end = at + len(phrase)
+        whole = not (at and SPACED_WORD_CHAR.match(lowered, at - 1)) and not SPACED_WORD_CHAR.match(lowered, end)
+        if whole:
+            after = _NEXT_WORD.match(cased, end)
+            if after is None or not _written_as_name(after.group(1)):
                 return True
+        at = lowered.find(phrase, at + 1)
     return False
+
+
+_NEXT_WORD = re.compile(f" ({WORD_CHAR_CLASS}+)")
+
+
+def _written_as_name(word: str) -> bool:
+    piece = SCRIPT_EDGE.split(word)[0]
+    return (piece != piece.lower() or any(char.isdigit() for char in piece)) and not piece.isdigit()
 
 
 def words_of(row: ChunkRow) -> frozenset[str]:

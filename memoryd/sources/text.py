@@ -40,6 +40,7 @@ _OTHER_WORD_CHAR = f"[^\\W{_EDGE_DENSE}]"
 # a word's edge where a dense script may touch it unspaced ("migrateแคช", "改用Redis"): \b sees none there
 EDGE_BEFORE = f"(?<!{_OTHER_WORD_CHAR})"
 EDGE_AFTER = f"(?!{_OTHER_WORD_CHAR})"
+SPACED_WORD_CHAR = re.compile(_OTHER_WORD_CHAR)  # a word's letter of a script written with spaces
 SCRIPT_EDGE = re.compile(f"(?<=[{_EDGE_DENSE}])(?={_OTHER_WORD_CHAR})|(?<={_OTHER_WORD_CHAR})(?=[{_EDGE_DENSE}])")
 _WORD_CHARS = (
     r"\w\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a\u064b-\u065f\u0900-\u0dff"
