@@ -22,7 +22,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memoryd.search.statements import CHANGE, Statement, entries_naming, holds, may_hold, tokens_of
+from memoryd.search.statements import CHANGE, Statement, entries_naming, holds, may_hold, names_written, tokens_of
 from memoryd.sources.analyzer import fold_text
 from memoryd.store.rows import ChunkRow
 
@@ -48,19 +48,27 @@ class Profile:
     said: tuple[str, ...]  # the statements naming it
     partners: tuple[Name, ...] = ()  # the names written with it in its changes, as often as written
     held: dict[str, int] = field(default_factory=dict)  # a question's word -> how many of them hold it
+    maybe: dict[str, int] = field(default_factory=dict)  # ... how many may (may_hold), not analysed
     folded: tuple[str, ...] = ()
 
     def holding(self, word: str, enough: int = 1) -> int:
         """How many of its statements hold a word; fewer than `enough` may (`may_hold`), it says how many may, and
         none is analysed."""
         found = self.held.get(word)
-        if found is None:
-            if not self.folded:
-                self.folded = tuple(fold_text(text) for text in self.said)
-            maybe = [text for text, folded in zip(self.said, self.folded, strict=True) if may_hold(folded, word)]
-            if len(maybe) < enough:
-                return len(maybe)
-            found = self.held[word] = sum(1 for text in maybe if holds(Statement(text, tokens_of(text), False), word))
+        if found is not None:
+            return found
+        if not self.folded:
+            self.folded = tuple(fold_text(text) for text in self.said)
+        maybe = self.maybe.get(word)
+        if maybe is None:
+            maybe = self.maybe[word] = sum(1 for folded in self.folded if may_hold(folded, word))
+        if maybe < enough:
+            return maybe
+        found = self.held[word] = sum(
+            1
+            for text, folded in zip(self.said, self.folded, strict=True)
+            if may_hold(folded, word) and holds(Statement(text, tokens_of(text), False), word)
+        )
         return found
 
 
@@ -90,13 +98,13 @@ class NameKinds:
         if unknown:
             counts.update(frequencies(sorted(unknown)))
         kinds = {}
+        known: dict[Name, frozenset[str]] = {}  # a partner of several names is read once
         for name, profile in profiles.items():
             kind = _kind(profile, query, asked, total)
-            said = Counter(
-                word
-                for partner in partners[name]
-                for word in _kind(self._profile(partner, _hits(partner, counts)), query, asked, total)
-            )
+            for partner in partners[name]:
+                if partner not in known:
+                    known[partner] = _kind(self._profile(partner, _hits(partner, counts)), query, asked, total)
+            said = Counter(word for partner in partners[name] for word in known[partner])
             kind |= {word for word, n in said.items() if n >= PARTNERS_AGREE or profile.holding(word)}
             if kind:
                 kinds[name] = kind
@@ -161,6 +169,6 @@ def _partners(said: Iterable[str], name: Name) -> tuple[Name, ...]:
     found: list[Name] = []
     for text in said:
         if CHANGE.search(text):
-            names = {tuple(word.casefold() for word in group) for group in Statement(text, frozenset(), False).proper}
+            names = {tuple(word.casefold() for word in group) for group in names_written(text)}
             found += [group for group in names if not set(group) & set(name)]
     return tuple(found)

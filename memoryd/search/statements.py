@@ -95,7 +95,7 @@ class Statement:
         """Its names (search.kinds): words written as a name is, with a capital or a digit ("Redis", "MinIO", "B2"),
         somewhere other than at the start of a sentence ("Switched", "Done"); the words of a name written apart
         together ("Cloudflare R2", "Amazon S3")."""
-        return tuple(_proper(self.text))
+        return names_written(self.text)
 
     @functools.cached_property
     def written(self) -> frozenset[str]:
@@ -106,7 +106,7 @@ class Statement:
 
 _CHANGE_LOWER = re.compile(CHANGE.pattern.removeprefix("(?i)"))  # on lower-cased text: twice as fast
 # a part of each way CHANGE has of saying a change, in lower case: a text that holds none says none, and most texts
-# are told so three times faster than by CHANGE (tests/test_currency.py holds CHANGE to it)
+# are told so three times faster than by CHANGE (the tests hold the hints to CHANGE)
 CHANGE_HINTS = (
     *("switch", "mov", "migrat", "replac", "chang", "swapp", "cut", "roll", "upgrad", "downgrad", "no longer"),
     *("instead", "now", "as of", "from", "starting", "going forward", "retired", "deprecated"),
@@ -167,6 +167,11 @@ _SENTENCE_LEAD = 40  # characters before a word that _SENTENCE_START reads: a na
 _CAPITALIZED = re.compile(f"{WORD_CHAR_CLASS}+")
 
 
+def names_written(text: str) -> tuple[tuple[str, ...], ...]:
+    """The names a text writes (Statement.proper)."""
+    return tuple(_proper(text))
+
+
 def _proper(text: str) -> Iterator[tuple[str, ...]]:
     name: list[str] = []
     end = -1
@@ -217,8 +222,8 @@ def entries_naming(row: ChunkRow, name: tuple[str, ...]) -> list[str]:
 def _names_in(entry: str, name: tuple[str, ...]) -> bool:
     """The name's words are in the entry a space apart, each a whole word (a dense script's letter is a word's edge),
     and no word written as a name follows a space after them (_proper groups such words)."""
-    lowered = entry.lower()
-    cased = entry if len(lowered) == len(entry) else lowered  # a letter whose lower case is longer: case unknown
+    lowered = entry.casefold()
+    cased = entry if len(lowered) == len(entry) else lowered  # a letter folded to two ("ß"): its case is unknown
     phrase = " ".join(name)
     at = lowered.find(phrase)
     while at >= 0:
