@@ -27,6 +27,7 @@ from memoryd_client.stub import RemoteError
 from tests.conftest import write
 from tests.daemon import Daemon, cleanup, eventually, start
 from tests.pg import Cluster
+from tests.test_currency import BACKGROUND, FILLER, KINDS
 
 pytestmark = pytest.mark.slow  # every test here runs against a real PostgreSQL server
 
@@ -115,6 +116,32 @@ def test_postgres_ranks_as_sqlite(cluster: Cluster, tmp_path: Path) -> None:
         status = shared.status()
         assert status["store_kind"] == "postgresql" and status["role"] == "writer"
         assert "hunter2" not in repr(status) and "hunter2" not in repr(shared.agent.postgres and shared.store.path)
+
+
+def test_a_change_known_by_its_values_kind_ranks_first_on_postgres_as_on_sqlite(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A clause that names no search engine is billing's new one because the notes call Meilisearch one
+    (test_currency's year): the names' notes are read through the store, PostgreSQL as SQLite."""
+    workspace = tmp_path / "ws"
+    days = {
+        **BACKGROUND,
+        **KINDS,
+        "2025-01-10": f"- billing: we use Elasticsearch as the search engine.\n{FILLER}",
+        "2025-06-02": f"{FILLER}- As of today, billing indexes its documents in Meilisearch.\n",
+    }
+    for day, entries in days.items():
+        write(workspace / "memory" / f"{day}.md", f"# {day}\n\n{entries}")
+    with (
+        _memory(workspace, tmp_path / "a", None) as embedded,
+        _memory(workspace, tmp_path / "b", PostgresStore(cluster.url(), "kinds")) as shared,
+    ):
+        embedded.sync()
+        shared.sync()
+        for memory in (embedded, shared):
+            found = memory.search("Which search engine does billing use?", mode="keyword", max_results=10).results
+            order = [r.path for r in found]
+            assert order.index("memory/2025-06-02.md") < order.index("memory/2025-01-10.md"), order
 
 
 def _layout(cluster: Cluster, namespace: str) -> tuple[str, str, list[str]]:

@@ -22,7 +22,7 @@ from memoryd.search.asked_time import boost_asked_time
 from memoryd.search.currency import CONSIDERED, most_about, rerank
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.fusion import Candidate, fuse, vector_margin
-from memoryd.search.keyword import BM25_WEIGHTS, KeywordHit, keyword_evidence, keyword_search
+from memoryd.search.keyword import BM25_WEIGHTS, KeywordHit, every_term, keyword_evidence, keyword_search
 from memoryd.search.kinds import NameKinds
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.regions import Region, group_regions
@@ -30,7 +30,7 @@ from memoryd.search.results import SearchResult, materialise
 from memoryd.search.statements import event_words, words_of
 from memoryd.search.temporal import parse_time
 from memoryd.search.windows import blend_windows
-from memoryd.sources.analyzer import analyze, match_expression, query_terms
+from memoryd.sources.analyzer import analyze, query_terms
 from memoryd.store.interface import MemoryStore
 from memoryd.store.rows import ChunkRow
 from memoryd.store.vectors import Vectors, VectorScan
@@ -386,7 +386,7 @@ def _chunks_naming(store: MemoryStore, name: str, limit: int) -> list[ChunkRow]:
     terms = query_terms(name)
     if not terms or not store.fts_available:
         return []
-    hits = store.bm25(match_expression(terms, "AND"), BM25_WEIGHTS, limit)
+    hits = store.bm25(every_term(store, terms), BM25_WEIGHTS, limit)
     rows = store.chunks_by_ids([chunk_id for chunk_id, _ in hits])
     return [rows[chunk_id] for chunk_id, _ in hits if chunk_id in rows]
 

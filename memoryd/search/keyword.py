@@ -172,6 +172,12 @@ def bm25_idf(df: int, chunks: int) -> float:
     return math.log((max(chunks - df, 0) + 0.5) / (df + 0.5))  # counts read apart may say df > chunks
 
 
+def every_term(store: MemoryStore, terms: list[Term]) -> Match:
+    """The chunks that hold every term, as every store takes the query."""
+    frequencies = store.document_frequencies(t for term in terms for t in term.phrase)
+    return _match(match_expression(terms, "AND"), [[t] for t in terms], frequencies)
+
+
 def _match(expression: str, groups: list[list[Term]], frequencies: Mapping[str, int]) -> Match:
     """A keyword query as every store takes it: the FTS5 expression (its terms in group order) and its groups of
     phrases (a chunk must hold a phrase of every group)."""
