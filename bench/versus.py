@@ -4,7 +4,8 @@ A dated note (`memory/2025-03-04.md`) is what most workspaces hold and what the 
 newest statement first, the time a question asks about): an undated workspace would not show its cost. Both
 daemons index their own copy of the same notes (SciFact sentences, `synthetic.build(dated=True)`), then answer the
 same calls one after the other, call by call and in turns first, so that whatever else the machine does falls on
-both alike.
+both alike (a write's vectors are embedded before the other side's call: one side's background work is not timed
+on the other's).
 
 python -m bench.versus --base adf9e6d                 # 10k chunks, 5 rounds
 python -m bench.versus --base main --chunks 2000 --rounds 3
@@ -115,6 +116,8 @@ def one_round(daemons: dict[str, Daemon], qs: list[str], round_no: int) -> dict[
         for turn, (op, call) in enumerate(calls):
             for side in sides if (turn + round_no) % 2 == 0 else reversed(sides):
                 found[side][op].append(_timed(functools.partial(call, clients[side], side)))
+                if op == "write":  # its vectors are embedded in the background: not while the other side answers
+                    daemons[side].wait_idle()
     for daemon in daemons.values():
         daemon.wait_idle()  # the writes' vectors, before the next round
     return found

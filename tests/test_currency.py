@@ -5,6 +5,7 @@ another thing demotes nothing. Dated daily notes in a real SQLite index, keyword
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -186,9 +187,16 @@ def test_before_a_move_is_dated_by_the_name_not_by_the_words_of_moving(notes: Ye
 def _rows(said: list[tuple[str, str]]) -> dict[int, ChunkRow]:
     """One dated note a (day, text), as chunk rows numbered from 1."""
     return {
-        cid: ChunkRow(cid, f"memory/{day}.md", "memory", 1, 1, "", text, f"h{cid}", 0, _stamp(day), "note", None, None)
+        cid: ChunkRow(
+            cid, f"memory/{day}.md", "memory", 1, 1, "", text, _digest(text), 0, _stamp(day), "note", None, None
+        )
         for cid, (day, text) in enumerate(said, 1)
     }
+
+
+def _digest(text: str) -> str:
+    """A chunk's hash is its text's: statements are kept by it, across tests too."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _stamp(day: str) -> float:
@@ -241,6 +249,33 @@ def test_an_event_is_told_by_what_it_names(event: str, words: set[str]) -> None:
 )
 def test_a_questions_own_words_carry_no_weight(question: str, content: list[str]) -> None:
     assert [t for t in content_tokens(question) if t != "的是"] == content
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *("SWITCHED to Valkey", "Moving to Valkey", "MIGRATED it", "Replaced Redis", "Changed the cache"),
+        *("Swapped it", "Cutover done", "cut over done", "Rolled out Valkey", "rollout of Valkey", "Upgraded it"),
+        *("Downgraded it", "No longer Redis", "Valkey instead", "billing now uses Valkey", "As of today, Valkey"),
+        *("From today Valkey", "From now on Valkey", "From this week on Valkey", "Starting today, Valkey"),
+        *("Going forward Valkey", "Redis is retired", "Redis is deprecated", "billing uses Valkey now."),
+        *("Chuyển sang Valkey", "ĐỔI sang Valkey", "Thay Redis", "Từ nay dùng Valkey", "TỪ HÔM NAY dùng Valkey"),
+        *("Kể từ tuần này", "Không còn Redis", "Không dùng Redis làm cache nữa", "Bây giờ là Valkey"),
+        *("Giờ đây là Valkey", "Giờ dùng Valkey", "Hiện tại dùng Valkey", "Hiện nay là Valkey"),
+        *("换成Valkey", "換成Valkey", "改用Valkey", "改成Valkey", "改为Valkey", "改為Valkey", "迁移到Valkey"),
+        *("遷移到Valkey", "迁到Valkey", "遷到Valkey", "切换到Valkey", "切換到Valkey", "切到Valkey", "替换Redis"),
+        *("替換Redis", "不再用Redis", "从今天起用Valkey", "從今天起用Valkey", "今天起用Valkey", "Valkey上线了"),
+        *("Valkey上線了", "现在用Valkey", "現在使用Valkey", "目前采用Valkey", "目前採用Valkey", "现在是Valkey了"),
+        *("本周起用Valkey", "本週開始用Valkey", "这周开始用Valkey", "這週起用Valkey", "本月起用Valkey"),
+        *("今日起用Valkey", "เปลี่ยนเป็น Valkey", "ย้ายไป Valkey", "สลับไป Valkey", "ใช้ Valkey แทน", "เลิกใช้ Redis"),
+        *("ตั้งแต่วันนี้ใช้ Valkey", "ตอนนี้ใช้ Valkey", "ปัจจุบันใช้ Valkey", "ตอนนี้เป็น Valkey แล้ว"),
+        *("เริ่มวันนี้ใช้ Valkey", "เริ่มสัปดาห์นี้ใช้ Valkey", "เริ่มเดือนนี้ใช้ Valkey"),
+    ],
+)
+def test_each_way_of_saying_a_change_has_a_hint(text: str) -> None:
+    """says_change looks for CHANGE only where one of its hints is: every way CHANGE has, in any case."""
+    assert CHANGE.search(text), text
+    assert says_change(text), text
 
 
 @pytest.mark.parametrize(
@@ -313,8 +348,8 @@ def test_a_value_of_another_kind_replaces_nothing(notes: Year) -> None:
     assert order[0] == "2025-01-10", order
 
 
-def _reranked(texts: dict[str, str], question: str, scores: dict[int, float]) -> dict[int, float]:
-    """`scores` of the first notes after currency, with name kinds read from all of `texts`."""
+def _indexed(texts: dict[str, str]) -> tuple[dict[int, ChunkRow], Callable[[list[str]], dict[str, int]], NameKinds]:
+    """Dated notes as chunk rows, how many hold each word, and name kinds read from them."""
     rows = _rows(list(texts.items()))
     every = {cid: _statements(row.text, False)[0].tokens for cid, row in rows.items()}
 
@@ -322,9 +357,15 @@ def _reranked(texts: dict[str, str], question: str, scores: dict[int, float]) ->
         return {word: sum(word in held for held in every.values()) for word in words}
 
     def naming(name: str, limit: int) -> list[ChunkRow]:
-        return [row for row in rows.values() if name in row.text.casefold()][:limit]
+        return [row for row in rows.values() if name.casefold() in row.text.casefold()][:limit]
 
-    rerank(scores, rows, question, frequencies, len(rows), past=False, profiles=NameKinds(naming))
+    return rows, frequencies, NameKinds(naming)
+
+
+def _reranked(texts: dict[str, str], question: str, scores: dict[int, float]) -> dict[int, float]:
+    """`scores` of the first notes after currency, with name kinds read from all of `texts`."""
+    rows, frequencies, kinds = _indexed(texts)
+    rerank(scores, rows, question, frequencies, len(rows), past=False, profiles=kinds)
     return scores
 
 
@@ -399,6 +440,35 @@ def test_a_name_is_not_the_kind_of_one_thing_it_replaced() -> None:
     }
     scores = _reranked(texts, "What is the search engine of analytics?", {1: 1.0, 2: 0.6})
     assert scores[1] > scores[2], scores
+
+
+def test_a_name_the_question_holds_is_no_kind_a_partner_gives() -> None:
+    """Asked what replaced Redis, Dragonfly (which did) is a cache, as Memcached and Redis are, but not "Redis":
+    a name the question holds stands for itself."""
+    rows, frequencies, kinds = _indexed(
+        {"2025-01-10": "- billing: we use Redis as the cache.", **PARTNERED, **OTHER_NOTES}
+    )
+    dragonfly = ("Dragonfly",)
+    assert kinds.kinds([dragonfly], {"cach": 1.0}, frequencies, len(rows)) == {dragonfly: {"cach"}}
+    assert "redi" not in kinds.kinds([dragonfly], {"redi": 1.0, "cach": 1.0}, frequencies, len(rows)).get(dragonfly, ())
+
+
+def test_a_name_written_in_two_cases_is_read_as_the_index_holds_it() -> None:
+    """ "ClickHouse" is "click hous" to the index ("clickhous" is in no note): its notes are found, and billing's
+    move of its records to it replaces billing's first statement of its database."""
+    texts = {
+        "2025-01-10": "- billing: we use Oracle as the database.",
+        "2025-06-02": "- As of today, billing keeps its records in ClickHouse.",
+        "2025-02-03": "- Picked ClickHouse as the database of auth.",
+        "2025-02-04": "- catalog: we use ClickHouse as the database.",
+        "2025-02-05": "- shipping uses ClickHouse for its database.",
+        "2025-02-06": "- reporting uses Oracle for its database.",
+        "2025-02-07": "- Picked Oracle as the database of payments.",
+        "2025-02-08": "- inventory: we use Oracle as the database.",
+        **OTHER_NOTES,
+    }
+    scores = _reranked(texts, "What is the database of billing?", {1: 1.0, 2: 0.6})
+    assert scores[2] > scores[1], scores
 
 
 # what the notes say Redis and Memcached are, and the moves from them to Dragonfly, never called a cache

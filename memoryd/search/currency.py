@@ -181,12 +181,8 @@ def _value_kinds(
     if not groups:
         return {}
     names = _names([word for group in groups for word in group], query, frequencies, commonest=True)
-    written = {
-        group: tuple(w.casefold() for w in group) for group in groups if any(w.casefold() in names for w in group)
-    }
-    read = list(dict.fromkeys(written.values()))[:NAMES_READ]
-    kinds = profiles.kinds(read, query, frequencies, total)
-    return {group: kinds[name] for group, name in written.items() if name in kinds}
+    read = [group for group in groups if any(word.casefold() in names for word in group)][:NAMES_READ]
+    return profiles.kinds(read, query, frequencies, total)
 
 
 def _kinds_of_things(kinds: Mapping[tuple[str, ...], frozenset[str]]) -> dict[tuple[str, ...], frozenset[str]]:

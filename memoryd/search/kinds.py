@@ -5,14 +5,14 @@ names stand for, and so links a change worded as a clause, or by a synonym, to t
 
 A name is its words as written ("Google Cloud Storage" is not "Google Cloud"). Its profile is up to PROFILED
 statements that name it, of its best keyword matches, read once and kept until the number of chunks holding its
-rarest word changes (a write that names it). A word of the question is what a name stands for when KIND_SHARE of
-those statements hold it (a thing goes by several names: "database", "DB", "primary datastore"), at least
-KIND_SUPPORT of them, at least KIND_TOP as many as hold the name's most held word of the question (a value a
-subject uses often is still not the subject), and KIND_LIFT times as often as the notes at large do. A name also
-stands for what the names it replaced or was replaced by do (its PARTNERS: Dragonfly, said to be a "bộ nhớ đệm",
-replaced Memcached, a cache), when PARTNERS_AGREE of them do or its own statements hold the word at least once
-(Papertrail replaced Elasticsearch, a search engine too). Each was chosen on the knowledge-update bench and LoCoMo
-together (docs/design.md, "A name says what it is")."""
+rarest word changes (a write that names it; an edit that keeps that count keeps the profile until one does not). A
+word of the question is what a name stands for when KIND_SHARE of those statements hold it (a thing goes by several
+names: "database", "DB", "primary datastore"), at least KIND_SUPPORT of them, at least KIND_TOP as many as hold the
+name's most held word of the question (a value a subject uses often is still not the subject), and KIND_LIFT times
+as often as the notes at large do. A name also stands for what the names it replaced or was replaced by do (its
+PARTNERS: Dragonfly, said to be a "bộ nhớ đệm", replaced Memcached, a cache), when PARTNERS_AGREE of them do or its
+own statements hold the word at least once (Papertrail replaced Elasticsearch, a search engine too). Each was
+chosen on the knowledge-update bench and LoCoMo together (docs/design.md, "A name says what it is")."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ KIND_LIFT = 2.0
 PARTNERS = 3  # names written with it in its changes whose kinds it takes, the most often written first
 PARTNERS_AGREE = 2
 
-Name = tuple[str, ...]  # a name's words as written, casefolded
+Name = tuple[str, ...]  # a name's words as written ("ClickHouse": the index holds "click hous"); kept casefolded
 NameReader = Callable[[str, int], list[ChunkRow]]  # (name, at most) -> chunks holding it
 Frequencies = Callable[[list[str]], Mapping[str, int]]  # words -> how many chunks hold each
 
@@ -83,17 +83,14 @@ class NameKinds:
     def kinds(
         self, names: Iterable[Name], query: Mapping[str, float], frequencies: Frequencies, total: int
     ) -> dict[Name, frozenset[str]]:
-        """The query's words each name stands for, or the names it replaced or was replaced by do; `frequencies`:
-        how many chunks hold each word, of `total` (asked once for the names, once for their partners)."""
-        names = list(names)
+        """The query's words each name (as written) stands for, or the names it replaced or was replaced by do;
+        `frequencies`: how many chunks hold each word, of `total` (asked once for the names, once for their
+        partners)."""
+        names = list(dict.fromkeys(names))
         counts = dict(frequencies(sorted(set(query).union(*map(_tokens, names)))))
         asked = {word: counts.get(word, 0) for word in query}
         profiles = {name: self._profile(name, _hits(name, counts)) for name in names}
-        # a name asked about stands for itself, no kind of thing
-        partners = {
-            name: [p for p, _ in Counter(profile.partners).most_common() if not set(p) & query.keys()][:PARTNERS]
-            for name, profile in profiles.items()
-        }
+        partners = {name: _chosen(profile.partners, query) for name, profile in profiles.items()}
         unknown = set().union(*(_tokens(p) for found in partners.values() for p in found)) - counts.keys()
         if unknown:
             counts.update(frequencies(sorted(unknown)))
@@ -111,25 +108,44 @@ class NameKinds:
         return kinds
 
     def _profile(self, name: Name, hits: int) -> Profile:
+        if hits < KIND_SUPPORT:
+            return Profile(hits, ())  # too rare to say what it is: nothing to read or keep
+        key = _key(name)
         with self._lock:
-            found = self._profiles.get(name)
+            found = self._profiles.get(key)
             if found is not None and found.hits == hits:
-                self._profiles.move_to_end(name)
+                self._profiles.move_to_end(key)
                 return found
-        said: tuple[str, ...] = ()
-        if hits >= KIND_SUPPORT:
-            said = tuple(itertools.islice(_statements_naming(self._read(" ".join(name), PROFILED), name), PROFILED))
-        profile = Profile(hits, said, _partners(said, name))
+        said = tuple(itertools.islice(_statements_naming(self._read(" ".join(name), PROFILED), key), PROFILED))
+        profile = Profile(hits, said, _partners(said, key))
         with self._lock:
-            self._profiles[name] = profile
-            self._profiles.move_to_end(name)
+            self._profiles[key] = profile
+            self._profiles.move_to_end(key)
             while len(self._profiles) > PROFILES:
                 self._profiles.popitem(last=False)
         return profile
 
 
+def _key(name: Name) -> Name:
+    return tuple(word.casefold() for word in name)
+
+
+def _chosen(partners: Iterable[Name], query: Mapping[str, float]) -> list[Name]:
+    """The PARTNERS names most often written with a name, as first written, but a name the question holds whole: it
+    stands for itself, no kind of thing ("What replaced Redis?" makes nothing Redis; "Bunny CDN" stays a partner of
+    a question about a CDN)."""
+    written: dict[Name, Name] = {}
+    counted: Counter[Name] = Counter()
+    for partner in partners:
+        key = _key(partner)
+        written.setdefault(key, partner)
+        counted[key] += 1
+    chosen = [written[key] for key, _ in counted.most_common()]
+    return [partner for partner in chosen if not _tokens(partner) <= query.keys()][:PARTNERS]
+
+
 def _tokens(name: Name) -> frozenset[str]:
-    """A name's words as the index counts them ("typesense" is "typesens")."""
+    """A name's words as the index counts them ("Typesense" is "typesens", "ClickHouse" "click hous")."""
     return frozenset().union(*map(tokens_of, name))
 
 
@@ -165,10 +181,10 @@ def _statements_naming(rows: Iterable[ChunkRow], name: Name) -> Iterable[str]:
 
 
 def _partners(said: Iterable[str], name: Name) -> tuple[Name, ...]:
-    """The names written with a name in its statements that say a change ("from Dragonfly to Memcached")."""
+    """The names written with a name (casefolded) in its statements that say a change ("from Dragonfly to
+    Memcached"), as written, in the order written."""
     found: list[Name] = []
     for text in said:
         if CHANGE.search(text):
-            names = {tuple(word.casefold() for word in group) for group in names_written(text)}
-            found += [group for group in names if not set(group) & set(name)]
+            found += [group for group in dict.fromkeys(names_written(text)) if not set(_key(group)) & set(name)]
     return tuple(found)
