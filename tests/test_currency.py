@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.memory import AgentMemory
-from memoryd.search.currency import rerank
+from memoryd.search.currency import _names, rerank
 from memoryd.search.function_words import content_tokens
 from memoryd.search.keyword import bm25_idf
 from memoryd.search.kinds import NameKinds
@@ -469,6 +469,12 @@ def test_a_name_written_in_two_cases_is_read_as_the_index_holds_it() -> None:
     }
     scores = _reranked(texts, "What is the database of billing?", {1: 1.0, 2: 0.6})
     assert scores[2] > scores[1], scores
+
+
+def test_a_name_is_a_name_though_the_analyzer_makes_a_function_word_of_part_of_it() -> None:
+    """ "MySQL" is "my sql" to the analyzer; "my" says nothing of it, and it is a name (it was none)."""
+    _, frequencies, _ = _indexed({"2025-02-01": "- auth: we use MySQL as the database.", **OTHER_NOTES})
+    assert _names(["MySQL", "my"], {"databas": 1.0}, frequencies) == {"mysql": 1}
 
 
 # what the notes say Redis and Memcached are, and the moves from them to Dragonfly, never called a cache

@@ -210,7 +210,8 @@ def _names(
     asked = [n for n in frequencies(sorted(query)).values() if n]
     ceiling = (max if commonest else min)(asked, default=0)
     specific = {w for w in words if 0 < counts.get(w, 0) <= ceiling}
-    return {w.casefold(): min(counts[t] for t in found) for w, found in tokens.items() if found and found <= specific}
+    kept = {w: found - ignored for w, found in tokens.items()}  # "MySQL" is "sql": "my" says nothing of it
+    return {w.casefold(): min(counts[t] for t in held) for w, held in kept.items() if held and held <= specific}
 
 
 def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
