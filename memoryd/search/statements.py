@@ -179,8 +179,9 @@ def _proper(text: str) -> Iterator[tuple[str, ...]]:
         at = match.start()
         for piece in SCRIPT_EDGE.split(match.group()):
             digits = any(char.isdigit() for char in piece)
-            written_as_name = (piece != piece.lower() or digits) and not piece.isdigit()
-            if written_as_name and (digits or not _SENTENCE_START.search(text, max(at - _SENTENCE_LEAD, 0), at)):
+            if _written_as_name(piece) and (
+                digits or not _SENTENCE_START.search(text, max(at - _SENTENCE_LEAD, 0), at)
+            ):
                 if name and text[end:at] != " ":
                     yield tuple(name)
                     name = []
@@ -231,7 +232,7 @@ def _names_in(entry: str, name: tuple[str, ...]) -> bool:
         whole = not (at and SPACED_WORD_CHAR.match(lowered, at - 1)) and not SPACED_WORD_CHAR.match(lowered, end)
         if whole:
             after = _NEXT_WORD.match(cased, end)
-            if after is None or not _written_as_name(after.group(1)):
+            if after is None or not _written_as_name(SCRIPT_EDGE.split(after.group(1))[0]):
                 return True
         at = lowered.find(phrase, at + 1)
     return False
@@ -240,8 +241,8 @@ def _names_in(entry: str, name: tuple[str, ...]) -> bool:
 _NEXT_WORD = re.compile(f" ({WORD_CHAR_CLASS}+)")
 
 
-def _written_as_name(word: str) -> bool:
-    piece = SCRIPT_EDGE.split(word)[0]
+def _written_as_name(piece: str) -> bool:
+    """A word of one script written as a name is: with a capital or a digit, not a number ("Redis", "B2", not "42")."""
     return (piece != piece.lower() or any(char.isdigit() for char in piece)) and not piece.isdigit()
 
 
