@@ -3,6 +3,7 @@ with pg_basebackup, real roles, and real daemons sharing one namespace."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -81,6 +82,20 @@ def _memory(workspace: Path, data: Path, store: PostgresStore | None) -> AgentMe
     return AgentMemory(agent, HashingEmbedder(256))
 
 
+@contextlib.contextmanager
+def _side_by_side(
+    workspace: Path, tmp_path: Path, url: str, namespace: str
+) -> Iterator[tuple[AgentMemory, AgentMemory]]:
+    """The same notes indexed in SQLite and in a PostgreSQL namespace."""
+    with (
+        _memory(workspace, tmp_path / "a", None) as embedded,
+        _memory(workspace, tmp_path / "b", PostgresStore(url, namespace)) as shared,
+    ):
+        embedded.sync()
+        shared.sync()
+        yield embedded, shared
+
+
 def _found(memory: AgentMemory, query: str, mode: str) -> list[tuple[str, float]]:
     return [(r.citation, round(r.score, 4)) for r in memory.search(query, mode=mode, max_results=5).results]
 
@@ -93,12 +108,7 @@ def test_postgres_ranks_as_sqlite(cluster: Cluster, tmp_path: Path) -> None:
         for i, w in enumerate(["billing", "search", "auth", "payments", "cache", "gateway", "mailer", "scheduler"])
     ]
     write(workspace / "memory" / "runbook.md", "# Runbook\n\n" + "\n\n".join(sentences) + "\n")
-    with (
-        _memory(workspace, tmp_path / "a", None) as embedded,
-        _memory(workspace, tmp_path / "b", PostgresStore(_with_password(cluster.url()), "ranks")) as shared,
-    ):
-        embedded.sync()
-        shared.sync()
+    with _side_by_side(workspace, tmp_path, _with_password(cluster.url()), "ranks") as (embedded, shared):
         assert shared.store.counts()["chunks"] == embedded.store.counts()["chunks"] > 5
         windows = []
         for memory in (embedded, shared):
@@ -132,12 +142,7 @@ def test_a_change_known_by_its_values_kind_ranks_first_on_postgres_as_on_sqlite(
     }
     for day, entries in days.items():
         write(workspace / "memory" / f"{day}.md", f"# {day}\n\n{entries}")
-    with (
-        _memory(workspace, tmp_path / "a", None) as embedded,
-        _memory(workspace, tmp_path / "b", PostgresStore(cluster.url(), "kinds")) as shared,
-    ):
-        embedded.sync()
-        shared.sync()
+    with _side_by_side(workspace, tmp_path, cluster.url(), "kinds") as (embedded, shared):
         for memory in (embedded, shared):
             found = memory.search("Which search engine does billing use?", mode="keyword", max_results=10).results
             order = [r.path for r in found]
@@ -681,12 +686,7 @@ def test_fewer_recruits_in_postgres_keep_the_same_keyword_ranking(
     workspace = _notes(tmp_path / "ws")
     for i in range(12):  # "cache" and "deploy" in many notes, each note's own word in one
         write(workspace / "memory" / f"c{i}.md", f"# Note {i}\n\nThe cache deploy note {i} mentions word{i} once.\n")
-    with (
-        _memory(workspace, tmp_path / "a", None) as embedded,
-        _memory(workspace, tmp_path / "b", PostgresStore(cluster.url(), "recruits")) as shared,
-    ):
-        embedded.sync()
-        shared.sync()
+    with _side_by_side(workspace, tmp_path, cluster.url(), "recruits") as (embedded, shared):
         queries = ["cache deploy word3", "redis cache outage", "deploy cache", "valkey deploy night"]
         everything = {q: _found(shared, q, "keyword") for q in queries}
         monkeypatch.setattr(keyword, "RECRUIT_POSTINGS", 2 * shared.store.ranking_cost)  # terms in > 2 chunks score
