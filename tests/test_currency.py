@@ -369,6 +369,11 @@ def _reranked(texts: dict[str, str], question: str, scores: dict[int, float]) ->
     return scores
 
 
+TYPESENSE_IS = {  # what the notes say Typesense is
+    "2025-02-04": "- Typesense is the search engine of shipping.",
+    "2025-02-05": "- catalog: we use Typesense as the search engine.",
+    "2025-02-06": "- auth uses Typesense as its search engine.",
+}
 OTHER_NOTES = {f"2025-03-{day:02d}": f"- Lunch order number {day} was pizza." for day in range(1, 29)}
 
 
@@ -381,9 +386,7 @@ def test_a_name_seen_with_one_service_does_not_make_a_statement_about_it() -> No
         "2025-02-01": "- Alice owns billing.",
         "2025-02-02": "- Alice reviewed the billing invoices.",
         "2025-02-03": "- billing on-call this week is Alice.",
-        "2025-02-04": "- Typesense is the search engine of shipping.",
-        "2025-02-05": "- catalog: we use Typesense as the search engine.",
-        "2025-02-06": "- auth uses Typesense as its search engine.",
+        **TYPESENSE_IS,
         **OTHER_NOTES,
     }
     scores = _reranked(texts, "What is the search engine of billing?", {1: 1.0, 2: 0.6})
@@ -396,9 +399,7 @@ def test_a_clause_names_a_value_of_the_kind_asked_about() -> None:
     texts = {
         "2025-01-10": "- billing: we use Elasticsearch as the search engine.",
         "2025-06-02": "- As of today, billing indexes its documents in Typesense.",
-        "2025-02-04": "- Typesense is the search engine of shipping.",
-        "2025-02-05": "- catalog: we use Typesense as the search engine.",
-        "2025-02-06": "- auth uses Typesense as its search engine.",
+        **TYPESENSE_IS,
         "2025-02-07": "- reporting uses Elasticsearch for its search engine.",
         "2025-02-08": "- Picked Elasticsearch as the search engine of payments.",
         "2025-02-09": "- inventory: we use Elasticsearch as the search engine.",
