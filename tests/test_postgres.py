@@ -823,6 +823,39 @@ def test_a_read_connection_left_inside_a_transaction_is_not_lent_again(cluster: 
         store.close()
 
 
+def test_closing_leaves_a_read_under_way_to_finish(cluster: Cluster) -> None:
+    """A store closed while another thread reads (its postings loading in the background) closes that thread's
+    connection when the read gives it back: libpq frees a connection it closes, and the read would have gone on in
+    freed memory (a segfault)."""
+    import threading
+
+    from memoryd.store.postgres.connections import Connections
+
+    store = Connections(cluster.url(), "closing", max_connections=2)
+    started, closed, seen = threading.Event(), threading.Event(), []
+
+    def read() -> None:
+        with store.reading() as cur:
+            started.set()
+            closed.wait(10)
+            seen.append(cur.execute("SELECT 2").fetchone())
+            seen.append(cur.connection.closed)
+        seen.append(cur.connection.closed)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert started.wait(10)
+    with store.reading() as cur:  # a second connection, idle once given back: closed at once
+        idle = cur.connection
+        cur.execute("SELECT 1")
+    store.close()
+    assert idle.closed
+    closed.set()
+    reader.join(10)
+    assert seen == [(2,), False, True]  # read on its open connection, closed once given back
+    assert store.connection_counts()["primary"] == {"open": 0, "idle": 0, "limit": 2}
+
+
 def test_a_leftover_that_cannot_be_dropped_now_does_not_stop_the_writer(
     cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -94,10 +94,13 @@ class ReadPool:
             return {"open": len(self._open), "idle": len(self._idle), "limit": self.limit}
 
     def close(self) -> None:
+        """Close the idle connections now and each lent one when it is given back: libpq frees a connection on
+        closing it, and a thread still reading on it (a background load) would read freed memory."""
         with self._cond:
             self._closed = True
-            conns, self._open, self._idle = list(self._open), set(), []
+            idle, self._idle = self._idle, []
+            self._open.difference_update(idle)
             self._cond.notify_all()
-        for conn in conns:
+        for conn in idle:
             with contextlib.suppress(psycopg.Error):
                 conn.close()

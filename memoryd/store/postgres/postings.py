@@ -264,7 +264,7 @@ class KeywordPostings:
                 builder = _Builder()
                 last = 0
                 with conn.cursor() as cur:
-                    while True:
+                    while not self._store._closed:  # a closed store's load stops at the next batch
                         cur.execute(
                             sql.SQL("SELECT id, doc_len, tf FROM {}.chunks WHERE id > %s ORDER BY id LIMIT %s").format(
                                 self._store._s
@@ -276,7 +276,7 @@ class KeywordPostings:
                             break
                         builder.add(rows)
                         last = rows[-1][0]
-        return builder.built(at)
+        return None if self._store._closed else builder.built(at)
 
     def catch_up(self) -> _Postings | None:
         """The postings as the store holds them now (reading the log if a commit was made or heard of), None when

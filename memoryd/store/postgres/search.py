@@ -256,7 +256,7 @@ class Search(Files):
                         "SELECT id, vector_send(embedding) FROM {}.chunks WHERE embedding IS NOT NULL ORDER BY id"
                     ).format(self._s)
                 )
-                while rows := cur.fetchmany(batch):
+                while not self._closed and (rows := cur.fetchmany(batch)):  # a closed store stops here
                     yield (
                         np.array([r[0] for r in rows], dtype=np.int64),
                         np.stack([sent_vector(r[1]) for r in rows]),
