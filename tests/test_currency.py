@@ -544,3 +544,36 @@ def test_the_current_statement_takes_the_place_of_the_one_it_replaced(notes: Yea
     hits = memory.search("Which cache does billing use?", mode="keyword", explain=True).results
     assert hits[0].path == "memory/2025-06-02.md", [h.path for h in hits]
     assert {h.path for h in hits[1:3]} == {"memory/2025-01-10.md", "memory/2025-03-02.md"}
+
+
+# billing's search engine among other services' and billing's other tools (more than a search's candidates), and
+# a change to Meilisearch in a clause that says neither "search" nor "engine"
+ENGINES = ("Meilisearch", "Elasticsearch", "Typesense", "OpenSearch")
+UNSEEN_CHANGE = {
+    **{
+        f"2025-{month:02d}-{day:02d}": f"- {SERVICES[day % 6]}-{month} uses {ENGINES[day % 4]} for its search engine.\n"
+        for month in (2, 3)
+        for day in range(1, 7)
+    },
+    **{
+        f"2025-{month:02d}-{day:02d}": f"- billing uses tool {month}.{day} for its {TOOLS[day % 6]}.\n"
+        for month in (5,)
+        for day in range(1, 31)
+    },
+    "2025-01-10": "- billing: we use Elasticsearch as the search engine.\n",
+    "2025-04-20": "- shipping no longer uses Typesense for its search engine; it uses Meilisearch now.\n",
+    "2025-06-02": f"{FILLER}- As of today, billing indexes its documents in Meilisearch.\n",
+}
+
+
+def test_a_change_the_search_did_not_find_is_followed_up(notes: Year) -> None:
+    """The search's candidates are the notes that say "search engine" (shipping's change of it among them: things of
+    this kind change) or billing's other tools; billing's change holds neither word. It is found by billing and a name
+    the candidates call a search engine, and it comes first."""
+    memory = notes(UNSEEN_CHANGE)
+    question = "Which search engine does billing use?"
+    hits = memory.search(question, mode="keyword", explain=True).results
+    assert hits[0].path == "memory/2025-06-02.md", [h.path for h in hits]
+    assert "found by the subject and a name of the kind asked about" in str((hits[0].explain or {}).get("notes"))
+    outside = memory.search(question, mode="keyword", before="2025-06-01").results
+    assert "memory/2025-06-02.md" not in [h.path for h in outside]  # the follow-up keeps to the search's filters

@@ -28,7 +28,7 @@ from memoryd_client.stub import RemoteError
 from tests.conftest import write
 from tests.daemon import Daemon, cleanup, eventually, start
 from tests.pg import Cluster
-from tests.test_currency import BACKGROUND, FILLER, KINDS
+from tests.test_currency import BACKGROUND, FILLER, KINDS, UNSEEN_CHANGE
 
 pytestmark = pytest.mark.slow  # every test here runs against a real PostgreSQL server
 
@@ -147,6 +147,20 @@ def test_a_change_known_by_its_values_kind_ranks_first_on_postgres_as_on_sqlite(
             found = memory.search("Which search engine does billing use?", mode="keyword", max_results=10).results
             order = [r.path for r in found]
             assert order.index("memory/2025-06-02.md") < order.index("memory/2025-01-10.md"), order
+
+
+def test_a_change_the_search_did_not_find_is_followed_up_on_postgres_as_on_sqlite(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The follow-up (search.followup) asks the store for the chunks holding a word of the subject and one of several
+    names: PostgreSQL answers it as SQLite does (test_currency's year)."""
+    workspace = tmp_path / "ws"
+    for day, entries in {**BACKGROUND, **UNSEEN_CHANGE}.items():
+        write(workspace / "memory" / f"{day}.md", f"# {day}\n\n{entries}")
+    with _side_by_side(workspace, tmp_path, cluster.url(), "followed") as (embedded, shared):
+        for memory in (embedded, shared):
+            found = memory.search("Which search engine does billing use?", mode="keyword").results
+            assert found[0].path == "memory/2025-06-02.md", [r.path for r in found]
 
 
 def _layout(cluster: Cluster, namespace: str) -> tuple[str, str, list[str]]:

@@ -4,9 +4,7 @@ statement that a later one restates ranks just below it, and a statement a note 
 of what it would, for a question about now; a question about before ("what did we use before?") gets the statement
 before the current one first.
 
-A question's weight is the BM25 IDF of its words that are not function words ("which", "does", "的", "คือ", "now":
-search.function_words). A candidate's statement is its focus entry: the entry of the chunk (a list item, a short
-paragraph, a line of a turn or of a long paragraph) that holds most of that weight, each word matched as a word. A
+A candidate's statement is its focus entry, the one that holds most of the question's weight (search.focus). A
 later candidate *restates* an earlier one when it is dated at least a day later, its focus holds all but
 MAX_UNCOVERED of the query weight the earlier one's holds and lacks no word weighing more than MAX_LACKING_WORD of
 the heaviest ("checkout's flag service moved" lacks "ledger": it restates nothing "ledger's flag service" said), both
@@ -19,23 +17,24 @@ the current statement names the value of ("no longer uses Memcached"; a name as 
 "GitHub"), else one that was a change itself, else the latest. Each constant was chosen on the knowledge-update
 bench (bench/knowledge.py) and LoCoMo together (docs/design.md, "The newest statement first"). A statement that holds
 some of the question also holds the words its names stand for (search.kinds: "indexes its documents in Meilisearch"
-is about a search engine), so a change worded as a clause or with a synonym restates too."""
+is about a search engine), so a change worded as a clause or with a synonym restates too. Once a change among the
+candidates is about the question, the changes the search did not find are looked for by the question's subject and
+the names of the kind it asks about (search.followup); one found scores as the best candidate that holds no
+more of the question, and may take the place of the statement it replaced like any other."""
 
 from __future__ import annotations
 
 import bisect
-import functools
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 
+from memoryd.search.focus import Focus, find_foci, is_dated, query_weights
+from memoryd.search.followup import Followed, follow_up
 from memoryd.search.function_words import content_tokens, function_words
-from memoryd.search.keyword import bm25_idf
 from memoryd.search.kinds import NameKinds
 from memoryd.search.statements import Statement, holds, says_change, statements_of, tokens_of
 from memoryd.sources.entries import MARK
-from memoryd.sources.metadata import note_date
-from memoryd.sources.text import DENSE_CHAR
 from memoryd.store.rows import ChunkRow
 
 CONSIDERED = 80  # best candidates looked at: both sides of the pool of a search for 10 results (candidate_multiplier 4)
@@ -56,107 +55,9 @@ NAMES_READ = 12  # names whose kinds are read (search.kinds) at each step of a s
 SPEAKERS = frozenset(("user", "assist", "assistant", "system"))  # a transcript line's "User:", "Assistant:"
 
 
-@dataclass(frozen=True)
-class Focus:
-    terms: frozenset[str]  # the query's tokens its focus entry holds
-    weight: float  # their share of the query's weight
-    when: float
-    dated: bool = True  # its date is when it was said (is_dated)
-    said: Statement | None = None  # its focus entry
-
-    @property
-    def marked(self) -> bool:
-        """The focus entry is struck through as superseded."""
-        return self.said is not None and self.said.marked
-
-    @property
-    def change(self) -> bool:
-        """It says it replaces something (CHANGE)."""
-        return self.said is not None and self.said.change
-
-    @property
-    def words(self) -> frozenset[str]:
-        """Its focus entry's words as written, but those saying it is a change."""
-        return self.said.written if self.said is not None else frozenset()
-
-
-def find_foci(
-    rows: Mapping[int, ChunkRow],
-    candidates: list[int],
-    query: Mapping[str, float],
-    kinds: Mapping[tuple[str, ...], frozenset[str]] | None = None,
-) -> dict[int, Focus]:
-    """Each candidate's statement that holds most of the query's weight (holds: a query word is held as a word; a
-    statement that holds one also holds the words its values stand for, `kinds`)."""
-    total = sum(query.values()) or 1.0
-    asked = frozenset(query)
-    unspaced = [word for word in asked if DENSE_CHAR.match(word)]
-    found = {}
-    for cid in candidates:
-        row = rows[cid]
-        best: tuple[float, frozenset[str], Statement | None] = (-1.0, frozenset(), None)
-        for statement in statements_of(row):
-            held = statement.tokens & asked
-            if unspaced:
-                held |= {word for word in unspaced if holds(statement, word)}
-            if not held and best[2] is not None:
-                continue
-            if held and kinds:
-                held |= _stands_for(statement, kinds)
-            weight = sum(map(query.__getitem__, held))
-            if weight > best[0]:
-                best = (weight, held, statement)
-        weight, held, said = best
-        found[cid] = Focus(held, max(weight, 0.0) / total, row.when, is_dated(row), said)
-    return found
-
-
-def query_weights(query: str, frequencies: Callable[[list[str]], Mapping[str, int]], total: int) -> dict[str, float]:
-    """BM25 IDF of each of the query's words that some note holds and that is no function word, from the index's own
-    counts: words most notes hold weigh little, and a question's own words ("which", "does") tell no statement from
-    another."""
-    tokens = list(set(content_tokens(query)))  # folded, stemmed, segmented, as a statement's words are
-    counts = frequencies(tokens)
-    weights = {t: bm25_idf(counts[t], total) for t in tokens if counts.get(t)}
-    return {t: weight for t, weight in weights.items() if weight > 0}
-
-
-def most_about(
-    candidates: list[int],
-    rows: Mapping[int, ChunkRow],
-    question: str,
-    frequencies: Callable[[list[str]], Mapping[str, int]],
-    total: int,
-) -> int:
-    """Of these candidates (best first), the one whose statement holds most of the question; the first on a tie."""
-    query = query_weights(question, frequencies, total)
-    if not query:
-        return candidates[0]
-    weights = [found.weight for found in find_foci(rows, candidates, query).values()]
-    return candidates[weights.index(max(weights))]
-
-
-def is_dated(row: ChunkRow) -> bool:
-    """Its date says when it was said (a dated note's name, a turn's time), not when its file was last saved: only
-    such statements are ordered in time (an edit re-dates every undated line of its note)."""
-    return row.source == "sessions" or _dated_name(row.path)
-
-
-@functools.lru_cache(maxsize=65536)
-def _dated_name(path: str) -> bool:
-    return note_date(path) is not None
-
-
 def _any_change_about(foci: Mapping[int, Focus]) -> bool:
     """Some candidate's focus says a change and holds MIN_SHARE of the question."""
     return any(f.change and f.weight >= MIN_SHARE for f in foci.values())
-
-
-def _stands_for(statement: Statement, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> frozenset[str]:
-    found: frozenset[str] = frozenset()
-    for name in statement.proper:
-        found |= kinds.get(name, frozenset())
-    return found
 
 
 def _value_kinds(
@@ -223,8 +124,8 @@ def _restates(later: frozenset[str], earlier: frozenset[str], query: Mapping[str
     about: it lacks no heavy word of it and (nearly) none of its weight."""
     if _lacks_heavy(later, earlier, query):
         return False  # "shipping's flag service moved" restates nothing "ledger's flag service" said
-    held = sum(query[t] for t in earlier) or 1.0
-    return sum(query[t] for t in earlier - later) <= MAX_UNCOVERED * held
+    held = math.fsum(query[t] for t in earlier) or 1.0
+    return math.fsum(query[t] for t in earlier - later) <= MAX_UNCOVERED * held
 
 
 def _lacks_heavy(one: frozenset[str], other: frozenset[str], query: Mapping[str, float]) -> bool:
@@ -235,7 +136,7 @@ def _lacks_heavy(one: frozenset[str], other: frozenset[str], query: Mapping[str,
 
 def rerank(
     scores: dict[int, float],
-    rows: Mapping[int, ChunkRow],
+    rows: dict[int, ChunkRow],
     question: str,
     frequencies: Callable[[list[str]], Mapping[str, int]],
     total: int,
@@ -243,6 +144,7 @@ def rerank(
     past: bool,
     anchor: str = "",
     profiles: NameKinds | None = None,
+    more: Followed | None = None,
 ) -> dict[int, str]:
     """Change `scores` in place so that the current statement of each thing asked about ranks first (or, `past`,
     the one before it); returns a note per candidate moved, for `explain`. `anchor`, the event a question about
@@ -275,16 +177,30 @@ def rerank(
     changing = find_foci(rows, saying, query, kinds)
     if not marked and not _any_change_about(changing):
         return {}  # no change is about the question: only one that is restates (the pair loop's floor)
+    followed: set[int] = set()
+    bottom = min(scores[cid] for cid in ranked) * BELOW
     if profiles is not None:
         others = (s for cid in ranked for s in statements_of(rows[cid]) if not s.change)
         kinds = _kinds_of_things({**_value_kinds(others, query, frequencies, total, profiles, whole=True), **kinds})
+        if more is not None:  # the changes the search did not find, of the thing asked about (search.followup)
+            for cid, row in follow_up(query, kinds, more).items():
+                if cid not in scores and is_dated(row):
+                    rows[cid], scores[cid] = row, bottom
+                    ranked.append(cid)
+                    followed.add(cid)
+                    if says_change(row.text):
+                        saying.append(cid)
         changing = find_foci(rows, saying, query, kinds)
         if not marked and not _any_change_about(changing):
             return {}
     rest = find_foci(rows, [cid for cid in ranked if cid not in changing], query, kinds)
     foci = {cid: changing[cid] if cid in changing else rest[cid] for cid in ranked}  # in rank order
     best = max((f.weight for f in foci.values()), default=0.0)
-    notes: dict[int, str] = {}
+    for cid in followed:  # as the best candidate found that holds no more of the question
+        held = foci[cid].weight
+        peers = (scores[c] for c in ranked if c not in followed and foci[c].weight <= held)
+        scores[cid] = max(peers, default=bottom)
+    notes = dict.fromkeys(followed, "found by the subject and a name of the kind asked about")
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     # of those, the ones that say the same of it as it of them: its history, not a better match of a weaker one
     same: dict[int, list[int]] = {cid: [] for cid in foci}
@@ -302,7 +218,7 @@ def rerank(
         if said.weight < floor or not said.dated or (scores[earlier] < WITHIN * top and not past):
             continue
         for _, _, later in changes[bisect.bisect_left(changes, (said.when + MIN_GAP_SECONDS, -1, -1)) :]:
-            if scores[later] < RESTATED_SCORE * scores[earlier]:
+            if scores[later] < RESTATED_SCORE * scores[earlier] and not followed & {later, earlier}:
                 continue
             pair = (foci[later].terms, said.terms)
             if pair not in related:
@@ -325,14 +241,18 @@ def rerank(
         if newer[cid]:
             latest = max(newer[cid], key=lambda c: foci[c].when)
             # the question matched the old statement: the new one, of the same thing, takes its place
-            if latest in same[cid] and scores[latest] < scores[cid]:
+            if (latest in same[cid] or latest in followed) and scores[latest] < scores[cid]:
                 scores[latest] = scores[cid]
-                notes[latest] = "in the place of the statement it replaced"
+                notes[latest] = _also(notes.get(latest), "in the place of the statement it replaced")
             lowest = min(scores[later] for later in newer[cid])
             if scores[cid] >= lowest * BELOW:
                 scores[cid] = lowest * BELOW
                 notes[cid] = "restated later"
     return notes
+
+
+def _also(note: str | None, then: str) -> str:
+    return f"{note}; {then}" if note else then
 
 
 def _named_values(
@@ -383,4 +303,4 @@ def _before_first(
             scores[previous], scores[current] = scores[current], scores[current] * BELOW
         else:
             continue
-        notes[previous] = "the statement before the current one"
+        notes[previous] = _also(notes.get(previous), "the statement before the current one")

@@ -19,11 +19,13 @@ from memoryd.config import QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.asked_time import boost_asked_time
-from memoryd.search.currency import CONSIDERED, most_about, rerank
+from memoryd.search.currency import CONSIDERED, rerank
 from memoryd.search.filters import FilterError, Filters
+from memoryd.search.focus import most_about
 from memoryd.search.fusion import Candidate, fuse, vector_margin
-from memoryd.search.keyword import BM25_WEIGHTS, KeywordHit, every_term, keyword_evidence, keyword_search
+from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
 from memoryd.search.kinds import NameKinds
+from memoryd.search.lookups import chunks_holding, chunks_naming
 from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
 from memoryd.search.regions import Region, group_regions
 from memoryd.search.results import SearchResult, materialise
@@ -122,7 +124,7 @@ class SearchEngine:
         self._query_vectors: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._query_lock = threading.Lock()
         # not a bound method: the engine and its profiles would hold each other, and the store past a reindex
-        self.name_kinds = NameKinds(functools.partial(_chunks_naming, store))
+        self.name_kinds = NameKinds(functools.partial(chunks_naming, store))
 
     def query_vector(self, query: str) -> tuple[Embedder, np.ndarray] | None:
         """The embedder and the query's vector (cached as searches cache it), or None with no vector side."""
@@ -196,7 +198,7 @@ class SearchEngine:
             scan=gathered.vector_scan,
             evidence=gathered.evidence,
         )
-        regions, explained = self._rank(pool_list, cfg, min_score, max_results, query)
+        regions, explained = self._rank(pool_list, cfg, min_score, max_results, query, filters)
 
         actual = "hybrid" if has_vector and has_text else ("vector" if has_vector else "keyword")
         degraded = gathered.degraded
@@ -272,7 +274,13 @@ class SearchEngine:
         return restore_accents(query, (row.text for row in rows.values()))
 
     def _rank(
-        self, pool: list[Candidate], cfg: QueryConfig, min_score: float, max_results: int, query: str
+        self,
+        pool: list[Candidate],
+        cfg: QueryConfig,
+        min_score: float,
+        max_results: int,
+        query: str,
+        filters: Filters,
     ) -> tuple[list[Region], dict[int, Explained]]:
         """Fused score x time decay x importance x access, the current statement of what is asked first
         (search.currency), threshold, then MMR or plain order, grouped into regions (overlapping chunks of one
@@ -299,7 +307,7 @@ class SearchEngine:
             )
             info.final = cand.score * info.decay * info.importance * info.access_factor
             explained[cand.chunk_id] = info
-        self._time_aware(explained, rows, query, moment)
+        self._time_aware(explained, rows, query, moment, filters)
         ranked = sorted(
             (cid for cid, e in explained.items() if e.final >= min_score), key=lambda cid: (-explained[cid].final, cid)
         )
@@ -316,7 +324,9 @@ class SearchEngine:
             info.mmr_step, info.mmr_penalty = step, round(penalty, 6)
         return group_regions([ranked[index] for index, _ in picked], rows, max_results), explained
 
-    def _time_aware(self, explained: dict[int, Explained], rows: dict[int, ChunkRow], query: str, now: float) -> None:
+    def _time_aware(
+        self, explained: dict[int, Explained], rows: dict[int, ChunkRow], query: str, now: float, filters: Filters
+    ) -> None:
         """What the query says about time: memories of the time it names raised (search.asked_time), and restated
         or superseded statements below what replaced them, or before it for a question about before
         (search.currency)."""
@@ -330,10 +340,13 @@ class SearchEngine:
         past = asked.past and not asked.current
         frequencies, total = self.store.document_frequencies, self.store.chunk_count()
         event = (asked.anchor or "") if past else ""
+        followed = functools.partial(chunks_holding, self.store, filters)
         for cid, why in rerank(
-            finals, rows, query, frequencies, total, past=past, anchor=event, profiles=self.name_kinds
+            finals, rows, query, frequencies, total, past=past, anchor=event, profiles=self.name_kinds, more=followed
         ).items():
             moved[cid] = f"{moved[cid]}; {why}" if cid in moved else why
+        for cid in finals.keys() - explained.keys():  # statements the follow-up found (search.followup)
+            explained[cid] = Explained(None, None, 0.0)
         for cid, info in explained.items():  # a score can move without a note (the current one after the one before)
             info.final = finals[cid]
             if cid in moved:
@@ -378,17 +391,6 @@ class SearchEngine:
         if not filters.active:
             return None
         return self.store.chunk_ids(filters)
-
-
-def _chunks_naming(store: MemoryStore, name: str, limit: int) -> list[ChunkRow]:
-    """Chunks that hold a name's words, best BM25 matches first (search.kinds reads what kind of thing it is from
-    them): one query, not a search's plan."""
-    terms = query_terms(name)
-    if not terms or not store.fts_available:
-        return []
-    hits = store.bm25(every_term(store, terms), BM25_WEIGHTS, limit)
-    rows = store.chunks_by_ids([chunk_id for chunk_id, _ in hits])
-    return [rows[chunk_id] for chunk_id, _ in hits if chunk_id in rows]
 
 
 def _query_key(embedder: Embedder, query: str) -> tuple[str, ...]:

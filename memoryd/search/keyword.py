@@ -178,6 +178,12 @@ def every_term(store: MemoryStore, terms: list[Term]) -> Match:
     return _match(match_expression(terms, "AND"), [[t] for t in terms], frequencies)
 
 
+def one_of_each(store: MemoryStore, groups: list[list[Term]]) -> Match:
+    """The chunks that hold a term of every group, as every store takes the query."""
+    frequencies = store.document_frequencies(t for group in groups for term in group for t in term.phrase)
+    return _match(" AND ".join(f"({match_expression(group, 'OR')})" for group in groups), groups, frequencies)
+
+
 def _match(expression: str, groups: list[list[Term]], frequencies: Mapping[str, int]) -> Match:
     """A keyword query as every store takes it: the FTS5 expression (its terms in group order) and its groups of
     phrases (a chunk must hold a phrase of every group)."""

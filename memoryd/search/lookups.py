@@ -1,0 +1,35 @@
+"""The store queries the ranking of changed facts makes: one BM25 query each, not a search's plan (search.keyword)."""
+
+from __future__ import annotations
+
+from memoryd.search.filters import Filters
+from memoryd.search.keyword import BM25_WEIGHTS, every_term, one_of_each
+from memoryd.sources.analyzer import Term, analyze, query_terms
+from memoryd.store.interface import MemoryStore
+from memoryd.store.rows import ChunkRow
+
+
+def chunks_naming(store: MemoryStore, name: str, limit: int) -> list[ChunkRow]:
+    """Chunks that hold a name's words, best BM25 matches first (search.kinds reads what kind of thing it is from
+    them): one query, not a search's plan."""
+    terms = query_terms(name)
+    if not terms or not store.fts_available:
+        return []
+    hits = store.bm25(every_term(store, terms), BM25_WEIGHTS, limit)
+    rows = store.chunks_by_ids([chunk_id for chunk_id, _ in hits])
+    return [rows[chunk_id] for chunk_id, _ in hits if chunk_id in rows]
+
+
+def chunks_holding(
+    store: MemoryStore, filters: Filters, words: list[str], names: list[tuple[str, ...]], limit: int
+) -> dict[int, ChunkRow]:
+    """Chunks that hold one of `words` (as the analyzer makes them) and one of `names` (as written), best BM25
+    matches first (search.followup)."""
+    phrases = [tuple(analyze(" ".join(name)).body.split()) for name in names]
+    named = [Term(phrase) for phrase in dict.fromkeys(phrases) if phrase]
+    if not words or not named or not store.fts_available:
+        return {}
+    match = one_of_each(store, [[Term((word,)) for word in words], named])
+    hits = store.bm25(match, BM25_WEIGHTS, limit, filters)
+    rows = store.chunks_by_ids([chunk_id for chunk_id, _ in hits])
+    return {chunk_id: rows[chunk_id] for chunk_id, _ in hits if chunk_id in rows}
