@@ -577,3 +577,58 @@ def test_a_change_the_search_did_not_find_is_followed_up(notes: Year) -> None:
     assert "found by the subject and a name of the kind asked about" in str((hits[0].explain or {}).get("notes"))
     outside = memory.search(question, mode="keyword", before="2025-06-01").results
     assert "memory/2025-06-02.md" not in [h.path for h in outside]  # the follow-up keeps to the search's filters
+
+
+def test_a_vector_search_follows_nothing_up(notes: Year, memory_factory: Callable[..., AgentMemory]) -> None:
+    """The follow-up is a keyword query: a search by vectors alone gets none of its chunks."""
+    notes(UNSEEN_CHANGE).close()
+    memory = memory_factory(provider="hash")
+    memory.sync()
+    hits = memory.search("Which search engine does billing use?", mode="vector", explain=True).results
+    assert hits and not any("found by the subject" in str((h.explain or {}).get("notes")) for h in hits)
+
+
+class _Told(NameKinds):
+    """What names stand for, as told: the changes' names first, then the other statements'."""
+
+    def __init__(self, *answers: dict[tuple[str, ...], frozenset[str]]) -> None:
+        super().__init__(lambda name, limit: [])
+        self._answers = list(answers)
+
+    def kinds(self, names, query, frequencies, total):  # type: ignore[no-untyped-def]
+        return self._answers.pop(0) if self._answers else {}
+
+
+def test_what_the_follow_up_found_leaves_with_a_change_that_is_not_about_the_question() -> None:
+    """Typesense alone stands for "search": billing's change to it is about the question until only what two names
+    stand for is a kind (Solr and Vespa: "engine"). The follow-up has found a statement by then; with no change about
+    the question nothing is weighed, and the caller's candidates are as they were."""
+    rows = _rows(
+        [
+            ("2025-01-10", "- billing: we use Solr as the search engine."),
+            ("2025-06-02", "- As of today, billing indexes its documents in Typesense."),
+            *((f"2025-03-{day:02d}", f"- Lunch order number {day} was pizza.") for day in range(1, 20)),
+        ]
+    )
+    every = {cid: _statements(row.text, False)[0].tokens for cid, row in rows.items()}
+
+    def frequencies(words: list[str]) -> dict[str, int]:
+        return {word: max(1, sum(word in held for held in every.values())) for word in words}
+
+    found = ChunkRow(99, "memory/2025-07-01.md", "memory", 1, 1, "", "- billing looked at Vespa.", "v", 0,
+                     _stamp("2025-07-01"), "note", None, None)  # fmt: skip
+    asked: list[list[str]] = []
+
+    def more(words: list[str], names: list[tuple[str, ...]], limit: int) -> dict[int, ChunkRow]:
+        asked.append(words)
+        return {99: found}
+
+    told = _Told(
+        {("Typesense",): frozenset({"search"})}, {("Solr",): frozenset({"engin"}), ("Vespa",): frozenset({"engin"})}
+    )
+    scores = {1: 1.0, 2: 0.5}
+    given = dict(rows)
+    notes = rerank(scores, rows, "Which search engine does billing use?", frequencies, len(rows), past=False,
+                   profiles=told, more=more)  # fmt: skip
+    assert asked, "the follow-up was asked"
+    assert notes == {} and scores == {1: 1.0, 2: 0.5} and rows == given

@@ -161,6 +161,8 @@ def test_a_change_the_search_did_not_find_is_followed_up_on_postgres_as_on_sqlit
         for memory in (embedded, shared):
             found = memory.search("Which search engine does billing use?", mode="keyword").results
             assert found[0].path == "memory/2025-06-02.md", [r.path for r in found]
+            earlier = memory.search("Which search engine does billing use?", mode="keyword", before="2025-06-01")
+            assert "memory/2025-06-02.md" not in [r.path for r in earlier.results]  # ranked in SQL, filtered there
 
 
 def _layout(cluster: Cluster, namespace: str) -> tuple[str, str, list[str]]:
@@ -843,6 +845,7 @@ def test_closing_leaves_a_read_under_way_to_finish(cluster: Cluster) -> None:
     freed memory (a segfault)."""
     import threading
 
+    from memoryd.store.interface import StoreBusy
     from memoryd.store.postgres.connections import Connections
 
     store = Connections(cluster.url(), "closing", max_connections=2)
@@ -864,6 +867,8 @@ def test_closing_leaves_a_read_under_way_to_finish(cluster: Cluster) -> None:
         cur.execute("SELECT 1")
     store.close()
     assert idle.closed
+    with pytest.raises(StoreBusy):  # a closed pool lends nothing and opens nothing
+        store._pools["primary"].take()
     closed.set()
     reader.join(10)
     assert seen == [(2,), False, True]  # read on its open connection, closed once given back

@@ -72,11 +72,11 @@ def _value_kinds(
     question and lack some (only those can hold more of it through their names; `whole`, or all of it: their names
     show what kind of thing the question asks about), for at most NAMES_READ names."""
     most = len(query) + 1 if whole else len(query)
-    least = NAMED_SHARE * sum(query.values())
+    least = NAMED_SHARE * math.fsum(query.values())
     about = []
     for statement in statements:
         held = [word for word in query if holds(statement, word)]
-        if 0 < len(held) < most and sum(query[word] for word in held) >= least:
+        if 0 < len(held) < most and math.fsum(query[word] for word in held) >= least:
             about.append(statement)
     groups = list(dict.fromkeys(group for statement in about for group in statement.proper))
     if not groups:
@@ -192,6 +192,8 @@ def rerank(
                         saying.append(cid)
         changing = find_foci(rows, saying, query, kinds)
         if not marked and not _any_change_about(changing):
+            for cid in followed:  # weighed with nothing: not the caller's candidates either
+                del rows[cid], scores[cid]
             return {}
     rest = find_foci(rows, [cid for cid in ranked if cid not in changing], query, kinds)
     foci = {cid: changing[cid] if cid in changing else rest[cid] for cid in ranked}  # in rank order
@@ -218,6 +220,7 @@ def rerank(
         if said.weight < floor or not said.dated or (scores[earlier] < WITHIN * top and not past):
             continue
         for _, _, later in changes[bisect.bisect_left(changes, (said.when + MIN_GAP_SECONDS, -1, -1)) :]:
+            # a score the follow-up gave (a peer's) says nothing of how well the statement matched
             if scores[later] < RESTATED_SCORE * scores[earlier] and not followed & {later, earlier}:
                 continue
             pair = (foci[later].terms, said.terms)

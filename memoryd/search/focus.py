@@ -50,7 +50,7 @@ def find_foci(
 ) -> dict[int, Focus]:
     """Each candidate's statement that holds most of the query's weight (holds: a query word is held as a word; a
     statement that holds one also holds the words its values stand for, `kinds`)."""
-    total = sum(query.values()) or 1.0
+    total = math.fsum(query.values()) or 1.0
     asked = frozenset(query)
     unspaced = [word for word in asked if DENSE_CHAR.match(word)]
     found = {}

@@ -20,9 +20,9 @@ Followed = Callable[[list[str], list[Name], int], dict[int, ChunkRow]]  # (words
 
 def follow_up(query: Mapping[str, float], kinds: Mapping[Name, frozenset[str]], read: Followed) -> dict[int, ChunkRow]:
     """The chunks holding a word of the question's subject and a name of the kind it asks about; none when no name
-    stands for a word of the question."""
+    stands for a word of the question, or the question has no other word."""
     asked = frozenset().union(*kinds.values()) & query.keys()
-    subject = sorted(query.keys() - asked, key=lambda word: -query[word])[:SUBJECT_WORDS]
+    subject = sorted(query.keys() - asked, key=lambda word: (-query[word], word))[:SUBJECT_WORDS]
     if not asked or not subject:
         return {}
     return read(subject, [name for name, kind in kinds.items() if kind & asked], FOLLOWED)

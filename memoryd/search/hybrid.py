@@ -26,13 +26,13 @@ from memoryd.search.fusion import Candidate, fuse, vector_margin
 from memoryd.search.keyword import KeywordHit, keyword_evidence, keyword_search
 from memoryd.search.kinds import NameKinds
 from memoryd.search.lookups import chunks_holding, chunks_naming
-from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr
+from memoryd.search.ranking import Explained, access_factor, decay_factor, importance_factor, mmr, similarities
 from memoryd.search.regions import Region, group_regions
 from memoryd.search.results import SearchResult, materialise
 from memoryd.search.statements import event_words, words_of
 from memoryd.search.temporal import parse_time
 from memoryd.search.windows import blend_windows
-from memoryd.sources.analyzer import analyze, query_terms
+from memoryd.sources.analyzer import query_terms
 from memoryd.store.interface import MemoryStore
 from memoryd.store.rows import ChunkRow
 from memoryd.store.vectors import Vectors, VectorScan
@@ -198,7 +198,7 @@ class SearchEngine:
             scan=gathered.vector_scan,
             evidence=gathered.evidence,
         )
-        regions, explained = self._rank(pool_list, cfg, min_score, max_results, query, filters)
+        regions, explained = self._rank(pool_list, cfg, min_score, max_results, query, filters if has_text else None)
 
         actual = "hybrid" if has_vector and has_text else ("vector" if has_vector else "keyword")
         degraded = gathered.degraded
@@ -280,7 +280,7 @@ class SearchEngine:
         min_score: float,
         max_results: int,
         query: str,
-        filters: Filters,
+        filters: Filters | None,
     ) -> tuple[list[Region], dict[int, Explained]]:
         """Fused score x time decay x importance x access, the current statement of what is asked first
         (search.currency), threshold, then MMR or plain order, grouped into regions (overlapping chunks of one
@@ -315,7 +315,7 @@ class SearchEngine:
             return group_regions(ranked, rows, max_results), explained
         picked = mmr(
             np.array([explained[cid].final for cid in ranked]),
-            self._similarities(ranked, rows),
+            similarities(ranked, rows, self.vectors.vectors_of(ranked)),
             cfg.mmr_lambda,
             max_results,
         )
@@ -325,7 +325,12 @@ class SearchEngine:
         return group_regions([ranked[index] for index, _ in picked], rows, max_results), explained
 
     def _time_aware(
-        self, explained: dict[int, Explained], rows: dict[int, ChunkRow], query: str, now: float, filters: Filters
+        self,
+        explained: dict[int, Explained],
+        rows: dict[int, ChunkRow],
+        query: str,
+        now: float,
+        filters: Filters | None,
     ) -> None:
         """What the query says about time: memories of the time it names raised (search.asked_time), and restated
         or superseded statements below what replaced them, or before it for a question about before
@@ -340,7 +345,8 @@ class SearchEngine:
         past = asked.past and not asked.current
         frequencies, total = self.store.document_frequencies, self.store.chunk_count()
         event = (asked.anchor or "") if past else ""
-        followed = functools.partial(chunks_holding, self.store, filters)
+        # the keyword side's follow-up, within the search's filters (None: a search without one)
+        followed = functools.partial(chunks_holding, self.store, filters) if filters is not None else None
         for cid, why in rerank(
             finals, rows, query, frequencies, total, past=past, anchor=event, profiles=self.name_kinds, more=followed
         ).items():
@@ -367,25 +373,6 @@ class SearchEngine:
         hits = keyword_search(self.store, event, 1, Filters.parse(), query_terms(event))
         row = self.store.chunks_by_ids([hits[0].chunk_id]).get(hits[0].chunk_id) if hits else None
         return None if row is None else row.when
-
-    def _similarities(self, ranked: list[int], rows: dict[int, ChunkRow]) -> np.ndarray:
-        """Pairwise cosine of the candidates' vectors; word overlap (Jaccard) for any without a vector."""
-        vectors = self.vectors.vectors_of(ranked)
-        if len(vectors) == len(ranked):
-            matrix = np.stack([vectors[cid] for cid in ranked])
-            return matrix @ matrix.T
-        words = [set(analyze(rows[cid].text).body.split()) for cid in ranked]
-        sims = np.zeros((len(ranked), len(ranked)))
-        for i, a in enumerate(ranked):
-            for j in range(i, len(ranked)):
-                b = ranked[j]
-                if a in vectors and b in vectors:
-                    value = float(vectors[a] @ vectors[b])
-                else:
-                    union = words[i] | words[j]
-                    value = len(words[i] & words[j]) / len(union) if union else 0.0
-                sims[i, j] = sims[j, i] = value
-        return sims
 
     def _allowed(self, filters: Filters) -> set[int] | None:
         if not filters.active:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 import numpy as np
 
 from memoryd.config import QueryConfig
+from memoryd.sources.analyzer import analyze
 from memoryd.store.rows import ChunkRow
 
 DAY = 86400.0
@@ -68,3 +70,22 @@ def mmr(relevance: np.ndarray, similarity: np.ndarray, lam: float, limit: int) -
         open_[best] = False
         closest = np.maximum(closest, similarity[best])
     return picked
+
+
+def similarities(ranked: list[int], rows: Mapping[int, ChunkRow], vectors: Mapping[int, np.ndarray]) -> np.ndarray:
+    """Pairwise cosine of the candidates' vectors; word overlap (Jaccard) for any without a vector."""
+    if len(vectors) == len(ranked):
+        matrix = np.stack([vectors[cid] for cid in ranked])
+        return matrix @ matrix.T
+    words = [set(analyze(rows[cid].text).body.split()) for cid in ranked]
+    sims = np.zeros((len(ranked), len(ranked)))
+    for i, a in enumerate(ranked):
+        for j in range(i, len(ranked)):
+            b = ranked[j]
+            if a in vectors and b in vectors:
+                value = float(vectors[a] @ vectors[b])
+            else:
+                union = words[i] | words[j]
+                value = len(words[i] & words[j]) / len(union) if union else 0.0
+            sims[i, j] = sims[j, i] = value
+    return sims

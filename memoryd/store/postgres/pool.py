@@ -32,6 +32,8 @@ class ReadPool:
         deadline = time.monotonic() + self._wait
         with self._cond:
             while True:
+                if self._closed:
+                    raise StoreBusy(f"the {self.name}'s connections are closed")
                 while self._idle:
                     conn = self._idle.pop()
                     if not (conn.closed or conn.broken):

@@ -119,7 +119,8 @@ class State(Connections):
         """Whether searches read the replica now, and why not (replica.ReplicaGate), asked afresh when due."""
         if self.replica is None:
             return None
-        self._replica_usable()
+        with self.borrowing():  # the connection it may ask on goes back to the pool
+            self._replica_usable()
         return self.replica.as_dict()
 
     def chunk_count(self) -> int:
