@@ -149,7 +149,8 @@ def rerank(
     """Change `scores` in place so that the current statement of each thing asked about ranks first (or, `past`,
     the one before it); returns a note per candidate moved, for `explain`. `anchor`, the event a question about
     before names ("before Valkey"), says when and not what: only the current statement can hold it. Scores may
-    change without a note (the current statement right after the one before it)."""
+    change without a note (the current statement right after the one before it). `more` reads what the search did
+    not find (search.followup): the rows it adds to `rows` and `scores` are the caller's candidates from then on."""
     if not scores:
         return {}
     ranked = [cid for cid in sorted(scores, key=lambda cid: -scores[cid])[:CONSIDERED] if cid in rows]
