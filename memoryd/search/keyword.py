@@ -172,12 +172,6 @@ def bm25_idf(df: int, chunks: int) -> float:
     return math.log((max(chunks - df, 0) + 0.5) / (df + 0.5))  # counts read apart may say df > chunks
 
 
-def every_term(store: MemoryStore, terms: list[Term]) -> Match:
-    """The chunks that hold every term, as every store takes the query."""
-    frequencies = store.document_frequencies(t for term in terms for t in term.phrase)
-    return _match(match_expression(terms, "AND"), [[t] for t in terms], frequencies)
-
-
 def one_of_each(store: MemoryStore, groups: list[list[Term]]) -> Match:
     """The chunks that hold a term of every group, as every store takes the query."""
     frequencies = store.document_frequencies(t for group in groups for term in group for t in term.phrase)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from memoryd.search.filters import Filters
-from memoryd.search.keyword import BM25_WEIGHTS, every_term, one_of_each
+from memoryd.search.keyword import BM25_WEIGHTS, one_of_each
 from memoryd.sources.analyzer import Term, analyze, query_terms
 from memoryd.store.interface import MemoryStore
-from memoryd.store.rows import ChunkRow
+from memoryd.store.rows import ChunkRow, Match
 
 
 def chunks_naming(store: MemoryStore, name: str, limit: int) -> list[ChunkRow]:
@@ -15,9 +15,7 @@ def chunks_naming(store: MemoryStore, name: str, limit: int) -> list[ChunkRow]:
     terms = query_terms(name)
     if not terms or not store.fts_available:
         return []
-    hits = store.bm25(every_term(store, terms), BM25_WEIGHTS, limit)
-    rows = store.chunks_by_ids([chunk_id for chunk_id, _ in hits])
-    return [rows[chunk_id] for chunk_id, _ in hits if chunk_id in rows]
+    return list(_best(store, one_of_each(store, [[term] for term in terms]), limit).values())
 
 
 def chunks_holding(
@@ -31,7 +29,11 @@ def chunks_holding(
         return {}
     # a word as the question's analysis made it: a Thai or Chinese word also by its letters found more of other
     # things than of this one (varied keyword: Thai now 0.83 -> 0.823, Chinese before 0.653 -> 0.647)
-    match = one_of_each(store, [[Term((word,)) for word in words], named])
+    return _best(store, one_of_each(store, [[Term((word,)) for word in words], named]), limit, filters)
+
+
+def _best(store: MemoryStore, match: Match, limit: int, filters: Filters | None = None) -> dict[int, ChunkRow]:
+    """The rows of the chunks a query matches, best BM25 first (one deleted meanwhile is left out)."""
     hits = store.bm25(match, BM25_WEIGHTS, limit, filters)
     rows = store.chunks_by_ids([chunk_id for chunk_id, _ in hits])
     return {chunk_id: rows[chunk_id] for chunk_id, _ in hits if chunk_id in rows}
