@@ -22,7 +22,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memoryd.search.statements import CHANGE, Statement, entries_naming, holds, may_hold, names_written, tokens_of
+from memoryd.search.statements import Statement, entries_naming, holds, may_hold, names_written, says_change, tokens_of
 from memoryd.sources.analyzer import fold_text
 from memoryd.store.rows import ChunkRow
 
@@ -185,6 +185,6 @@ def _partners(said: Iterable[str], name: Name) -> tuple[Name, ...]:
     Memcached"), as written, in the order written."""
     found: list[Name] = []
     for text in said:
-        if CHANGE.search(text):
+        if says_change(text):
             found += [group for group in dict.fromkeys(names_written(text)) if not set(_key(group)) & set(name)]
     return tuple(found)

@@ -102,6 +102,7 @@ class _Compound:
     grams: tuple[tuple[str, ...], ...] = ()  # per body token: its characters when it is a dense-script word
 
 
+@lru_cache(maxsize=16384)  # words recur: about 7 MB, half of what analysing a note costs
 def _analyze_compound(raw: str) -> _Compound:
     parts = [p for p in _JOINERS.split(raw) if p]
     pieces: list[str] = []
