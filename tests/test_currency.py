@@ -160,6 +160,30 @@ def test_the_statement_before_is_the_one_whose_name_the_current_repeats_whole(no
     assert ranked(memory, "What did billing use as its CI before?")[:2] == ["2025-11-27", "2025-12-26"]
 
 
+def test_the_statement_before_names_a_value_not_only_the_thing(notes: Year) -> None:
+    """A later note about billing's CDN that names no CDN ("was slow") is no statement of what it used: asked what
+    came before, the one that names a CDN ranks first (the notes call Cloudflare and Fastly CDNs: names of a kind
+    of thing, not one person's, search.kinds)."""
+    others = {
+        f"2025-02-{day:02d}": f"- {service} uses {cdn} as the CDN.\n"
+        for day, (service, cdn) in enumerate(
+            [(s, c) for s in ("payments", "shipping", "search") for c in ("Cloudflare", "Fastly", "Akamai")], 2
+        )
+    }
+    quiet = {f"2025-04-{day:02d}": FILLER for day in range(1, 21)}  # a CDN is what some notes say, not most
+    memory = notes(
+        {
+            **others,
+            **quiet,
+            "2024-12-02": "- billing serves its static files through Fastly.\n",
+            "2025-01-17": f"- billing uses Cloudflare as the CDN.\n{FILLER}",
+            "2025-03-17": "- The billing CDN was slow during the deploy, Dan is looking into it.\n",
+            "2025-11-10": "- billing now uses Akamai as the CDN.\n",
+        },
+    )
+    assert ranked(memory, "Which CDN did billing use before?")[:2] == ["2025-01-17", "2025-11-10"]
+
+
 @pytest.mark.parametrize(
     "question",
     [

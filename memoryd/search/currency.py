@@ -233,7 +233,7 @@ def rerank(
                 if both_ways:
                     same[earlier].append(later)
     if past:
-        _before_first(scores, foci, same, notes, _named_values(foci, query, frequencies))
+        _before_first(scores, foci, same, notes, _named_values(foci, query, frequencies), kinds)
         return notes
     for cid, found in foci.items():
         if found.marked:
@@ -281,6 +281,7 @@ def _before_first(
     newer: Mapping[int, list[int]],
     notes: dict[int, str],
     named: Callable[[int, int], bool],
+    kinds: Mapping[tuple[str, ...], frozenset[str]],
 ) -> None:
     """For a question about before: the statement just before the current one ranks first, the current one right
     after it (asked "what did we use before?", both are the answer's context). The thing asked about is the one whose
@@ -291,6 +292,8 @@ def _before_first(
         if newer[current] or found.marked:
             continue
         older = [cid for cid, later in newer.items() if current in later]
+        # a statement of a value names one (a thing of a kind asked about): not "billing's CDN was slow today"
+        older = [cid for cid in older if named(current, cid) or _names_a_kind(foci[cid], kinds)] or older
         # the statement it replaced: one it names the value of, else one that was itself a change, else the latest
         replaced = [cid for cid in older if named(current, cid)] or [cid for cid in older if foci[cid].change]
         previous = max(replaced or older, key=lambda cid: foci[cid].when, default=None)
@@ -308,3 +311,7 @@ def _before_first(
         else:
             continue
         notes[previous] = _also(notes.get(previous), "the statement before the current one")
+
+
+def _names_a_kind(focus: Focus, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> bool:
+    return focus.said is not None and any(name in kinds for name in focus.said.proper)
