@@ -14,7 +14,8 @@ RESTATED_SCORE of the earlier one's; the newest restatement of one thing takes t
 just below it. Asked about before, a thing's history is the statements that restate each other both ways (one
 scoring under WITHIN of the best too: it is only left alone when asked about now), and the one replaced is the one
 the current statement names the value of ("no longer uses Memcached"; a name as written: "GitLab" names nothing of
-"GitHub"), else one that was a change itself, else the latest. Each constant was chosen on the knowledge-update
+"GitHub"), else one that was a change itself, else the latest; of those that name a thing of the kind asked about,
+where one does (a later "billing's CDN was slow" names no CDN). Each constant was chosen on the knowledge-update
 bench (bench/knowledge.py) and LoCoMo together (docs/design.md, "The newest statement first"). A statement that holds
 some of the question also holds the words its names stand for (search.kinds: "indexes its documents in Meilisearch"
 is about a search engine), so a change worded as a clause or with a synonym restates too. Once a change among the
