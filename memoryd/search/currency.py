@@ -30,7 +30,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 
-from memoryd.search.focus import Focus, find_foci, is_dated, query_weights
+from memoryd.search.focus import Focus, find_foci, is_dated, query_weights, stands_for
 from memoryd.search.followup import Followed, follow_up
 from memoryd.search.function_words import content_tokens, function_words
 from memoryd.search.kinds import NameKinds
@@ -293,10 +293,11 @@ def _before_first(
         if newer[current] or found.marked:
             continue
         older = [cid for cid, later in newer.items() if current in later]
+        naming = [cid for cid in older if named(current, cid)]
         # a statement of a value names one (a thing of a kind asked about): not "billing's CDN was slow today"
-        older = [cid for cid in older if named(current, cid) or _names_a_kind(foci[cid], kinds)] or older
+        older = [cid for cid in older if cid in naming or _names_a_kind(foci[cid], kinds)] or older
         # the statement it replaced: one it names the value of, else one that was itself a change, else the latest
-        replaced = [cid for cid in older if named(current, cid)] or [cid for cid in older if foci[cid].change]
+        replaced = naming or [cid for cid in older if foci[cid].change]
         previous = max(replaced or older, key=lambda cid: foci[cid].when, default=None)
         if previous is not None:
             chains.append((found.weight, scores[current], current, previous))
@@ -315,4 +316,4 @@ def _before_first(
 
 
 def _names_a_kind(focus: Focus, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> bool:
-    return focus.said is not None and any(name in kinds for name in focus.said.proper)
+    return focus.said is not None and bool(stands_for(focus.said, kinds))

@@ -64,7 +64,7 @@ def find_foci(
             if not held and best[2] is not None:
                 continue
             if held and kinds:
-                held |= _stands_for(statement, kinds)
+                held |= stands_for(statement, kinds)
             weight = math.fsum(map(query.__getitem__, held))  # in any order: equal holdings weigh the same
             if weight > best[0]:
                 best = (weight, held, statement)
@@ -109,7 +109,8 @@ def _dated_name(path: str) -> bool:
     return note_date(path) is not None
 
 
-def _stands_for(statement: Statement, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> frozenset[str]:
+def stands_for(statement: Statement, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> frozenset[str]:
+    """The words the statement's names stand for (search.kinds)."""
     found: frozenset[str] = frozenset()
     for name in statement.proper:
         found |= kinds.get(name, frozenset())
