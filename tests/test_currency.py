@@ -656,3 +656,56 @@ def test_what_the_follow_up_found_leaves_with_a_change_that_is_not_about_the_que
                    profiles=told, more=more)  # fmt: skip
     assert asked, "the follow-up was asked"
     assert notes == {} and scores == {1: 1.0, 2: 0.5} and rows == given
+
+
+HOSTS = {  # what the notes say Hetzner and DigitalOcean are; nothing says what Azure is
+    "2025-02-01": "- payments: Hetzner is the hosting.",
+    "2025-02-02": "- Picked Hetzner as the hosting of search.",
+    "2025-02-03": "- ledger uses Hetzner for its hosting.",
+    "2025-02-04": "- reporting uses DigitalOcean for its hosting.",
+    "2025-02-05": "- Picked DigitalOcean as the hosting of shipping.",
+    "2025-02-06": "- inventory: DigitalOcean is the hosting.",
+    **{f"2025-04-{day:02d}": f"- Standup: auth is on track, sprint {day}." for day in range(1, 13)},
+}
+
+
+def test_a_statement_that_holds_the_question_through_its_names_scores_as_one_that_holds_it_in_words() -> None:
+    """Asked which hosting auth is on, catalog's move of its hosting scores best (it says "hosting"), and auth's first
+    statement above auth's change ("auth runs on Hetzner now" says neither word but "auth"). Hetzner is what the notes
+    call a hosting: the change holds the whole question, and scores as the best candidate that holds no more of it."""
+    texts = {
+        "2025-01-10": "- catalog: migrated the hosting off Azure onto DigitalOcean.",
+        "2025-01-12": "- Picked Azure for auth.",
+        "2025-06-02": "- auth runs on Hetzner now.",
+        **HOSTS,
+        **OTHER_NOTES,
+    }
+    scores = _reranked(texts, "Which hosting is auth on?", {1: 1.0, 2: 0.7, 3: 0.5})
+    assert scores[3] > scores[2], scores
+
+
+MONITORS = {  # the notes call New Relic and Prometheus a "monitoring", never a "monitoring tool"
+    "2025-02-01": "- payments: New Relic is the monitoring.",
+    "2025-02-02": "- Picked New Relic as the monitoring of search.",
+    "2025-02-03": "- ledger uses Prometheus for its monitoring.",
+    "2025-02-04": "- reporting uses Prometheus for its monitoring.",
+    "2025-02-05": "- Helm is the deployment tool of shipping.",
+    "2025-02-06": "- inventory: the deployment tool is Helm.",
+    **{f"2025-04-{day:02d}": f"- Standup: catalog is on track, sprint {day}." for day in range(1, 7)},
+}
+
+
+def test_a_change_that_names_the_value_replaced_restates_it_whatever_words_it_lacks() -> None:
+    """catalog's change of its monitoring lacks "tool", a word of the question as heavy as "monitoring"; it names
+    Datadog, the value catalog's first statement named: it is about what that one said, and ranks above it."""
+    texts = {
+        "2025-01-10": "- catalog uses Datadog for its monitoring tool.",
+        "2025-06-02": "- Switched the catalog monitoring from Datadog to Prometheus.",
+        **MONITORS,
+        **OTHER_NOTES,
+    }
+    scores = _reranked(texts, "What is the monitoring tool of catalog?", {1: 1.0, 2: 0.6})
+    assert scores[2] > scores[1], scores
+    other = {**texts, "2025-06-02": "- Switched the reporting monitoring from Datadog to Prometheus."}
+    scores = _reranked(other, "What is the monitoring tool of catalog?", {1: 1.0, 2: 0.6})
+    assert scores[1] > scores[2], scores  # another service's move from the same value replaces nothing of catalog's

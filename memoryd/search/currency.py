@@ -21,11 +21,15 @@ some of the question also holds the words its names stand for (search.kinds: "in
 is about a search engine), so a change worded as a clause or with a synonym restates too. Once a change among the
 candidates is about the question, the changes the search did not find are looked for by the question's subject and
 the names of the kind it asks about (search.followup); one found scores as the best candidate that holds no
-more of the question, and may take the place of the statement it replaced like any other."""
+more of the question, and may take the place of the statement it replaced like any other, and so does a candidate
+that holds words of the question only through its names (its keyword score cannot know what they are). A change
+that names the value an earlier statement of its subject named restates it whatever words of the question it
+lacks ("from Datadog to Prometheus" of "catalog uses Datadog for its monitoring tool")."""
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -205,6 +209,7 @@ def rerank(
         peers = (scores[c] for c in ranked if c not in followed and foci[c].weight <= held)
         scores[cid] = max(peers, default=bottom)
     notes = dict.fromkeys(followed, "found by the subject and a name of the kind asked about")
+    _lift_named(scores, foci, [cid for cid in ranked if cid not in followed], notes)
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     # of those, the ones that say the same of it as it of them: its history, not a better match of a weaker one
     same: dict[int, list[int]] = {cid: [] for cid in foci}
@@ -217,6 +222,9 @@ def rerank(
     )
     # what the question's words tell of two statements depends on their words alone: worked out once a pair of them
     related: dict[tuple[frozenset[str], frozenset[str]], tuple[bool, bool]] = {}
+    # the words of the question no name stands for: its subject ("billing" of "billing's cache"), once kinds are known
+    subject = query.keys() - frozenset().union(*kinds.values()) if kinds else frozenset()
+    named: Callable[[int, int], bool] | None = None  # read once it is asked: it counts the candidates' names
     for earlier in foci if changes else ():
         said = foci[earlier]
         if said.weight < floor or not said.dated or (scores[earlier] < WITHIN * top and not past):
@@ -229,12 +237,19 @@ def rerank(
             if pair not in related:
                 related[pair] = (_restates(*pair, query), not _lacks_heavy(said.terms, foci[later].terms, query))
             restates, both_ways = related[pair]
+            # a change that names the value an earlier statement of its subject named is about what that one said,
+            # whatever words it lacks: "moved catalog's monitoring from Datadog to Prometheus" of "catalog uses
+            # Datadog for its monitoring tool" (asked about before, the history is what restates both ways)
+            shared = (subject or said.terms) & said.terms & foci[later].terms
+            if not restates and not past and shared:
+                named = named or _named_values(foci, query, frequencies)
+                restates = named(later, earlier)
             if restates:
                 newer[earlier].append(later)
                 if both_ways:
                     same[earlier].append(later)
     if past:
-        _before_first(scores, foci, same, notes, _named_values(foci, query, frequencies), kinds)
+        _before_first(scores, foci, same, notes, named or _named_values(foci, query, frequencies), kinds)
         return notes
     for cid, found in foci.items():
         if found.marked:
@@ -254,6 +269,23 @@ def rerank(
                 scores[cid] = lowest * BELOW
                 notes[cid] = "restated later"
     return notes
+
+
+def _lift_named(scores: dict[int, float], foci: Mapping[int, Focus], ranked: list[int], notes: dict[int, str]) -> None:
+    """A statement that holds words of the question only through what its names stand for ("auth runs on Hetzner now"
+    of "which hosting is auth on?") scores, just below, as the best candidate that holds no more of the question: its
+    keyword score does not know what Hetzner is."""
+    by_weight = sorted(ranked, key=lambda cid: foci[cid].weight)
+    weights = [foci[cid].weight for cid in by_weight]
+    best_so_far = list(itertools.accumulate((scores[cid] for cid in by_weight), max))
+    for cid in ranked:
+        found = foci[cid]
+        if not found.named:
+            continue
+        peers = bisect.bisect_right(weights, found.weight)  # itself among them: it is lifted only when one scores more
+        if peers and best_so_far[peers - 1] * BELOW > scores[cid]:
+            scores[cid] = best_so_far[peers - 1] * BELOW
+            notes[cid] = "holds the question through what its names stand for"
 
 
 def _also(note: str | None, then: str) -> str:

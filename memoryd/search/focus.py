@@ -25,6 +25,7 @@ class Focus:
     when: float
     dated: bool = True  # its date is when it was said (is_dated)
     said: Statement | None = None  # its focus entry
+    named: frozenset[str] = frozenset()  # the query's tokens it holds only through what its names stand for
 
     @property
     def marked(self) -> bool:
@@ -56,20 +57,20 @@ def find_foci(
     found = {}
     for cid in candidates:
         row = rows[cid]
-        best: tuple[float, frozenset[str], Statement | None] = (-1.0, frozenset(), None)
+        best: tuple[float, frozenset[str], Statement | None, frozenset[str]] = (-1.0, frozenset(), None, frozenset())
         for statement in statements_of(row):
             held = statement.tokens & asked
             if unspaced:
                 held |= {word for word in unspaced if holds(statement, word)}
             if not held and best[2] is not None:
                 continue
-            if held and kinds:
-                held |= stands_for(statement, kinds)
+            named = stands_for(statement, kinds) - held if held and kinds else frozenset()
+            held |= named
             weight = math.fsum(map(query.__getitem__, held))  # in any order: equal holdings weigh the same
             if weight > best[0]:
-                best = (weight, held, statement)
-        weight, held, said = best
-        found[cid] = Focus(held, max(weight, 0.0) / total, row.when, is_dated(row), said)
+                best = (weight, held, statement, named)
+        weight, held, said, named = best
+        found[cid] = Focus(held, max(weight, 0.0) / total, row.when, is_dated(row), said, named)
     return found
 
 
