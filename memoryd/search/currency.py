@@ -189,7 +189,7 @@ def rerank(
         others = (s for cid in ranked for s in statements_of(rows[cid]) if not s.change)
         kinds = _kinds_of_things({**_value_kinds(others, query, frequencies, total, profiles, whole=True), **kinds})
         if more is not None:  # the changes the search did not find, of the thing asked about (search.followup)
-            for cid, row in follow_up(query, kinds, more).items():
+            for cid, row in follow_up(query, kinds, more, profiles.share).items():
                 if cid not in scores and is_dated(row):
                     rows[cid], scores[cid] = row, bottom
                     ranked.append(cid)

@@ -3,7 +3,10 @@ kind of thing asked about ("Which CI does reporting use?" ... "reporting builds 
 Such a statement still holds the subject and a name of that kind. The candidates' names say which words of the
 question are a kind of thing (search.kinds: Buildkite, Jenkins and CircleCI stand for "CI") and which names are of
 it; the chunks holding one of the question's other words, its SUBJECT_WORDS heaviest, and one of those names are
-read (FOLLOWED at most, best BM25 matches first), and search.currency weighs them with the candidates."""
+read (FOLLOWED at most, best BM25 matches first), and search.currency weighs them with the candidates. A word that
+KIND_WORD_SHARE of those names' statements hold is the kind's too, though no name stands for it alone ("content
+delivery" of "content delivery network", which the notes also call a "CDN" and an "edge network"), and where names
+stand for every word of the question, the kind is the word most of them stand for."""
 
 from __future__ import annotations
 
@@ -14,15 +17,36 @@ from memoryd.store.rows import ChunkRow
 
 FOLLOWED = 20  # chunks read that hold a word of the subject and a name of the kind asked about
 SUBJECT_WORDS = 3
+KIND_WORD_SHARE = 0.2  # share of the kind's names' statements holding a word of the question: not the subject
 
 Followed = Callable[[list[str], list[Name], int], dict[int, ChunkRow]]  # (words, names, at most) -> chunks
 
 
-def follow_up(query: Mapping[str, float], kinds: Mapping[Name, frozenset[str]], read: Followed) -> dict[int, ChunkRow]:
+def follow_up(
+    query: Mapping[str, float],
+    kinds: Mapping[Name, frozenset[str]],
+    read: Followed,
+    share: Callable[[list[Name], str], float] | None = None,
+) -> dict[int, ChunkRow]:
     """The chunks holding a word of the question's subject and a name of the kind it asks about; none when no name
     stands for a word of the question, or the question has no other word."""
     asked = frozenset().union(*kinds.values()) & query.keys()
-    subject = sorted(query.keys() - asked, key=lambda word: (-query[word], word))[:SUBJECT_WORDS]
+    if asked and not query.keys() - asked:
+        asked = _one_kind(kinds, asked)
+    named = [name for name, kind in kinds.items() if kind & asked]
+    others = query.keys() - asked
+    if share is not None and named:  # "content delivery" of "content delivery network": the kind's, not the subject
+        others = {word for word in others if share(named, word) < KIND_WORD_SHARE} or others
+    subject = sorted(others, key=lambda word: (-query[word], word))[:SUBJECT_WORDS]
     if not asked or not subject:
         return {}
-    return read(subject, [name for name, kind in kinds.items() if kind & asked], FOLLOWED)
+    return read(subject, named, FOLLOWED)
+
+
+def _one_kind(kinds: Mapping[Name, frozenset[str]], asked: frozenset[str]) -> frozenset[str]:
+    """When names stand for every word of the question ("reporting" of "What CI is reporting on?": Rollbar and
+    Bugsnag are crash reporting), the kind asked about is the word most names stand for, and the words most of whose
+    names stand for it too ("feature flag service"); the others are its subject."""
+    names = {word: {name for name, kind in kinds.items() if word in kind} for word in asked}
+    top = max(sorted(asked), key=lambda word: len(names[word]))
+    return frozenset(word for word in asked if 2 * len(names[word] & names[top]) > len(names[word]))

@@ -107,6 +107,13 @@ class NameKinds:
                 kinds[name] = kind
         return kinds
 
+    def share(self, names: Iterable[Name], word: str) -> float:
+        """Of the statements that name these names (as last read for their kinds), the share that hold a word."""
+        with self._lock:
+            profiles = [found for name in names if (found := self._profiles.get(_key(name))) is not None]
+        said = sum(len(profile.said) for profile in profiles)
+        return sum(profile.holding(word) for profile in profiles) / said if said else 0.0
+
     def _profile(self, name: Name, hits: int) -> Profile:
         if hits < KIND_SUPPORT:
             return Profile(hits, ())  # too rare to say what it is: nothing to read or keep

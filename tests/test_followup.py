@@ -1,0 +1,84 @@
+"""What the follow-up reads (memoryd.search.followup): the chunks holding a word of the question's subject and a name
+of the kind it asks about. Which words are the subject is what these tests hold."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from memoryd.search.followup import follow_up
+from memoryd.search.kinds import Name
+from memoryd.store.rows import ChunkRow
+from tests.test_currency import OTHER_NOTES, _indexed
+
+
+def _asked(
+    query: dict[str, float],
+    kinds: dict[Name, frozenset[str]],
+    share: Callable[[list[Name], str], float] | None = None,
+) -> tuple[list[str], list[Name]]:
+    """The subject words and names the follow-up reads by."""
+    asked: list[tuple[list[str], list[Name]]] = []
+
+    def read(words: list[str], names: list[Name], limit: int) -> dict[int, ChunkRow]:
+        asked.append((words, names))
+        return {}
+
+    follow_up(query, kinds, read, share)
+    assert len(asked) == 1, asked
+    return asked[0]
+
+
+CI: dict[Name, frozenset[str]] = {
+    ("CircleCI",): frozenset({"ci"}),
+    ("Jenkins",): frozenset({"ci"}),
+    ("Buildkite",): frozenset({"ci"}),
+}
+CRASHES: dict[Name, frozenset[str]] = {("Rollbar",): frozenset({"report"}), ("Bugsnag",): frozenset({"report"})}
+
+
+def test_the_subject_is_the_words_no_name_stands_for() -> None:
+    words, names = _asked({"ci": 2.0, "report": 1.0}, CI)
+    assert words == ["report"] and set(names) == set(CI)
+
+
+def test_where_names_stand_for_every_word_the_kind_is_the_one_most_stand_for() -> None:
+    """ "What CI is reporting on?": Rollbar and Bugsnag are crash reporting, yet "reporting" is the subject here."""
+    words, names = _asked({"ci": 2.0, "report": 1.0}, {**CI, **CRASHES})
+    assert words == ["report"] and set(names) == set(CI)
+    flags: dict[Name, frozenset[str]] = {
+        (n,): frozenset({"flag", "servic"}) for n in ("Unleash", "GrowthBook", "Flagsmith")
+    }
+    words, names = _asked({"flag": 2.0, "servic": 1.5, "ship": 1.0}, {**flags, ("Loki",): frozenset({"ship"})})
+    assert words == ["ship"] and set(names) == set(flags)  # "feature flag service" is one kind
+
+
+def test_a_word_the_kinds_statements_often_hold_is_not_the_subject() -> None:
+    """ "Which content delivery network does recommendations use?": the notes call Akamai and Fastly a CDN and an edge
+    network as often, so no name stands for "content" alone; but a third of their statements hold it. Read by
+    "content" too, the follow-up's twenty chunks were other services' content delivery networks."""
+    kinds: dict[Name, frozenset[str]] = {("Akamai",): frozenset({"network"}), ("Fastly",): frozenset({"network"})}
+    query = {"content": 4.2, "deliveri": 4.2, "network": 3.4, "recommend": 1.7}
+    held = {"content": 0.33, "deliveri": 0.33, "recommend": 0.04}
+    words, _ = _asked(query, kinds, lambda names, word: held[word])
+    assert words == ["recommend"]
+    words, _ = _asked(query, kinds)
+    assert words == ["content", "deliveri", "recommend"]  # without the statements, the heaviest three
+    words, _ = _asked(query, kinds, lambda names, word: 0.5)
+    assert words == ["content", "deliveri", "recommend"]  # every word the kind's: the subject is still read
+
+
+def test_the_share_is_of_the_statements_read_for_the_names_kinds() -> None:
+    rows, frequencies, kinds = _indexed(
+        {
+            "2025-02-01": "- Akamai is the content delivery network of payments.",
+            "2025-02-02": "- Picked Akamai as the content delivery network of search.",
+            "2025-02-03": "- ledger uses Akamai for its edge network.",
+            "2025-02-04": "- Akamai is the edge network of reporting.",
+            **OTHER_NOTES,
+        }
+    )
+    akamai: Name = ("Akamai",)
+    assert kinds.share([akamai], "content") == 0.0  # no profile read yet: nothing to tell
+    assert kinds.kinds([akamai], {"network": 1.0, "content": 1.0}, frequencies, len(rows)) == {akamai: {"network"}}
+    assert kinds.share([akamai], "content") == 0.5
+    assert kinds.share([akamai], "ledger") == 0.25
