@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from memoryd.search.currency import _partners_kinds
 from memoryd.search.followup import follow_up
 from memoryd.search.kinds import Name
+from memoryd.search.statements import names_written
 from memoryd.store.rows import ChunkRow
 from tests.test_currency import OTHER_NOTES, _indexed
 
@@ -82,3 +84,27 @@ def test_the_share_is_of_the_statements_read_for_the_names_kinds() -> None:
     assert kinds.kinds([akamai], {"network": 1.0, "content": 1.0}, frequencies, len(rows)) == {akamai: {"network"}}
     assert kinds.share([akamai], "content") == 0.5
     assert kinds.share([akamai], "ledger") == 0.25
+
+
+CDNS = {  # the notes call Akamai and Fastly a CDN; CloudFront is named only in moves from and to them
+    "2025-02-01": "- payments: Akamai is the CDN.",
+    "2025-02-02": "- Picked Akamai as the CDN of search.",
+    "2025-02-03": "- ledger uses Fastly for its CDN.",
+    "2025-02-04": "- Fastly is the CDN of reporting.",
+    "2025-02-05": "- Switched the catalog CDN from CloudFront to Fastly.",
+    "2025-02-06": "- auth: migrated the CDN off CloudFront onto Akamai.",
+    "2025-02-07": "- Moved the inventory CDN from Akamai to CloudFront.",
+    "2025-02-08": "- Got it, I will remember: shipping moved its CDN from Fastly to Akamai.",
+}
+
+
+def test_the_names_a_kinds_names_replaced_are_of_the_kind_too() -> None:
+    """No candidate names CloudFront, so its notes were never read: billing's move to it, worded as a clause, was
+    not followed up. The names of the kind asked about replaced it and were replaced by it: it is read, and is a CDN.
+    "I" is written with a capital, and is no name ("Got it, I will remember: ... from Fastly to Akamai")."""
+    rows, frequencies, kinds = _indexed({**CDNS, **OTHER_NOTES})
+    query = {"cdn": 2.0, "bill": 1.0}
+    known = kinds.kinds([("Akamai",), ("Fastly",)], query, frequencies, len(rows))
+    assert known == {("Akamai",): {"cdn"}, ("Fastly",): {"cdn"}}
+    assert _partners_kinds(known, query, frequencies, len(rows), kinds) == {("CloudFront",): {"cdn"}}
+    assert names_written(CDNS["2025-02-08"]) == (("CDN",), ("Fastly",), ("Akamai",))

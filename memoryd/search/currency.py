@@ -91,6 +91,22 @@ def _value_kinds(
     return profiles.kinds(read, query, frequencies, total)
 
 
+def _partners_kinds(
+    kinds: Mapping[tuple[str, ...], frozenset[str]],
+    query: Mapping[str, float],
+    frequencies: Callable[[list[str]], Mapping[str, int]],
+    total: int,
+    profiles: NameKinds,
+) -> dict[tuple[str, ...], frozenset[str]]:
+    """The names that the names of a kind asked about replaced or were replaced by, and what they stand for, of those
+    that stand for a word of the kind (no candidate named CloudFront, but the notes moved a CDN from it to Fastly)."""
+    asked = frozenset().union(*kinds.values()) & query.keys()
+    partners = profiles.partners_of([name for name, kind in kinds.items() if kind & asked], query)
+    unknown = [name for name in partners if name not in kinds][:NAMES_READ]
+    found = profiles.kinds(unknown, query, frequencies, total) if unknown else {}
+    return {name: kind for name, kind in found.items() if kind & asked}
+
+
 def _kinds_of_things(kinds: Mapping[tuple[str, ...], frozenset[str]]) -> dict[tuple[str, ...], frozenset[str]]:
     """Of what names stand for, the words at least KIND_NAMES of them do: a kind of thing (Meilisearch and OpenSearch
     are search engines), not the one service a person or a tool is mostly written with ("Alice" of "billing")."""
@@ -189,6 +205,7 @@ def rerank(
         others = (s for cid in ranked for s in statements_of(rows[cid]) if not s.change)
         kinds = _kinds_of_things({**_value_kinds(others, query, frequencies, total, profiles, whole=True), **kinds})
         if more is not None:  # the changes the search did not find, of the thing asked about (search.followup)
+            kinds = {**_partners_kinds(kinds, query, frequencies, total, profiles), **kinds}
             for cid, row in follow_up(query, kinds, more, profiles.share).items():
                 if cid not in scores and is_dated(row):
                     rows[cid], scores[cid] = row, bottom

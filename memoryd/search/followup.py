@@ -6,7 +6,9 @@ it; the chunks holding one of the question's other words, its SUBJECT_WORDS heav
 read (FOLLOWED at most, best BM25 matches first), and search.currency weighs them with the candidates. A word that
 KIND_WORD_SHARE of those names' statements hold is the kind's too, though no name stands for it alone ("content
 delivery" of "content delivery network", which the notes also call a "CDN" and an "edge network"), and where names
-stand for every word of the question, the kind is the word most of them stand for."""
+stand for every word of the question, the kind is the word most of them stand for. The names that the kind's
+names replaced or were replaced by are read too (search.currency: no candidate may name CloudFront, yet the notes
+moved a CDN from it to Fastly)."""
 
 from __future__ import annotations
 

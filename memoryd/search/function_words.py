@@ -60,6 +60,16 @@ def function_words() -> frozenset[str]:
     return frozenset(token for phrase in _phrases() for token in analyze(phrase).body.split())
 
 
+def is_function_word(word: str) -> bool:
+    """A word as written is one of the function words ("I", "We"): a capital does not make it a name."""
+    return unicodedata.normalize("NFC", word.casefold()) in _single_words()
+
+
+@functools.lru_cache(maxsize=1)
+def _single_words() -> frozenset[str]:
+    return frozenset(phrase for phrase in _phrases() if " " not in phrase)
+
+
 @functools.lru_cache(maxsize=1)
 def _phrases() -> tuple[str, ...]:
     phrases = [*ENGLISH.split(), *temporal_words.QUESTION_WORDS, *temporal_words.CURRENT, *temporal_words.PAST]

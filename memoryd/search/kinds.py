@@ -114,6 +114,12 @@ class NameKinds:
         said = sum(len(profile.said) for profile in profiles)
         return sum(profile.holding(word) for profile in profiles) / said if said else 0.0
 
+    def partners_of(self, names: Iterable[Name], query: Mapping[str, float]) -> list[Name]:
+        """The names these names (as last read for their kinds) replaced or were replaced by, the most written first."""
+        with self._lock:
+            profiles = [found for name in names if (found := self._profiles.get(_key(name))) is not None]
+        return list(dict.fromkeys(partner for profile in profiles for partner in _chosen(profile.partners, query)))
+
     def _profile(self, name: Name, hits: int) -> Profile:
         if hits < KIND_SUPPORT:
             return Profile(hits, ())  # too rare to say what it is: nothing to read or keep

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from memoryd.search.function_words import content_tokens
+from memoryd.search.function_words import content_tokens, is_function_word
 from memoryd.sources.analyzer import analyze, fold_text
 from memoryd.sources.entries import MARK, entries
 from memoryd.sources.text import (
@@ -242,8 +242,13 @@ _NEXT_WORD = re.compile(f" ({WORD_CHAR_CLASS}+)")
 
 
 def _written_as_name(piece: str) -> bool:
-    """A word of one script written as a name is: with a capital or a digit, not a number ("Redis", "B2", not "42")."""
-    return (piece != piece.lower() or any(char.isdigit() for char in piece)) and not piece.isdigit()
+    """A word of one script written as a name is: with a capital or a digit, not a number nor a function word
+    ("Redis", "B2", not "42" nor "I": "Got it, I will remember" names nothing)."""
+    return (
+        (piece != piece.lower() or any(char.isdigit() for char in piece))
+        and not piece.isdigit()
+        and not is_function_word(piece)
+    )
 
 
 def words_of(row: ChunkRow) -> frozenset[str]:
