@@ -240,7 +240,7 @@ def rerank(
     # what the question's words tell of two statements depends on their words alone: worked out once a pair of them
     related: dict[tuple[frozenset[str], frozenset[str]], tuple[bool, bool]] = {}
     # the words of the question no name stands for: its subject ("billing" of "billing's cache"), once kinds are known
-    subject = query.keys() - frozenset().union(*kinds.values()) if kinds else frozenset()
+    subject = frozenset(query.keys() - frozenset().union(*kinds.values())) if kinds else frozenset()
     named: Callable[[int, int], bool] | None = None  # read once it is asked: it counts the candidates' names
     for earlier in foci if changes else ():
         said = foci[earlier]
@@ -254,13 +254,14 @@ def rerank(
             if pair not in related:
                 related[pair] = (_restates(*pair, query), not _lacks_heavy(said.terms, foci[later].terms, query))
             restates, both_ways = related[pair]
-            # a change that names the value an earlier statement of its subject named is about what that one said,
-            # whatever words it lacks: "moved catalog's monitoring from Datadog to Prometheus" of "catalog uses
-            # Datadog for its monitoring tool" (asked about before, the history is what restates both ways)
+            # a change that names the value an earlier statement of its subject named, or a thing of the kind both
+            # name, is about what that one said, whatever words it lacks: "moved catalog's monitoring from Datadog to
+            # Prometheus" of "catalog uses Datadog for its monitoring tool" (asked about before, the history is what
+            # restates both ways)
             shared = (subject or said.terms) & said.terms & foci[later].terms
             if not restates and not past and shared:
                 named = named or _named_values(foci, query, frequencies)
-                restates = named(later, earlier)
+                restates = named(later, earlier) or _same_kind(foci[later], said, subject, kinds, query)
             if restates:
                 newer[earlier].append(later)
                 if both_ways:
@@ -362,6 +363,30 @@ def _before_first(
         else:
             continue
         notes[previous] = _also(notes.get(previous), "the statement before the current one")
+
+
+def _same_kind(
+    later: Focus,
+    earlier: Focus,
+    subject: frozenset[str],
+    kinds: Mapping[tuple[str, ...], frozenset[str]],
+    query: Mapping[str, float],
+) -> bool:
+    """Both name a thing of the kind asked about (its word fewest names stand for), and the later holds the heaviest
+    word of the subject the earlier holds ("dùng", "use", is no subject of anything)."""
+    held = subject & earlier.terms
+    if not held or max(held, key=lambda word: (query[word], word)) not in later.terms:
+        return False
+    asked = frozenset().union(*kinds.values()) & query.keys() - subject
+    if not asked:
+        return False
+    # the word of the kind fewest names stand for: "log" of "hệ thống log", not "hệ thống" (a metrics system too)
+    specific = min(asked, key=lambda word: (sum(word in kind for kind in kinds.values()), -query[word], word))
+    return specific in _named_kind(later, kinds) & _named_kind(earlier, kinds)
+
+
+def _named_kind(focus: Focus, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> frozenset[str]:
+    return stands_for(focus.said, kinds) if focus.said is not None else frozenset()
 
 
 def _names_a_kind(focus: Focus, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> bool:
