@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from memoryd.memory import AgentMemory
-from memoryd.search.currency import _names, rerank
+from memoryd.search.asked_kinds import names_of
+from memoryd.search.currency import rerank
 from memoryd.search.function_words import content_tokens
 from memoryd.search.keyword import bm25_idf
 from memoryd.search.kinds import NameKinds
@@ -499,7 +500,7 @@ def test_a_name_written_in_two_cases_is_read_as_the_index_holds_it() -> None:
 def test_a_name_is_a_name_though_the_analyzer_makes_a_function_word_of_part_of_it() -> None:
     """ "MySQL" is "my sql" to the analyzer; "my" says nothing of it, and it is a name (it was none)."""
     _, frequencies, _ = _indexed({"2025-02-01": "- auth: we use MySQL as the database.", **OTHER_NOTES})
-    assert _names(["MySQL", "my"], {"databas": 1.0}, frequencies) == {"mysql": 1}
+    assert names_of(["MySQL", "my"], {"databas": 1.0}, frequencies) == {"mysql": 1}
 
 
 # what the notes say Redis and Memcached are, and the moves from them to Dragonfly, never called a cache
@@ -712,7 +713,7 @@ def test_a_change_that_names_the_value_replaced_restates_it_whatever_words_it_la
 
 
 def test_a_change_of_the_subject_to_a_thing_of_the_kind_restates_what_it_said_of_that_kind() -> None:
-    """"auth runs on DigitalOcean now" lacks "provider", as heavy a word of the question as "hosting", and names no
+    """ "auth runs on DigitalOcean now" lacks "provider", as heavy a word of the question as "hosting", and names no
     value auth's first statement named; but both name a hosting (what the notes call Hetzner and DigitalOcean) and
     the change holds auth: it is the newer statement. Another service's move to DigitalOcean is not."""
     texts = {

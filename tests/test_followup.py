@@ -3,11 +3,9 @@ of the kind it asks about. Which words are the subject is what these tests hold.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from memoryd.search.currency import _partners_kinds
-from memoryd.search.followup import follow_up
-from memoryd.search.kinds import Name
+from memoryd.search.asked_kinds import partners_kinds, said_of_the_kind
+from memoryd.search.followup import Holding, follow_up, split_question
+from memoryd.search.kinds import Name, NameKinds
 from memoryd.search.statements import names_written
 from memoryd.store.rows import ChunkRow
 from tests.test_currency import OTHER_NOTES, _indexed
@@ -16,7 +14,8 @@ from tests.test_currency import OTHER_NOTES, _indexed
 def _asked(
     query: dict[str, float],
     kinds: dict[Name, frozenset[str]],
-    share: Callable[[list[Name], str], float] | None = None,
+    holding: Holding | None = None,
+    counts: dict[str, int] | None = None,
 ) -> tuple[list[str], list[Name]]:
     """The subject words and names the follow-up reads by."""
     asked: list[tuple[list[str], list[Name]]] = []
@@ -25,7 +24,7 @@ def _asked(
         asked.append((words, names))
         return {}
 
-    follow_up(query, kinds, read, share)
+    follow_up(query, kinds, read, holding, counts)
     assert len(asked) == 1, asked
     return asked[0]
 
@@ -60,16 +59,31 @@ def test_a_word_the_kinds_statements_often_hold_is_not_the_subject() -> None:
     "content" too, the follow-up's twenty chunks were other services' content delivery networks."""
     kinds: dict[Name, frozenset[str]] = {("Akamai",): frozenset({"network"}), ("Fastly",): frozenset({"network"})}
     query = {"content": 4.2, "deliveri": 4.2, "network": 3.4, "recommend": 1.7}
-    held = {"content": 0.33, "deliveri": 0.33, "recommend": 0.04}
-    words, _ = _asked(query, kinds, lambda names, word: held[word])
+    held = {"content": (16, 48), "deliveri": (16, 48), "recommend": (2, 48)}
+    counts = {"content": 40, "deliveri": 40, "recommend": 60}
+    words, _ = _asked(query, kinds, lambda names, word: held[word], counts)
     assert words == ["recommend"]
     words, _ = _asked(query, kinds)
     assert words == ["content", "deliveri", "recommend"]  # without the statements, the heaviest three
-    words, _ = _asked(query, kinds, lambda names, word: 0.5)
+    words, _ = _asked(query, kinds, lambda names, word: (24, 48), counts)
     assert words == ["content", "deliveri", "recommend"]  # every word the kind's: the subject is still read
 
 
-def test_the_share_is_of_the_statements_read_for_the_names_kinds() -> None:
+def test_a_word_said_of_the_kind_in_most_places_it_is_said_is_not_the_subject() -> None:
+    """ "analytics 的缓存层是什么？": "层" (layer) is in few of the cache names' statements, but most notes that hold it
+    are about a cache; "analytics" is in as many of them, and in many more notes about other things. A word two
+    statements hold says nothing either way (a small workspace's subject is in as few)."""
+    kinds: dict[Name, frozenset[str]] = {("Redis",): frozenset({"缓", "存"}), ("Valkey",): frozenset({"缓", "存"})}
+    query = {"缓": 2.5, "存": 1.4, "层": 5.0, "analyt": 1.9}
+    held = {"层": (4, 48), "analyt": (4, 48)}
+    counts = {"层": 5, "analyt": 47}
+    assert split_question(query, kinds, lambda names, word: held[word], counts) == ({"缓", "存"}, {"analyt"})
+    held = {"层": (2, 48), "analyt": (2, 48)}
+    counts = {"层": 2, "analyt": 2}
+    assert split_question(query, kinds, lambda names, word: held[word], counts) == ({"缓", "存"}, {"analyt", "层"})
+
+
+def test_the_holding_is_of_the_statements_read_for_the_names_kinds() -> None:
     rows, frequencies, kinds = _indexed(
         {
             "2025-02-01": "- Akamai is the content delivery network of payments.",
@@ -80,10 +94,10 @@ def test_the_share_is_of_the_statements_read_for_the_names_kinds() -> None:
         }
     )
     akamai: Name = ("Akamai",)
-    assert kinds.share([akamai], "content") == 0.0  # no profile read yet: nothing to tell
+    assert kinds.holding([akamai], "content") == (0, 0)  # no profile read yet: nothing to tell
     assert kinds.kinds([akamai], {"network": 1.0, "content": 1.0}, frequencies, len(rows)) == {akamai: {"network"}}
-    assert kinds.share([akamai], "content") == 0.5
-    assert kinds.share([akamai], "ledger") == 0.25
+    assert kinds.holding([akamai], "content") == (2, 4)
+    assert kinds.holding([akamai], "ledger") == (1, 4)
 
 
 CDNS = {  # the notes call Akamai and Fastly a CDN; CloudFront is named only in moves from and to them
@@ -106,5 +120,32 @@ def test_the_names_a_kinds_names_replaced_are_of_the_kind_too() -> None:
     query = {"cdn": 2.0, "bill": 1.0}
     known = kinds.kinds([("Akamai",), ("Fastly",)], query, frequencies, len(rows))
     assert known == {("Akamai",): {"cdn"}, ("Fastly",): {"cdn"}}
-    assert _partners_kinds(known, query, frequencies, len(rows), kinds) == {("CloudFront",): {"cdn"}}
+    assert partners_kinds(known, query, frequencies, len(rows), kinds) == {("CloudFront",): {"cdn"}}
     assert names_written(CDNS["2025-02-08"]) == (("CDN",), ("Fastly",), ("Akamai",))
+
+
+class _Holding(NameKinds):
+    """Statements of the names as told: a word -> (how many hold it, of how many)."""
+
+    def __init__(self, held: dict[str, tuple[int, int]]) -> None:
+        super().__init__(lambda name, limit: [])
+        self._held = held
+
+    def holding(self, names, word):  # type: ignore[no-untyped-def]
+        return self._held[word]
+
+
+def test_a_name_of_the_kind_stands_for_what_is_said_of_the_kind() -> None:
+    """Redis and Valkey stand for "缓存" (cache); "层" (layer) is said of caches in most notes that say it: a statement
+    that names Redis holds "缓存层" as one that says it does, and "analytics" stays the subject's."""
+    kinds: dict[Name, frozenset[str]] = {
+        ("Redis",): frozenset({"缓", "存"}),
+        ("Valkey",): frozenset({"缓", "存"}),
+    }
+    query = {"缓": 2.5, "存": 1.4, "层": 5.0, "analyt": 1.9}
+    counts = {"层": 5, "analyt": 47, "缓": 30, "存": 70}
+    profiles = _Holding({"层": (4, 48), "analyt": (4, 48)})
+    said = said_of_the_kind(kinds, query, lambda words: {w: counts[w] for w in words}, profiles)
+    assert said == {("Redis",): {"缓", "存", "层"}, ("Valkey",): {"缓", "存", "层"}}
+    profiles = _Holding({"层": (2, 48), "analyt": (4, 48)})  # two statements say nothing
+    assert said_of_the_kind(kinds, query, lambda words: {w: counts[w] for w in words}, profiles) == kinds

@@ -31,14 +31,14 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 
+from memoryd.search.asked_kinds import kinds_of_things, names_of, partners_kinds, said_of_the_kind, value_kinds
 from memoryd.search.focus import Focus, find_foci, is_dated, query_weights, stands_for
-from memoryd.search.followup import Followed, follow_up
-from memoryd.search.function_words import content_tokens, function_words
+from memoryd.search.followup import Followed, follow_up, split_question
+from memoryd.search.function_words import content_tokens
 from memoryd.search.kinds import NameKinds
-from memoryd.search.statements import Statement, holds, says_change, statements_of, tokens_of
+from memoryd.search.statements import says_change, statements_of
 from memoryd.sources.entries import MARK
 from memoryd.store.rows import ChunkRow
 
@@ -52,88 +52,11 @@ MAX_LACKING_WORD = 0.5  # ... and no word it lacks weighs more than this share o
 RESTATED_SCORE = 0.25  # the later statement scores at least this share of the earlier one's
 BELOW = 0.98  # a restated statement's score: just under the statement that restates it
 SUPERSEDED = 0.6  # a statement a note marks superseded, for a question about now
-KIND_NAMES = 2  # names that stand for a word of the question, for it to be what a kind of thing is called
-NAMED_SHARE = 0.2  # share of the question a statement holds for its names to be read (not an article's line)
-NAMES_READ = 12  # names whose kinds are read (search.kinds) at each step of a search, of the best candidates first
-
-
-SPEAKERS = frozenset(("user", "assist", "assistant", "system"))  # a transcript line's "User:", "Assistant:"
 
 
 def _any_change_about(foci: Mapping[int, Focus]) -> bool:
     """Some candidate's focus says a change and holds MIN_SHARE of the question."""
     return any(f.change and f.weight >= MIN_SHARE for f in foci.values())
-
-
-def _value_kinds(
-    statements: Iterable[Statement],
-    query: Mapping[str, float],
-    frequencies: Callable[[list[str]], Mapping[str, int]],
-    total: int,
-    profiles: NameKinds,
-    whole: bool = False,
-) -> dict[tuple[str, ...], frozenset[str]]:
-    """The question's words the names of these statements stand for (search.kinds), of those that hold some of the
-    question and lack some (only those can hold more of it through their names; `whole`, or all of it: their names
-    show what kind of thing the question asks about), for at most NAMES_READ names."""
-    most = len(query) + 1 if whole else len(query)
-    least = NAMED_SHARE * math.fsum(query.values())
-    about = []
-    for statement in statements:
-        held = [word for word in query if holds(statement, word)]
-        if 0 < len(held) < most and math.fsum(query[word] for word in held) >= least:
-            about.append(statement)
-    groups = list(dict.fromkeys(group for statement in about for group in statement.proper))
-    if not groups:
-        return {}
-    names = _names([word for group in groups for word in group], query, frequencies, commonest=True)
-    read = [group for group in groups if any(word.casefold() in names for word in group)][:NAMES_READ]
-    return profiles.kinds(read, query, frequencies, total)
-
-
-def _partners_kinds(
-    kinds: Mapping[tuple[str, ...], frozenset[str]],
-    query: Mapping[str, float],
-    frequencies: Callable[[list[str]], Mapping[str, int]],
-    total: int,
-    profiles: NameKinds,
-) -> dict[tuple[str, ...], frozenset[str]]:
-    """The names that the names of a kind asked about replaced or were replaced by, and what they stand for, of those
-    that stand for a word of the kind (no candidate named CloudFront, but the notes moved a CDN from it to Fastly)."""
-    asked = frozenset().union(*kinds.values()) & query.keys()
-    partners = profiles.partners_of([name for name, kind in kinds.items() if kind & asked], query)
-    unknown = [name for name in partners if name not in kinds][:NAMES_READ]
-    found = profiles.kinds(unknown, query, frequencies, total) if unknown else {}
-    return {name: kind for name, kind in found.items() if kind & asked}
-
-
-def _kinds_of_things(kinds: Mapping[tuple[str, ...], frozenset[str]]) -> dict[tuple[str, ...], frozenset[str]]:
-    """Of what names stand for, the words at least KIND_NAMES of them do: a kind of thing (Meilisearch and OpenSearch
-    are search engines), not the one service a person or a tool is mostly written with ("Alice" of "billing")."""
-    names = Counter(word for kind in kinds.values() for word in kind)
-    kept = {name: frozenset(w for w in kind if names[w] >= KIND_NAMES) for name, kind in kinds.items()}
-    return {name: kind for name, kind in kept.items() if kind}
-
-
-def _names(
-    written: Iterable[str],
-    query: Mapping[str, float],
-    frequencies: Callable[[list[str]], Mapping[str, int]],
-    commonest: bool = False,
-) -> dict[str, int]:
-    """Of these words as written, the names (casefolded), with how many chunks hold each: no word the question, a
-    question or a change is made of, nor a speaker's label, and held by no more notes than the question's most
-    specific word ("Meilisearch", not "team"), or `commonest`, its commonest (words already written as names: the
-    subject of a small workspace may be written less often than its values)."""
-    ignored = function_words() | set(query) | SPEAKERS
-    tokens = {w: tokens_of(w) for w in set(written)}
-    words = {t for found in tokens.values() for t in found if t not in ignored}
-    counts = frequencies(sorted(words)) if words else {}
-    asked = [n for n in frequencies(sorted(query)).values() if n]
-    ceiling = (max if commonest else min)(asked, default=0)
-    specific = {w for w in words if 0 < counts.get(w, 0) <= ceiling}
-    kept = {w: found - ignored for w, found in tokens.items()}  # "MySQL" is "sql": "my" says nothing of it
-    return {w.casefold(): min(counts[t] for t in held) for w, held in kept.items() if held and held <= specific}
 
 
 def _any_marked(ranked: list[int], rows: Mapping[int, ChunkRow]) -> bool:
@@ -195,7 +118,7 @@ def rerank(
     kinds: dict[tuple[str, ...], frozenset[str]] = {}
     if profiles is not None:
         stated = [s for cid in saying for s in statements_of(rows[cid]) if s.change]
-        kinds = _value_kinds(stated, query, frequencies, total, profiles)
+        kinds = value_kinds(stated, query, frequencies, total, profiles)
     changing = find_foci(rows, saying, query, kinds)
     if not marked and not _any_change_about(changing):
         return {}  # no change is about the question: only one that is restates (the pair loop's floor)
@@ -203,10 +126,12 @@ def rerank(
     bottom = min(scores[cid] for cid in ranked) * BELOW
     if profiles is not None:
         others = (s for cid in ranked for s in statements_of(rows[cid]) if not s.change)
-        kinds = _kinds_of_things({**_value_kinds(others, query, frequencies, total, profiles, whole=True), **kinds})
+        kinds = kinds_of_things({**value_kinds(others, query, frequencies, total, profiles, whole=True), **kinds})
+        if kinds and not past:  # asked about before, it took other things' histories (varied th 0.773 -> 0.74)
+            kinds = said_of_the_kind(kinds, query, frequencies, profiles)
         if more is not None:  # the changes the search did not find, of the thing asked about (search.followup)
-            kinds = {**_partners_kinds(kinds, query, frequencies, total, profiles), **kinds}
-            for cid, row in follow_up(query, kinds, more, profiles.share).items():
+            kinds = {**partners_kinds(kinds, query, frequencies, total, profiles), **kinds}
+            for cid, row in follow_up(query, kinds, more, profiles.holding, frequencies(sorted(query))).items():
                 if cid not in scores and is_dated(row):
                     rows[cid], scores[cid] = row, bottom
                     ranked.append(cid)
@@ -227,6 +152,9 @@ def rerank(
         scores[cid] = max(peers, default=bottom)
     notes = dict.fromkeys(followed, "found by the subject and a name of the kind asked about")
     _lift_named(scores, foci, [cid for cid in ranked if cid not in followed], notes)
+    subject: frozenset[str] = frozenset()  # the words of the question no name stands for ("billing" of its cache)
+    if kinds and profiles is not None:
+        subject = split_question(query, kinds, profiles.holding, frequencies(sorted(query)))[1]
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     # of those, the ones that say the same of it as it of them: its history, not a better match of a weaker one
     same: dict[int, list[int]] = {cid: [] for cid in foci}
@@ -239,8 +167,6 @@ def rerank(
     )
     # what the question's words tell of two statements depends on their words alone: worked out once a pair of them
     related: dict[tuple[frozenset[str], frozenset[str]], tuple[bool, bool]] = {}
-    # the words of the question no name stands for: its subject ("billing" of "billing's cache"), once kinds are known
-    subject = frozenset(query.keys() - frozenset().union(*kinds.values())) if kinds else frozenset()
     named: Callable[[int, int], bool] | None = None  # read once it is asked: it counts the candidates' names
     for earlier in foci if changes else ():
         said = foci[earlier]
@@ -279,7 +205,11 @@ def rerank(
         if newer[cid]:
             latest = max(newer[cid], key=lambda c: foci[c].when)
             # the question matched the old statement: the new one, of the same thing, takes its place
-            if (latest in same[cid] or latest in followed) and scores[latest] < scores[cid]:
+            if (
+                (latest in same[cid] or latest in followed)
+                and scores[latest] < scores[cid]
+                and (not subject or subject & foci[cid].terms & foci[latest].terms)
+            ):
                 scores[latest] = scores[cid]
                 notes[latest] = _also(notes.get(latest), "in the place of the statement it replaced")
             lowest = min(scores[later] for later in newer[cid])
@@ -316,7 +246,7 @@ def _named_values(
     """Whether a statement names what an earlier one said ("no longer uses Memcached" of "switched to Memcached"):
     they share a word that is not the question's, nor one a question or a change is made of ("switched", "no
     longer"), nor a speaker's label: a name (_names)."""
-    names = _names([w for f in foci.values() for w in f.words], query, frequencies)
+    names = names_of([w for f in foci.values() for w in f.words], query, frequencies)
 
     def named(later: int, earlier: int) -> bool:
         return bool(

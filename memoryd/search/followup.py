@@ -14,35 +14,57 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from memoryd.search.kinds import Name
+from memoryd.search.kinds import KIND_SUPPORT, Name
 from memoryd.store.rows import ChunkRow
 
 FOLLOWED = 20  # chunks read that hold a word of the subject and a name of the kind asked about
 SUBJECT_WORDS = 3
 KIND_WORD_SHARE = 0.2  # share of the kind's names' statements holding a word of the question: not the subject
+KIND_WORD_CHUNKS = 0.5  # ... or as many as half the chunks that hold it: it is said of things of the kind
 
 Followed = Callable[[list[str], list[Name], int], dict[int, ChunkRow]]  # (words, names, at most) -> chunks
+Holding = Callable[[list[Name], str], tuple[int, int]]  # (names, word) -> their statements holding it, of how many
 
 
 def follow_up(
     query: Mapping[str, float],
     kinds: Mapping[Name, frozenset[str]],
     read: Followed,
-    share: Callable[[list[Name], str], float] | None = None,
+    holding: Holding | None = None,
+    counts: Mapping[str, int] | None = None,
 ) -> dict[int, ChunkRow]:
     """The chunks holding a word of the question's subject and a name of the kind it asks about; none when no name
     stands for a word of the question, or the question has no other word."""
+    asked, subject = split_question(query, kinds, holding, counts)
+    heaviest = sorted(subject, key=lambda word: (-query[word], word))[:SUBJECT_WORDS]
+    if not asked or not heaviest:
+        return {}
+    return read(heaviest, [name for name, kind in kinds.items() if kind & asked], FOLLOWED)
+
+
+def split_question(
+    query: Mapping[str, float],
+    kinds: Mapping[Name, frozenset[str]],
+    holding: Holding | None = None,
+    counts: Mapping[str, int] | None = None,
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The question's words for the kind of thing it asks about (what names stand for), and the others, its subject;
+    `holding`: how many of the statements that name some names hold a word; `counts`: how many chunks hold each."""
     asked = frozenset().union(*kinds.values()) & query.keys()
     if asked and not query.keys() - asked:
         asked = _one_kind(kinds, asked)
     named = [name for name, kind in kinds.items() if kind & asked]
-    others = query.keys() - asked
-    if share is not None and named:  # "content delivery" of "content delivery network": the kind's, not the subject
-        others = {word for word in others if share(named, word) < KIND_WORD_SHARE} or others
-    subject = sorted(others, key=lambda word: (-query[word], word))[:SUBJECT_WORDS]
-    if not asked or not subject:
-        return {}
-    return read(subject, named, FOLLOWED)
+    others = frozenset(query.keys() - asked)
+    if holding is not None and named:  # "content delivery" of "content delivery network": the kind's, not the subject
+        others = frozenset(word for word in others if not _of_kind(word, named, holding, counts or {})) or others
+    return asked, others
+
+
+def _of_kind(word: str, named: list[Name], holding: Holding, counts: Mapping[str, int]) -> bool:
+    held, read = holding(named, word)
+    if held < KIND_SUPPORT:  # two statements say nothing: a small workspace's subject is in as few
+        return False
+    return held >= KIND_WORD_SHARE * read or held >= KIND_WORD_CHUNKS * counts.get(word, held + 1)
 
 
 def _one_kind(kinds: Mapping[Name, frozenset[str]], asked: frozenset[str]) -> frozenset[str]:

@@ -107,12 +107,11 @@ class NameKinds:
                 kinds[name] = kind
         return kinds
 
-    def share(self, names: Iterable[Name], word: str) -> float:
-        """Of the statements that name these names (as last read for their kinds), the share that hold a word."""
+    def holding(self, names: Iterable[Name], word: str) -> tuple[int, int]:
+        """How many of the statements that name these names (as last read for their kinds) hold a word, of how many."""
         with self._lock:
             profiles = [found for name in names if (found := self._profiles.get(_key(name))) is not None]
-        said = sum(len(profile.said) for profile in profiles)
-        return sum(profile.holding(word) for profile in profiles) / said if said else 0.0
+        return sum(profile.holding(word) for profile in profiles), sum(len(profile.said) for profile in profiles)
 
     def partners_of(self, names: Iterable[Name], query: Mapping[str, float]) -> list[Name]:
         """The names these names (as last read for their kinds) replaced or were replaced by, the most written first."""
