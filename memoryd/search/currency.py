@@ -204,7 +204,8 @@ def rerank(
     for cid in sorted(newer, key=lambda c: -foci[c].when):
         if newer[cid]:
             latest = max(newer[cid], key=lambda c: foci[c].when)
-            # the question matched the old statement: the new one, of the same thing, takes its place
+            # the question matched the old statement: the new one, of the same thing, takes its place (of the
+            # question's subject: another service's change climbs no higher than it scored)
             if (
                 (latest in same[cid] or latest in followed)
                 and scores[latest] < scores[cid]
