@@ -23,8 +23,10 @@ candidates is about the question, the changes the search did not find are looked
 the names of the kind it asks about (search.followup); one found scores as the best candidate that holds no
 more of the question, and may take the place of the statement it replaced like any other, and so does a candidate
 that holds words of the question only through its names (its keyword score cannot know what they are). A change
-that names the value an earlier statement of its subject named restates it whatever words of the question it
-lacks ("from Datadog to Prometheus" of "catalog uses Datadog for its monitoring tool")."""
+that names the value an earlier statement of its subject named, or a thing of the kind asked about as that one
+does, restates it whatever words of the question it lacks ("from Datadog to Prometheus" of "catalog uses Datadog for
+its monitoring tool"); the subject is the question's words that are not the kind's (search.followup.split_question),
+and only a statement of it takes another's place."""
 
 from __future__ import annotations
 
@@ -246,7 +248,7 @@ def _named_values(
 ) -> Callable[[int, int], bool]:
     """Whether a statement names what an earlier one said ("no longer uses Memcached" of "switched to Memcached"):
     they share a word that is not the question's, nor one a question or a change is made of ("switched", "no
-    longer"), nor a speaker's label: a name (_names)."""
+    longer"), nor a speaker's label: a name (asked_kinds.names_of)."""
     names = names_of([w for f in foci.values() for w in f.words], query, frequencies)
 
     def named(later: int, earlier: int) -> bool:
