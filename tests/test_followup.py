@@ -24,7 +24,7 @@ def _asked(
         asked.append((words, names))
         return {}
 
-    follow_up(query, kinds, read, holding, counts)
+    follow_up(query, kinds, *split_question(query, kinds, holding, counts), read)
     assert len(asked) == 1, asked
     return asked[0]
 
@@ -145,7 +145,7 @@ def test_a_name_of_the_kind_stands_for_what_is_said_of_the_kind() -> None:
     query = {"缓": 2.5, "存": 1.4, "层": 5.0, "analyt": 1.9}
     counts = {"层": 5, "analyt": 47, "缓": 30, "存": 70}
     profiles = _Holding({"层": (4, 48), "analyt": (4, 48)})
-    said = said_of_the_kind(kinds, query, lambda words: {w: counts[w] for w in words}, profiles)
+    said = said_of_the_kind(kinds, query, counts, profiles)
     assert said == {("Redis",): {"缓", "存", "层"}, ("Valkey",): {"缓", "存", "层"}}
     profiles = _Holding({"层": (2, 48), "analyt": (4, 48)})  # two statements say nothing
-    assert said_of_the_kind(kinds, query, lambda words: {w: counts[w] for w in words}, profiles) == kinds
+    assert said_of_the_kind(kinds, query, counts, profiles) == kinds

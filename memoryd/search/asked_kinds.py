@@ -64,13 +64,13 @@ def partners_kinds(
 def said_of_the_kind(
     kinds: Mapping[tuple[str, ...], frozenset[str]],
     query: Mapping[str, float],
-    frequencies: Callable[[list[str]], Mapping[str, int]],
+    counts: Mapping[str, int],
     profiles: NameKinds,
 ) -> dict[tuple[str, ...], frozenset[str]]:
     """A name of the kind asked about also stands for the question's words that are said of things of that kind but
     that no name stands for alone (search.followup.split_question: "层" of "缓存层", a cache layer, which the notes
-    also call a cache and a cache service)."""
-    asked, subject = split_question(query, kinds, profiles.holding, frequencies(sorted(query)))
+    also call a cache and a cache service); `counts`: how many chunks hold each of the question's words."""
+    asked, subject = split_question(query, kinds, profiles.holding, counts)
     said = frozenset(query.keys() - asked - subject)
     return {name: kind | said if kind & asked else kind for name, kind in kinds.items()} if said else dict(kinds)
 

@@ -126,14 +126,21 @@ def rerank(
         return {}  # no change is about the question: only one that is restates (the pair loop's floor)
     followed: set[int] = set()
     bottom = min(scores[cid] for cid in ranked) * BELOW
+    asked: frozenset[str] = frozenset()
+    subject: frozenset[str] = frozenset()
     if profiles is not None:
         others = (s for cid in ranked for s in statements_of(rows[cid]) if not s.change)
         kinds = kinds_of_things({**value_kinds(others, query, frequencies, total, profiles, whole=True), **kinds})
-        if kinds and not past:  # asked about before, it took other things' histories (varied th 0.773 -> 0.74)
-            kinds = said_of_the_kind(kinds, query, frequencies, profiles)
-        if more is not None:  # the changes the search did not find, of the thing asked about (search.followup)
-            kinds = {**partners_kinds(kinds, query, frequencies, total, profiles), **kinds}
-            for cid, row in follow_up(query, kinds, more, profiles.holding, frequencies(sorted(query))).items():
+        if kinds:  # no name stands for a word of the question: it has no kind and no subject to follow up
+            counts = frequencies(sorted(query))
+            if not past:  # asked about before, it took other things' histories (varied th 0.773 -> 0.74)
+                kinds = said_of_the_kind(kinds, query, counts, profiles)
+            if more is not None:
+                kinds = {**partners_kinds(kinds, query, frequencies, total, profiles), **kinds}
+            # the words of the question no name stands for are its subject ("billing" of its cache)
+            asked, subject = split_question(query, kinds, profiles.holding, counts)
+        if more is not None and asked:  # the changes the search did not find, of the thing asked about
+            for cid, row in follow_up(query, kinds, asked, subject, more).items():
                 if cid not in scores and is_dated(row):
                     rows[cid], scores[cid] = row, bottom
                     ranked.append(cid)
@@ -154,9 +161,6 @@ def rerank(
         scores[cid] = max(peers, default=bottom)
     notes = dict.fromkeys(followed, "found by the subject and a name of the kind asked about")
     _lift_named(scores, foci, [cid for cid in ranked if cid not in followed], notes)
-    subject: frozenset[str] = frozenset()  # the words of the question no name stands for ("billing" of its cache)
-    if kinds and profiles is not None:
-        subject = split_question(query, kinds, profiles.holding, frequencies(sorted(query)))[1]
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     # of those, the ones that say the same of it as it of them: its history, not a better match of a weaker one
     same: dict[int, list[int]] = {cid: [] for cid in foci}
@@ -278,7 +282,7 @@ def _before_first(
         older = [cid for cid, later in newer.items() if current in later]
         naming = [cid for cid in older if named(current, cid)]
         # a statement of a value names one (a thing of a kind asked about): not "billing's CDN was slow today"
-        older = [cid for cid in older if cid in naming or _names_a_kind(foci[cid], kinds)] or older
+        older = [cid for cid in older if cid in naming or _named_kind(foci[cid], kinds)] or older
         # the statement it replaced: one it names the value of, else one that was itself a change, else the latest
         replaced = naming or [cid for cid in older if foci[cid].change]
         previous = max(replaced or older, key=lambda cid: foci[cid].when, default=None)
@@ -320,7 +324,3 @@ def _same_kind(
 
 def _named_kind(focus: Focus, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> frozenset[str]:
     return stands_for(focus.said, kinds) if focus.said is not None else frozenset()
-
-
-def _names_a_kind(focus: Focus, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> bool:
-    return focus.said is not None and bool(stands_for(focus.said, kinds))

@@ -29,13 +29,13 @@ Holding = Callable[[list[Name], str], tuple[int, int]]  # (names, word) -> their
 def follow_up(
     query: Mapping[str, float],
     kinds: Mapping[Name, frozenset[str]],
+    asked: frozenset[str],
+    subject: frozenset[str],
     read: Followed,
-    holding: Holding | None = None,
-    counts: Mapping[str, int] | None = None,
 ) -> dict[int, ChunkRow]:
-    """The chunks holding a word of the question's subject and a name of the kind it asks about; none when no name
-    stands for a word of the question, or the question has no other word."""
-    asked, subject = split_question(query, kinds, holding, counts)
+    """The chunks holding a word of the question's subject and a name of the kind it asks about (`asked` and
+    `subject`: split_question's); none when no name stands for a word of the question, or the question has no other
+    word."""
     heaviest = sorted(subject, key=lambda word: (-query[word], word))[:SUBJECT_WORDS]
     if not asked or not heaviest:
         return {}

@@ -109,15 +109,18 @@ class NameKinds:
 
     def holding(self, names: Iterable[Name], word: str) -> tuple[int, int]:
         """How many of the statements that name these names (as last read for their kinds) hold a word, of how many."""
-        with self._lock:
-            profiles = [found for name in names if (found := self._profiles.get(_key(name))) is not None]
+        profiles = self._kept(names)
         return sum(profile.holding(word) for profile in profiles), sum(len(profile.said) for profile in profiles)
 
     def partners_of(self, names: Iterable[Name], query: Mapping[str, float]) -> list[Name]:
         """The names these names (as last read for their kinds) replaced or were replaced by, the most written first."""
-        with self._lock:
-            profiles = [found for name in names if (found := self._profiles.get(_key(name))) is not None]
+        profiles = self._kept(names)
         return list(dict.fromkeys(partner for profile in profiles for partner in _chosen(profile.partners, query)))
+
+    def _kept(self, names: Iterable[Name]) -> list[Profile]:
+        """The profiles kept of these names; a name not read (or no longer kept) has none."""
+        with self._lock:
+            return [found for name in names if (found := self._profiles.get(_key(name))) is not None]
 
     def _profile(self, name: Name, hits: int) -> Profile:
         if hits < KIND_SUPPORT:
