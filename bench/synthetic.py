@@ -11,6 +11,18 @@ from bench.datasets import load_scifact
 
 SECTIONS_PER_FILE = 10
 FIRST_DAY = dt.date(2023, 1, 1)
+SHORT_QUERIES = (
+    "insulin resistance",
+    "T cells",
+    "mortality risk",
+    "vitamin D",
+    "gene expression",
+    "BRCA1",
+    "p53 mutation",
+    "randomized trial",
+    "mouse model",
+    "HIV",
+)
 
 
 def sentences() -> list[str]:
@@ -46,24 +58,18 @@ def build(workspace: Path, chunks: int, seed: int = 7, dated: bool = False) -> P
     return workspace
 
 
-def queries(count: int, seed: int = 11) -> list[str]:
-    """Realistic queries: SciFact claims, plus short keyword and identifier-style ones."""
+def queries(count: int, seed: int = 11, *, repeated: bool = True) -> list[str]:
+    """Realistic queries: SciFact claims, plus short keyword and identifier-style ones. Repeated: drawn with
+    replacement, a third of them short, as an agent asks again; else each once (in a shuffled order, over again
+    only past all of them), so that no query's vector is already cached when it is asked."""
     dataset = load_scifact()
     rng = random.Random(seed)
     claims = list(dataset.queries.values())
-    short = [
-        "insulin resistance",
-        "T cells",
-        "mortality risk",
-        "vitamin D",
-        "gene expression",
-        "BRCA1",
-        "p53 mutation",
-        "randomized trial",
-        "mouse model",
-        "HIV",
-    ]
+    if not repeated:
+        pool = claims + list(SHORT_QUERIES)
+        rng.shuffle(pool)
+        return [pool[i % len(pool)] for i in range(count)]
     out = []
     for i in range(count):
-        out.append(rng.choice(short) if i % 3 == 2 else rng.choice(claims))
+        out.append(rng.choice(SHORT_QUERIES) if i % 3 == 2 else rng.choice(claims))
     return out

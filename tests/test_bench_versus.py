@@ -1,12 +1,13 @@
 """bench.versus measures on dated daily notes, as an agent keeps them: each synthetic note is dated by its name, a
-day after the one before, so the ranking by time runs on every search it times."""
+day after the one before, so the ranking by time runs on every search it times; and it asks each query once, so that
+no hybrid search it times finds the query's vector cached."""
 
 from __future__ import annotations
 
 import itertools
 from pathlib import Path
 
-from bench.synthetic import FIRST_DAY, build
+from bench.synthetic import FIRST_DAY, build, queries
 from memoryd.sources.metadata import note_date
 
 
@@ -22,3 +23,12 @@ def test_dated_notes_are_one_a_day_and_read_as_dated(tmp_path: Path) -> None:
     plain = sorted((build(tmp_path / "plain", 95) / "memory").rglob("*.md"))
     assert len(plain) == 10
     assert not any(note_date(path.name) for path in plain)  # the plain layout stays undated
+
+
+def test_the_queries_it_times_are_each_asked_once() -> None:
+    asked = queries(300, repeated=False)
+    assert len(asked) == 300
+    assert len(set(asked)) == 300
+    assert queries(300, repeated=False) == asked  # the same for both sides and every run
+    again = queries(300)
+    assert len(set(again)) < 200  # as an agent asks: repeated (what the other benches time)
