@@ -730,3 +730,28 @@ def test_a_change_of_the_subject_to_a_thing_of_the_kind_restates_what_it_said_of
     other = {**texts, "2025-06-02": "- billing runs on DigitalOcean now."}
     scores = _reranked(other, question, {1: 1.0, 2: 0.6})
     assert scores[1] > scores[2], scores
+
+
+def test_asked_what_came_before_another_things_history_is_not_the_answer() -> None:
+    """Asked what catalog's cache store was before, analytics' move of its cache store (it scores better, and its two
+    statements restate each other) is another thing's history: it is not put first, and catalog's statement stays
+    above it."""
+    texts = {
+        "2025-01-10": "- catalog uses Valkey for its cache store.",
+        "2025-06-02": "- catalog keeps its sessions in Redis now.",
+        "2025-04-01": "- analytics uses Memcached as its cache store.",
+        "2025-07-01": "- Replaced Memcached with Dragonfly as the cache store for analytics.",
+        "2025-02-01": "- Valkey is the cache store of shipping.",
+        "2025-02-02": "- ledger: the cache store is Valkey.",
+        "2025-02-03": "- Dragonfly is the cache store of search.",
+        "2025-02-04": "- auth: the cache store is Dragonfly.",
+        "2025-02-05": "- Memcached is the cache store of mail.",
+        **{f"2025-05-{day:02d}": f"- Standup: catalog is on track for sprint {day}." for day in range(1, 9)},
+        **OTHER_NOTES,
+    }
+    rows, frequencies, kinds = _indexed(texts)
+    scores = {1: 1.0, 2: 0.5, 3: 0.9, 4: 0.8}
+    rerank(
+        scores, rows, "What was the previous cache store of catalog?", frequencies, len(rows), past=True, profiles=kinds
+    )
+    assert scores[1] > max(scores[3], scores[4]), scores
