@@ -196,11 +196,11 @@ def rerank(
                 restates = named(later, earlier) or _same_kind(foci[later], said, subject, kinds, query)
             if restates:
                 newer[earlier].append(later)
-                if both_ways:
+                # asked about before, a history is the subject's: analytics' cache store says nothing of catalog's
+                if both_ways and (not past or not subject or subject & said.terms & foci[later].terms):
                     same[earlier].append(later)
     if past:
-        named = named or _named_values(foci, query, frequencies)
-        _before_first(scores, foci, same, notes, named, kinds, _of_subject(subject))
+        _before_first(scores, foci, same, notes, named or _named_values(foci, query, frequencies), kinds)
         return notes
     for cid, found in foci.items():
         if found.marked:
@@ -271,13 +271,11 @@ def _before_first(
     notes: dict[int, str],
     named: Callable[[int, int], bool],
     kinds: Mapping[tuple[str, ...], frozenset[str]],
-    of_subject: Callable[[Focus, Focus], bool],
 ) -> None:
     """For a question about before: the statement just before the current one ranks first, the current one right
     after it (asked "what did we use before?", both are the answer's context). The thing asked about is the one whose
-    two statements are of the question's subject and whose current statement holds most of the question (then scores
-    best): its two go above every other candidate; any other thing's previous statement only trades places with its
-    current one."""
+    current statement holds most of the question (then scores best): its two go above every other candidate; any
+    other thing's previous statement only trades places with its current one."""
     chains = []
     for current, found in foci.items():
         if newer[current] or found.marked:
@@ -290,27 +288,19 @@ def _before_first(
         replaced = naming or [cid for cid in older if foci[cid].change]
         previous = max(replaced or older, key=lambda cid: foci[cid].when, default=None)
         if previous is not None:
-            chains.append((of_subject(found, foci[previous]), found.weight, scores[current], current, previous))
+            chains.append((found.weight, scores[current], current, previous))
     if not chains:
         return
     top = max(scores.values())
-    chains.sort(key=lambda chain: chain[:3], reverse=True)
-    for rank, (subjects, _, _, current, previous) in enumerate(chains):
-        if rank == 0 and subjects:
+    chains.sort(key=lambda chain: (chain[0], chain[1]), reverse=True)
+    for rank, (_, _, current, previous) in enumerate(chains):
+        if rank == 0:
             scores[previous], scores[current] = top / BELOW**2, top / BELOW
         elif scores[previous] <= scores[current]:
             scores[previous], scores[current] = scores[current], scores[current] * BELOW
         else:
             continue
         notes[previous] = _also(notes.get(previous), "the statement before the current one")
-
-
-def _of_subject(subject: frozenset[str]) -> Callable[[Focus, Focus], bool]:
-    """Whether two statements share a word of the question's subject ("catalog" of "the previous cache store of
-    catalog": analytics' cache store is another thing's); with no subject known, any two do."""
-    if not subject:
-        return lambda current, previous: True
-    return lambda current, previous: bool(subject & current.terms & previous.terms)
 
 
 def _same_kind(
