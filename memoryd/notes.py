@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -144,8 +145,12 @@ def append_entry(agent: AgentConfig, text: str, path: str | None) -> tuple[Path,
         target.parent.mkdir(parents=True, exist_ok=True)
         write_target(agent, path)  # again, now that the folders exist: nothing was swapped in meanwhile
         existing = target.read_bytes() if target.exists() else b""
+        # made read-only by its owner: kept so, as forget and update keep it (root may write it anyway)
+        read_only = target.exists() and not target.stat().st_mode & stat.S_IWUSR
     except OSError as exc:
         raise RequestError(f"could not write {target.name}: {exc.strerror or exc}") from exc
+    if read_only:
+        raise RequestError(f"{target.name} is read-only; nothing written")
     prefix = "" if not existing or existing.endswith(b"\n") else "\n"
     if existing.strip():
         prefix += "\n"  # a blank line between entries

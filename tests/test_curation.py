@@ -483,25 +483,40 @@ def test_a_stale_save_after_an_edit_gets_the_edit_made_again(memory: AgentMemory
 
 def test_write_with_supersedes_strikes_the_old_lines_and_links_the_new(memory: AgentMemory, workspace: Path) -> None:
     done = memory.write("billing uses Memcached as the cache for invoices", supersedes="memory/services.md#L3")
-    assert done["written"] and done["superseded"] == "memory/services.md#L3-L4"
+    assert done["written"] and done["superseded"] == "memory/services.md#L3-L3"
     new = done["citation"]
     lines = (workspace / "memory" / "services.md").read_text().split("\n")
-    assert lines[2] == f"- ~~{REDIS}~~"
     day, link = new.split("/")[1].split(".")[0], new.split("/", 1)[1]
-    assert lines[3] == f"  *(superseded {day} by [{new}]({link}))*"
-    assert lines[4] == "- the deploy queue is RabbitMQ with three workers"
+    assert lines[2] == f"- ~~{REDIS}~~ *(superseded {day} by [{new}]({link}))*"
+    assert lines[3] == "- the deploy queue is RabbitMQ with three workers"  # no line added: citations below hold
     assert "Memcached" in (workspace / new.split("#")[0]).read_text()
     assert memory.edits.list_changes()[0]["kind"] == "supersede"
+
+
+def test_two_supersedes_from_one_searchs_citations_strike_the_lines_cited(memory: AgentMemory, workspace: Path) -> None:
+    """An agent supersedes two statements of one note with the citations one search gave: the first mark adds no
+    line, so the second citation still names its statement (it named the line above before)."""
+    note = write(
+        workspace / "memory" / "f.md",
+        "# Facts\n\n- The office opens at 8.\n- It closes at 18.\n- Parking is in lot B.\n",
+    )
+    memory.sync()
+    memory.write("The office opens at 9 now.", path="memory/f2.md", supersedes="memory/f.md#L3")
+    memory.write("Parking moved to lot C.", path="memory/f2.md", supersedes="memory/f.md#L5")
+    lines = note.read_text().split("\n")
+    assert lines[2].startswith("- ~~The office opens at 8.~~ *(superseded ")
+    assert lines[3] == "- It closes at 18."
+    assert lines[4].startswith("- ~~Parking is in lot B.~~ *(superseded ") and "f2.md#L3-L3" in lines[4]
 
 
 def test_a_supersede_within_one_note_cites_and_links_the_new_entry_where_it_ends_up(
     memory: AgentMemory, workspace: Path
 ) -> None:
-    """The mark line goes below the old statement, above the new entry appended to the same note: the answer and
-    the link name the new entry's lines after the mark, not before."""
+    """The mark goes on the old statement's line, above the new entry appended to the same note: the answer and the
+    link name the new entry's lines as they are once marked."""
     first = memory.write("the ledger runs on Postgres 14 in eu-west")
     done = memory.write("the ledger runs on Postgres 16 in eu-central now", supersedes=first["citation"])
-    struck = f"{first['path']}#L{first['start_line']}-L{first['start_line'] + 1}"
+    struck = f"{first['path']}#L{first['start_line']}-L{first['start_line']}"
     assert done["path"] == first["path"] and done["superseded"] == struck
     assert "Postgres 16" in memory.get(done["path"], done["start_line"], 1)["text"]
     assert done["end_line"] - done["start_line"] == 0
@@ -530,7 +545,7 @@ def test_a_supersedes_is_checked_once_by_one_check_under_the_write_lock(
     memory.write("billing uses Memcached as the cache for invoices", supersedes="memory/services.md#L3")
     assert locked and all(locked) and len(locked) >= 2  # the check before the write, and the supersede's
     with pytest.raises(RequestError, match="superseded already"):
-        memory.write("billing uses Valkey as the cache for invoices", supersedes="memory/services.md#L3-L4")
+        memory.write("billing uses Valkey as the cache for invoices", supersedes="memory/services.md#L3")
     assert "Valkey" not in hits(memory, "billing Valkey")
 
 
@@ -653,14 +668,15 @@ def test_a_purge_leaves_no_copy_of_the_text_in_earlier_change_records(
     seen = memory.get("memory/services.md", 3, 1)["hash"]
     memory.edits.update("memory/services.md#L3", "- billing uses Memcached as the cache since the outage", seen)
     memory.write("the deploy queue is NATS with five workers now", supersedes="memory/services.md#L4")
-    memory.edits.forget("memory/services.md#L7")  # Alice's line (the mark moved it down): its record keeps it
+    memory.edits.forget("memory/services.md#L6")  # Alice's line: its record keeps it
     folder = memory.agent.store.parent / "changes"
     assert b"since the outage" in b"".join(p.read_bytes() for p in folder.iterdir())
     target = "memory/services.md#L3" if purged == "lines" else "memory/services.md"
     done = memory.edits.forget(target, purge=True)
     held = b"".join(data for data in tree(memory.agent.store.parent).values() if isinstance(data, bytes))
     assert b"since the outage" not in held and b"Redis" not in held  # the update's old and new lines both
-    assert b"RabbitMQ" not in held  # the supersede kept the purged line as the one above its own: it went too
+    # the supersede kept the purged line as the one above its own: its record went too
+    assert b"RabbitMQ" not in (folder / "00000002.json").read_bytes()
     assert (b"jasmine" in held) == (purged == "lines")  # a record of another line keeps it, unless the note went
     assert done["scrubbed"] == ([1, 2] if purged == "lines" else [1, 2, 3]) and done["change"] == 4
     listed = {c["id"]: c for c in memory.edits.list_changes()}
@@ -984,7 +1000,7 @@ def test_a_duplicate_written_with_supersedes_still_marks_the_old_statement(
     first = memory.write("billing uses Memcached as the cache for invoices", path="memory/new.md")
     again = memory.write("Billing uses Memcached as the cache for invoices.", supersedes="memory/services.md#L3")
     assert again["written"] is False and again["duplicate_of"] == first["citation"]
-    assert again["superseded"] == "memory/services.md#L3-L4"
+    assert again["superseded"] == "memory/services.md#L3-L3"
     assert f"~~{REDIS}~~" in (workspace / "memory" / "services.md").read_text()
 
 
@@ -1084,7 +1100,7 @@ def test_lines_superseded_already_are_not_superseded_again(memory: AgentMemory, 
         "billing uses Memcached as the cache for invoices", path="memory/new.md", supersedes="memory/services.md#L3"
     )
     before = state(memory)
-    for cited in ("memory/services.md#L3", "memory/services.md#L3-L4", "memory/services.md#L4"):
+    for cited in ("memory/services.md#L3", "memory/services.md#L2-L3"):  # struck, and struck after a blank
         with pytest.raises(RequestError, match="superseded already"):
             memory.write("billing uses Valkey as the cache", path="memory/new.md", supersedes=cited)
     assert state(memory) == before

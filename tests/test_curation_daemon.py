@@ -185,7 +185,7 @@ def test_forget_by_query_update_supersede_and_undo_over_rpc(running: d.Daemon, n
     stale = client.update(f"{name}#L4", "- something else", seen["hash"])
     assert stale["updated"] is None and stale["current"]["text"] == "- the deploy queue is NATS with five workers"
     wrote = client.write("billing uses Memcached as the cache for invoices", supersedes=f"{name}#L3")
-    assert wrote["written"] and wrote["superseded"] == f"{name}#L3-L4"
+    assert wrote["written"] and wrote["superseded"] == f"{name}#L3-L3"
     assert "~~billing uses Redis as the cache for invoices~~" in note.read_text()
     again = client.write("Billing uses Memcached as the cache for invoices.")
     assert again["written"] is False and again["duplicate_of"] == wrote["citation"]
@@ -206,6 +206,8 @@ def test_bad_input_over_rpc_is_a_clear_error_and_changes_nothing(running: d.Daem
         lambda: client.update("sessions/chat.jsonl#L2", "x", "y"),
         lambda: client.update(f"{name}#L9-L3", "x", "y"),
         lambda: client.write("billing uses Memcached", supersedes=f"{name}#L99"),
+        lambda: client.write("a stray \0 byte would make the note binary to every reader", path=name),
+        lambda: client.update(f"{name}#L3", "colour \x1b[31mred", client.get(name, 3, 1)["hash"]),
     ):
         with pytest.raises(RemoteError) as refused:
             call()
@@ -215,6 +217,8 @@ def test_bad_input_over_rpc_is_a_clear_error_and_changes_nothing(running: d.Daem
     try:
         with pytest.raises(RemoteError, match="read-only"):
             client.forget(f"{name}#L3")
+        with pytest.raises(RemoteError, match="read-only"):  # whoever runs the daemon, root too
+            client.write("a new line for a note its owner made read-only", path=name)
     finally:
         note.chmod(0o644)
     assert note.read_bytes() == before and client.changes()["changes"] == changes
@@ -250,6 +254,32 @@ def memctl(daemon: d.Daemon, *args: str, stdin: str | None = None) -> subprocess
         timeout=120,
         env=env,
     )
+
+
+def test_memctl_forgets_by_a_query_only_what_its_confirm_token_was_shown(running: d.Daemon, note: Path) -> None:
+    """`--confirm TOKEN` forgets the matches the token stands for: a line that matches since was never shown, so
+    nothing is forgotten and the new matches come back with their own token."""
+    tag = note.stem
+    query = f"{tag} ferry pier"
+    write(note, note.read_text() + f"- {tag}: the ferry leaves at noon from pier 4.\n")
+    with MemoryClient(running.socket) as client:
+        assert client.sync(timeout=60)["done"]
+    shown = memctl(running, "--json", "forget", "--query", query)
+    token = json.loads(shown.stdout)["confirm"]
+    assert [m["snippet"].count("ferry") for m in json.loads(shown.stdout)["matches"]] == [1], shown.stdout
+    write(note, note.read_text() + f"- {tag}: the ferry to pier 9 carries the backup tapes.\n")
+    with MemoryClient(running.socket) as client:
+        assert client.sync(timeout=60)["done"]
+    before = note.read_text()
+    stale = memctl(running, "forget", "--query", query, "--confirm", token)
+    assert stale.returncode == 1 and "--confirm" in stale.stdout, stale.stdout + stale.stderr
+    assert note.read_text() == before  # the line never shown is not forgotten, nor the one shown
+    again = memctl(running, "--json", "forget", "--query", query)
+    out = memctl(running, "forget", "--query", query, "--confirm", json.loads(again.stdout)["confirm"])
+    assert out.returncode == 0 and "Forgotten:" in out.stdout, out.stdout + out.stderr
+    assert "ferry" not in note.read_text()
+    wrong = memctl(running, "forget", f"{note.name}#L3", "--confirm", token)
+    assert wrong.returncode != 0 and "--query" in wrong.stderr
 
 
 def test_memctl_forget_edit_undo_and_changes(running: d.Daemon, note: Path) -> None:
@@ -377,3 +407,58 @@ def test_a_fact_forgotten_right_after_it_was_written_stays_forgotten(running: d.
     running.wait_idle(60)
     assert wrong not in (running.workspace / "memory" / "journal.md").read_text()
     assert wrong.split()[2] not in "\n".join(h.snippet for h in client.search(wrong, mode="keyword"))
+
+
+def test_undo_of_a_whole_note_forget_whose_text_a_transcript_repeats_finds_both_again(running: d.Daemon) -> None:
+    tag = "z" + os.urandom(4).hex()
+    said = f"The {tag} backup server lives in the Frankfurt rack number twelve."
+    note = write(running.workspace / "memory" / f"{tag}.md", f"# W\n\n- {said}\n")
+    write(
+        running.workspace / "sessions" / f"{tag}.jsonl",
+        json.dumps(
+            {
+                "type": "message",
+                "timestamp": "2026-11-20T10:00:00Z",
+                "message": {"role": "user", "content": f"FYI {said.lower()} ok?"},
+            }
+        )
+        + "\n",
+    )
+    client = running.client()
+    assert client.sync(timeout=60)["done"]
+    found = lambda: {hit.path for hit in client.search(f"{tag} backup Frankfurt", mode="keyword")}  # noqa: E731
+    assert found() == {f"memory/{tag}.md", f"sessions/{tag}.jsonl"}
+    client.forget(f"memory/{tag}.md")
+    assert found() == set()
+    client.undo()
+    assert note.exists()
+    d.eventually(lambda: found() == {f"memory/{tag}.md", f"sessions/{tag}.jsonl"}, timeout=10)
+    running.wait_idle(60)
+    assert found() == {f"memory/{tag}.md", f"sessions/{tag}.jsonl"}
+
+
+def test_a_transcript_line_forgotten_twice_and_undone_twice_is_found_again(running: d.Daemon) -> None:
+    tag = "z" + os.urandom(4).hex()
+    lines = [
+        json.dumps(
+            {
+                "type": "message",
+                "timestamp": "2026-11-20T10:00:00Z",
+                "message": {"role": "user", "content": f"{tag} fact {n}: the {w} is in drawer {n}"},
+            }
+        )
+        for n, w in enumerate(("kiwis", "plums", "limes"))
+    ]
+    write(running.workspace / "sessions" / f"{tag}.jsonl", "\n".join(lines) + "\n")
+    client = running.client()
+    assert client.sync(timeout=60)["done"]
+    path = f"sessions/{tag}.jsonl"
+    snippets = lambda: " ".join(hit.snippet for hit in client.search(f"{tag} plums drawer", mode="keyword"))  # noqa: E731
+    assert "plums" in snippets()
+    client.forget(f"{path}#L2-L2")
+    client.forget(f"{path}#L2-L2")
+    assert "plums" not in snippets()
+    client.undo(2)
+    assert "plums" in client.get(path, 2, 1)["text"]
+    running.wait_idle(60)
+    assert "plums" in snippets()

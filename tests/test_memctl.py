@@ -63,6 +63,9 @@ def test_get_write_status_sync_agents(running: d.Daemon) -> None:
     assert memctl(running, "get", "MEMORY.md#L1-L1").stdout.strip() == "# Auth"
     wrote = memctl(running, "write", "-", "--path", "ideas.md", stdin="Try a kanban board for chores\n")
     assert wrote.returncode == 0 and wrote.stdout.strip() == "wrote memory/ideas.md#L1-L1"
+    again = memctl(running, "write", "Try a Kanban board for chores.", "--path", "ideas.md")  # the same fact
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "already in memory as memory/ideas.md#L1-L1; nothing written"
     assert "memory/ideas.md#L1-L1" in memctl(running, "search", "kanban chores").stdout
     status = memctl(running, "status")
     assert "main: 2 files" in status.stdout and "watcher watching" in status.stdout

@@ -153,7 +153,9 @@ def get(args: Parsed) -> int:
 def write(args: Parsed) -> int:
     body = sys.stdin.read() if args["text"] == "-" else args["text"]
     done = ask(args, lambda client: client.write(body, agent=args["agent"], **args.schema_values("write")))
-    return emit(args, done, f"wrote {done['citation']}")
+    from memoryd_client.render import write_text
+
+    return emit(args, done, write_text(done))
 
 
 def status_line(agent: dict[str, Any]) -> str:

@@ -15,6 +15,8 @@ from memoryd_client.command_line import Parsed, UsageError
 from memoryd_client.commands import ask, emit
 from memoryd_client.render import forget_text
 
+CLI_AGAIN = "run again with --confirm {token}"
+
 _CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
 
@@ -23,18 +25,22 @@ def forget(args: Parsed) -> int:
     query = args["query"]
     if (target is None) == (query is None):
         raise UsageError("name one thing to forget: a CITATION (or a note's path), or --query", args.path)
+    if args["confirm"] is not None and query is None:
+        raise UsageError("--confirm goes with --query: the token its first call gave", args.path)
     options = {"expect": args["expect"], "purge": args["purge"], "agent": args["agent"]}
     if query is None:
         done = ask(args, lambda client: client.forget(target, **options))
-        emit(args, done, forget_text(done))
+        emit(args, done, forget_text(done, CLI_AGAIN))
         return 1 if done.get("conflict") else 0
+    if args["confirm"] is not None:  # the matches that token stands for, or (they changed since) none
+        return _forgot(args, ask(args, lambda client: client.forget(query=query, confirm=args["confirm"], **options)))
     shown = ask(args, lambda client: client.forget(query=query, **options))
     if not shown["matches"]:
         return emit(args, shown, "Nothing matched; nothing forgotten.")
     if not args["yes"]:
         if args["json"] or not sys.stdin.isatty():
-            emit(args, shown, forget_text(shown))
-            print("(nothing forgotten: run again with --yes, or at a terminal to be asked)", file=sys.stderr)
+            emit(args, shown, forget_text(shown, CLI_AGAIN))
+            print("(nothing forgotten: run again with its --confirm, or --yes, or at a terminal)", file=sys.stderr)
             return 1
         for match in shown["matches"]:
             print(f"{match['citation']}\n    {match['snippet'].strip()[:300].replace(chr(10), chr(10) + '    ')}")
@@ -42,9 +48,13 @@ def forget(args: Parsed) -> int:
         if answer not in ("y", "yes"):
             print("nothing forgotten")
             return 1
-    done = ask(args, lambda client: client.forget(query=query, confirm=shown["confirm"], **options))
-    emit(args, done, forget_text(done))
-    # the matches changed between the two calls (nothing forgotten), or some lines did (not those)
+    return _forgot(args, ask(args, lambda client: client.forget(query=query, confirm=shown["confirm"], **options)))
+
+
+def _forgot(args: Parsed, done: dict[str, Any]) -> int:
+    """A confirmed query forget's answer, and its exit status: 1 when the matches changed between the two calls
+    (nothing forgotten) or some lines did (not those)."""
+    emit(args, done, forget_text(done, CLI_AGAIN))
     return 1 if done.get("matches") is not None or any(r.get("conflict") for r in done.get("results", [])) else 0
 
 

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from memoryd_client.protocol.schema import METHODS
 from memoryd_client.protocol.validation import annotation
-from memoryd_client.render import dated, forget_text, hit_citation
+from memoryd_client.render import dated, forget_text, hit_citation, write_text
 from memoryd_client.stub import ClientError, DaemonNotRunning, MemoryClient, RemoteError
 
 DEFAULT_BUDGET = 4000
@@ -155,11 +155,8 @@ def build_server(bridge: Bridge) -> Any:
         return f"{head}\n{got['text']}"
 
     def memory_write(**arguments: Any) -> str:
-        done = bridge.call("write", **arguments)
-        if done.get("duplicate_of"):
-            return f"Already in memory as {done['duplicate_of']}; nothing written."
-        marked = f"; marked {arguments.get('supersedes')} superseded" if done.get("superseded") else ""
-        return f"Saved as {done['citation']}{marked}"
+        text = write_text(bridge.call("write", **arguments), "Saved as")
+        return text[0].upper() + text[1:]
 
     def memory_forget(**arguments: Any) -> str:
         return forget_text(bridge.call("forget", **arguments))

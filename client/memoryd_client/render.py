@@ -6,6 +6,7 @@ from memoryd_client.stub import ClientError, DaemonNotRunning, RemoteError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from memoryd_client.protocol.results import SearchResults
@@ -85,8 +86,23 @@ def explain_line(e: dict[str, Any]) -> str:
     return "[" + ", ".join(parts) + f" -> {num(e.get('final'))}]"
 
 
-def forget_text(done: dict[str, Any]) -> str:
-    """A forget's answer as a tool reads it: what went, the matches to confirm, or why nothing changed."""
+def write_text(done: Mapping[str, Any], wrote: str = "wrote") -> str:
+    """A write's answer in a line: where it went, or the entry that already says it; the statement it marked
+    superseded; and a note saved but not yet searchable."""
+    if done.get("duplicate_of"):
+        text = f"already in memory as {done['duplicate_of']}; nothing written"
+    else:
+        text = f"{wrote} {done['citation']}"
+    if done.get("superseded"):
+        text += f"; marked {done['superseded']} superseded"
+    if done.get("indexed") is False:
+        text += f" (saved, not searchable yet: {done.get('index_error') or 'not indexed'})"
+    return text
+
+
+def forget_text(done: dict[str, Any], again: str = "call again with confirm={token}") -> str:
+    """A forget's answer as a tool reads it: what went, the matches to confirm (`again`: how, with the token), or why
+    nothing changed."""
     if done.get("conflict") and done.get("current"):
         current = done["current"]
         return f"Nothing forgotten: {done['conflict']}. Current text of {current['citation']}:\n{current['text']}"
@@ -94,11 +110,12 @@ def forget_text(done: dict[str, Any]) -> str:
         if not done["matches"]:
             return "Nothing matched; nothing forgotten."
         shown = "\n".join(f"- {m['citation']}: {m['snippet'].strip()[:200]}" for m in done["matches"])
-        again = done.get("conflict", "")
-        return f"{again}\nThese would be forgotten:\n{shown}\nTo forget them, call again with confirm={done['confirm']}"
+        how = again.format(token=done["confirm"])
+        return f"{done.get('conflict', '')}\nThese would be forgotten:\n{shown}\nTo forget them, {how}"
     gone = done["forgotten"]
     if not isinstance(gone, list):
-        return f"Forgotten: {gone}"
+        late = done.get("indexed") is False  # the note is changed; the index, not yet: search may still show it
+        return f"Forgotten: {gone}" + (f" (not out of the index yet: {done.get('index_error')})" if late else "")
     refused = [r["conflict"] for r in done.get("results", []) if r.get("conflict")]  # changed in between
     text = f"Forgotten: {', '.join(g for g in gone if g) or 'nothing'}"
     return text + (f"\nNot forgotten ({len(refused)}): " + "; ".join(refused) if refused else "")

@@ -112,9 +112,9 @@ def same_text(a: str, b: str) -> bool:
 
 
 def struck(lines: list[str], day: dt.date, by: str, link: str) -> list[str]:
-    """Superseded lines as memoryd marks them: struck through, then a line that says when and by what."""
+    """Superseded lines as memoryd marks them: struck through, the last one followed by when and by what. As many
+    lines as before: a citation of a line below, given before the mark, still names that line."""
     out = []
-    indent = ""
     for line in lines:
         if not line.strip() or STRUCK.match(line) or MARK.search(line):
             out.append(line)
@@ -122,14 +122,12 @@ def struck(lines: list[str], day: dt.date, by: str, link: str) -> list[str]:
         match = _LIST.match(line)
         if match:
             out.append(f"{match[1]}~~{match[2].rstrip()}~~")
-            indent = indent or " " * len(match[1])
         else:
             body = line.rstrip()
             lead = len(body) - len(body.lstrip())
             out.append(f"{body[:lead]}~~{body[lead:]}~~")
-    while out and not out[-1].strip():
-        out.pop()
-    out.append(f"{indent}*(superseded {day.isoformat()} by [{by}]({link}))*")
+    last = max((i for i, line in enumerate(out) if line.strip()), default=len(out) - 1)
+    out[last] = f"{out[last].rstrip()} *(superseded {day.isoformat()} by [{by}]({link}))*"
     return out
 
 

@@ -83,7 +83,7 @@ def _date(row: ChunkRow) -> str:
 
 
 def _superseded(text: str, line_of: Callable[[int], int], start: int, end: int) -> str | None:
-    """How the cited lines are marked superseded ("2026-11-27 by path#L5-L5"): the mark under them, within the
+    """How the cited lines are marked superseded ("2026-11-27 by path#L5-L5"): the mark after them, within the
     entry they belong to."""
     if "*(superseded " not in text:  # the mark's own words: most results have none, and entries() costs
         return None

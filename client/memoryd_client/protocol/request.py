@@ -19,8 +19,8 @@ def inspect_annotations(cls: type) -> dict[str, str]:
 class Param:
     """One parameter: its wire name, type (from the annotation), default, bounds, choices and help. `cli` is
     memctl's flags for it (None: not an option there; () for the default `--name`); `mcp` whether the MCP tool
-    offers it. A string may have a `max_length`; a `path` has no NUL; a name outside `known` is taken as
-    OTHER_CLIENT."""
+    offers it. A string may have a `max_length`; a `path` has no NUL; a note's `text` no control character but tab
+    and line ends; a name outside `known` is taken as OTHER_CLIENT."""
 
     __slots__ = (
         "choices",
@@ -34,6 +34,7 @@ class Param:
         "mcp",
         "name",
         "path",
+        "text",
         "types",
         "wire",
     )
@@ -51,11 +52,12 @@ class Param:
         wire: str | None = None,
         max_length: int | None = None,
         path: bool = False,
+        text: bool = False,
         known: tuple[str, ...] | None = None,
     ) -> None:
         self.default, self.help, self.ge, self.le, self.choices = default, help, ge, le, choices
         self.cli, self.mcp, self.wire = cli, mcp, wire or ""  # the attribute's name unless given
-        self.max_length, self.path, self.known = max_length, path, known
+        self.max_length, self.path, self.text, self.known = max_length, path, text, known
         self.name = ""
         self.types: tuple[str, ...] = ()
 

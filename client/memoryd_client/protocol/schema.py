@@ -150,7 +150,7 @@ class Write(Request):
         "again (`duplicate_of` names it)."
     )
     returns = "{path, start_line, end_line, citation, indexed, index_error, duplicate_of, superseded}"
-    text: str = param(help="What to remember: one self-contained statement.", cli=None)
+    text: str = param(help="What to remember: one self-contained statement.", cli=None, text=True)
     path: str | None = param(
         None, "Note under memory/ (default: memory/YYYY-MM-DD.md).", max_length=MAX_PATH_CHARS, path=True
     )
@@ -198,7 +198,7 @@ class Update(Request):
     )
     returns = "{updated, citation, path, change, indexed, index_error} | {updated: null, conflict, current}"
     citation: str = param(help="The lines to replace: path#L3-L5.", max_length=MAX_PATH_CHARS, path=True, cli=None)
-    text: str = param(help="Their new text (empty: remove them).", cli=("--text",))
+    text: str = param(help="Their new text (empty: remove them).", cli=("--text",), text=True)
     expect: str = param(help=EXPECT_HELP, cli=("--expect",))
     agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
 

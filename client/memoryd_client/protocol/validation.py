@@ -2,11 +2,12 @@
 library every search, and the MCP bridge takes its tool schemas from the same types.
 
 Strict: a string is not a number, 0 is not false, a map is not a list, numbers are finite, a string keeps to its
-length and a path holds no NUL."""
+length, a path holds no NUL and a note's text no control character but tab and line ends."""
 
 from __future__ import annotations
 
 import math
+import re
 from functools import partial
 from typing import Annotated, Any, Literal
 
@@ -34,6 +35,21 @@ def _no_nul(value: str) -> str:
     return value
 
 
+# what a note may hold: a NUL makes the note binary to every reader (the index skips it); the others are terminal
+# escapes and page breaks no one types into a memory
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _plain_text(value: str) -> str:
+    found = _CONTROL.search(value)
+    if found is not None:
+        raise ValueError(
+            f"a note's text cannot hold the control character U+{ord(found.group()):04X} (at character "
+            f"{found.start() + 1}): only tabs and line ends"
+        )
+    return value
+
+
 def _known(names: tuple[str, ...], value: str) -> str:
     """A name outside `names` as OTHER_CLIENT: what clients call themselves cannot grow the daemon's tables."""
     return value if value in names else OTHER_CLIENT
@@ -46,6 +62,8 @@ def _string(spec: Param, typ: Any) -> Any:
         checks.append(Field(max_length=spec.max_length))
     if spec.path:
         checks.append(AfterValidator(_no_nul))
+    if spec.text:
+        checks.append(AfterValidator(_plain_text))
     if spec.known:
         checks.append(AfterValidator(partial(_known, spec.known)))
     for check in checks:  # Annotated[Annotated[t, a], b] is Annotated[t, a, b]
