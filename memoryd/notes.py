@@ -157,8 +157,11 @@ def append_entry(agent: AgentConfig, text: str, path: str | None) -> tuple[Path,
     start_line = len(split_lines(existing.decode("utf-8", errors="replace"))) + 1
     start_line += 1 if existing.strip() else 0
     body = text.rstrip("\n") + "\n"
+    added = prefix + body
+    if b"\r\n" in existing:  # the note's own line ends: an entry in LF would leave it with two kinds
+        added = added.replace("\r\n", "\n").replace("\n", "\r\n")
     try:
-        append_durably(target, (prefix + body).encode("utf-8"))
+        append_durably(target, added.encode("utf-8"))
     except OSError as exc:
         raise RequestError(f"could not write {target.name}: {exc.strerror or exc}") from exc
     return target, start_line, start_line + len(split_lines(body)) - 1

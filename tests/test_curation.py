@@ -1398,3 +1398,19 @@ def test_memctl_edit_keeps_what_was_typed_in_the_editor_when_nothing_is_written(
     kept = [p for p in tmp_path.iterdir() if p.suffix == ".md"]
     assert len(kept) == 1 and kept[0].read_text() == typed and str(kept[0]) in out.err
     assert ("- billing uses Valkey" in out.out) == (failure == "conflict")  # a conflict shows the current text
+
+
+def test_a_write_keeps_a_crlf_notes_line_ends_and_a_superseded_heading_stays_a_heading(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    note = workspace / "memory" / "windows.md"
+    note.write_bytes(b"# Windows\r\n\r\n- typed on a Windows laptop\r\n")
+    memory.sync()
+    memory.write("the same note, once more", path="memory/windows.md")
+    data = note.read_bytes()
+    assert data.endswith(b"\r\n\r\nthe same note, once more\r\n") and data.count(b"\r\n") == data.count(b"\n"), data
+    memory.write("# Payments, the new section", path="memory/new.md", supersedes="memory/windows.md#L1")
+    first = note.read_text().split("\n")[0]
+    assert first.startswith("# ~~Windows~~ *(superseded "), first
+    with pytest.raises(RequestError, match="superseded already"):
+        memory.write("# Payments again", path="memory/new.md", supersedes="memory/windows.md#L1")

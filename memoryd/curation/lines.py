@@ -14,6 +14,8 @@ from memoryd.sources.entries import MARK, STRUCK
 _BREAK = re.compile(r"(\r\n|\r|\n)")
 # a list item's marker (and checkbox), kept outside the strike-through
 _LIST = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?)(.*)$")
+_HEADING = re.compile(r"^(\s{0,3}#{1,6}\s+)(.*)$")  # struck after its hashes: "# ~~S~~" stays a heading
+_FENCE = re.compile(r"^\s*(?:```|~~~)")  # a code block's fence is left whole: struck, it no longer closes the block
 
 
 class LinesOutside(ValueError):
@@ -116,17 +118,18 @@ def struck(lines: list[str], day: dt.date, by: str, link: str) -> list[str]:
     lines as before: a citation of a line below, given before the mark, still names that line."""
     out = []
     for line in lines:
-        if not line.strip() or STRUCK.match(line) or MARK.search(line):
+        if not line.strip() or STRUCK.match(line) or MARK.search(line) or _FENCE.match(line):
             out.append(line)
             continue
-        match = _LIST.match(line)
+        match = _LIST.match(line) or _HEADING.match(line)
         if match:
             out.append(f"{match[1]}~~{match[2].rstrip()}~~")
         else:
             body = line.rstrip()
             lead = len(body) - len(body.lstrip())
             out.append(f"{body[:lead]}~~{body[lead:]}~~")
-    last = max((i for i, line in enumerate(out) if line.strip()), default=len(out) - 1)
+    # after the last line that says something: not after a closing fence, which would then close nothing
+    last = max((i for i, line in enumerate(out) if line.strip() and not _FENCE.match(line)), default=len(out) - 1)
     out[last] = f"{out[last].rstrip()} *(superseded {day.isoformat()} by [{by}]({link}))*"
     return out
 
