@@ -116,8 +116,10 @@ class Memory:
         checked = cast(Update, request("update", citation=citation, text=text, expect=expect))
         return self._memory.edits.update(checked.citation, checked.text, checked.expect)
 
-    def undo(self, count: int = 1) -> dict[str, Any]:
-        return self._memory.edits.undo(cast(Undo, request("undo", count=count)).count)
+    def undo(self, count: int = 1, *, change: int | None = None) -> dict[str, Any]:
+        """Undo the newest `count` changes, or `change` (an id from `changes`) alone."""
+        checked = cast(Undo, request("undo", count=count, change=change))
+        return self._memory.edits.undo(checked.count, checked.change)
 
     def changes(self, limit: int = 20) -> list[dict[str, Any]]:
         return self._memory.edits.list_changes(cast(Changes, request("changes", limit=limit)).limit)

@@ -1414,3 +1414,21 @@ def test_a_write_keeps_a_crlf_notes_line_ends_and_a_superseded_heading_stays_a_h
     assert first.startswith("# ~~Windows~~ *(superseded "), first
     with pytest.raises(RequestError, match="superseded already"):
         memory.write("# Payments again", path="memory/new.md", supersedes="memory/windows.md#L1")
+
+
+def test_a_change_past_one_that_cannot_be_undone_is_undone_by_its_id(memory: AgentMemory, workspace: Path) -> None:
+    note = workspace / "memory" / "services.md"
+    memory.edits.forget("memory/services.md#L6")
+    memory.edits.forget("memory/services.md#L3", purge=True)
+    with pytest.raises(RequestError, match="undo --change"):
+        memory.edits.undo()
+    before = state(memory)
+    for wrong, why in ((99, "no change 99"), (2, "purge")):
+        with pytest.raises(RequestError, match=why):
+            memory.edits.undo(1, wrong)
+        assert state(memory) == before
+    assert memory.edits.undo(1, 1)["undone"] == [1]
+    assert "jasmine" in note.read_text() and "Redis" not in note.read_text()
+    assert "jasmine" in hits(memory, "Alice jasmine tea")
+    with pytest.raises(RequestError, match="undone already"):
+        memory.edits.undo(1, 1)

@@ -125,7 +125,7 @@ def _in_editor(text: str) -> tuple[str, str] | None:
 
 
 def undo(args: Parsed) -> int:
-    done = ask(args, lambda client: client.undo(args["count"], agent=args["agent"]))
+    done = ask(args, lambda client: client.undo(args["count"], change=args["change"], agent=args["agent"]))
     lines = [f"undid change {r['undone']} ({r['kind']} of {r['path']})" for r in done["results"]]
     return emit(args, done, "\n".join(lines) or "nothing to undo")
 

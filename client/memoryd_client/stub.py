@@ -322,8 +322,8 @@ class MemoryClient:
         done: dict[str, Any] = self.request("update", citation=citation, text=text, expect=expect, agent=agent)
         return done
 
-    def undo(self, count: int = 1, *, agent: str | None = None) -> dict[str, Any]:
-        done: dict[str, Any] = self.request("undo", count=count, agent=agent)
+    def undo(self, count: int = 1, *, change: int | None = None, agent: str | None = None) -> dict[str, Any]:
+        done: dict[str, Any] = self.request("undo", count=count, change=change, agent=agent)
         return done
 
     def changes(self, limit: int = 20, *, agent: str | None = None) -> dict[str, Any]:

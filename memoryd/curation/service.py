@@ -295,12 +295,13 @@ class Editing:
         if outcome.replaced is not None and not target.transcript:
             self._journal().record_edit(target.real, target.path, *outcome.replaced)
 
-    def undo(self, count: int = 1) -> dict[str, Any]:
-        """Undo the newest `count` changes, or none of them when one cannot be (RequestError says which)."""
+    def undo(self, count: int = 1, only: int | None = None) -> dict[str, Any]:
+        """Undo the newest `count` changes (or change number `only` alone), or none of them when one cannot be
+        (RequestError says which)."""
         outcomes: list[Outcome] = []
         failed: Exception | None = None
         with self._lock:
-            changes = undoable(self.agent, self.changes, count)
+            changes = undoable(self.agent, self.changes, count, only)
             self._journal().drop_edits({where(self.agent, c) for c in changes})  # taken back on purpose
             try:
                 for change in changes:

@@ -41,16 +41,19 @@ def where(agent: Any, change: Change) -> Path:
     return lexical
 
 
-def undoable(agent: Any, changes: ChangeLog, count: int) -> list[Change]:
-    """The newest `count` changes not undone yet, once undoing each in turn has been tried on copies of the notes;
-    RequestError (nothing undone) when one of them cannot be."""
-    found = changes.recent(count, include_undone=False)
+def undoable(agent: Any, changes: ChangeLog, count: int, only: int | None = None) -> list[Change]:
+    """The newest `count` changes not undone yet (or change `only`), once undoing each in turn has been tried on
+    copies of the notes; RequestError (nothing undone) when one of them cannot be."""
+    found = changes.recent(count, include_undone=False) if only is None else [_kept(changes, only)]
     notes: dict[Path, bytes | None] = {}
+    older = "" if only is not None else "; an older change can be undone alone by its id (`undo --change ID`)"
     for change in found:
         if change.purged_by is not None:
-            raise RequestError(f"change {change.purged_by} purged the text of change {change.id}: it cannot be undone")
+            raise RequestError(
+                f"change {change.purged_by} purged the text of change {change.id}: it cannot be undone{older}"
+            )
         if change.purged:
-            raise RequestError(f"change {change.id} was made with purge: nothing of it was kept to put back")
+            raise RequestError(f"change {change.id} was made with purge: nothing of it was kept to put back{older}")
         if change.kind == "forget_transcript":
             continue
         real = where(agent, change)
@@ -66,6 +69,15 @@ def undoable(agent: Any, changes: ChangeLog, count: int) -> list[Change]:
             raise RequestError(f"{change.path} is gone; change {change.id} cannot be undone")
         notes[real] = undone(change, current, changes.folder)
     return found
+
+
+def _kept(changes: ChangeLog, number: int) -> Change:
+    change = changes.get(number)
+    if change is None:
+        raise RequestError(f"there is no change {number} (`changes` lists the ones kept)")
+    if change.undone:
+        raise RequestError(f"change {number} is undone already")
+    return change
 
 
 def _current(change: Change, real: Path) -> bytes | None:

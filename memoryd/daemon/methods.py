@@ -113,7 +113,7 @@ def update(m: Manager, request: schema.Update) -> dict[str, Any]:
 
 def undo(m: Manager, request: schema.Undo) -> dict[str, Any]:
     runtime = m.runtime(request.agent)
-    return runtime.edited(runtime.memory.edits.undo(request.count))
+    return runtime.edited(runtime.memory.edits.undo(request.count, request.change))
 
 
 def notes(m: Manager, request: schema.Notes) -> dict[str, Any]:

@@ -205,9 +205,13 @@ class Update(Request):
 
 class Undo(Request):
     method, lane = "undo", "jobs"
-    summary = "Undo the last forget, update or supersede (or the last `count`), newest first."
+    summary = (
+        "Undo the last forget, update or supersede (or the last `count`), newest first; or, with `change`, that one "
+        "alone (past a newer change that cannot be undone, such as a purge)."
+    )
     returns = "{undone: [change ids], results: [{undone, kind, path, indexed, index_error}]}"
     count: int = param(1, "How many changes to undo.", ge=1, le=100, cli=("-n", "--count"))
+    change: int | None = param(None, "Undo this change alone (its id, as `changes` lists it).", ge=1)
     agent: str | None = param(None, AGENT_HELP, cli=None, mcp=False)
 
 
