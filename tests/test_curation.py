@@ -1432,3 +1432,20 @@ def test_a_change_past_one_that_cannot_be_undone_is_undone_by_its_id(memory: Age
     assert "jasmine" in hits(memory, "Alice jasmine tea")
     with pytest.raises(RequestError, match="undone already"):
         memory.edits.undo(1, 1)
+
+
+@pytest.mark.parametrize("purge", [True, False])
+def test_a_purge_leaves_no_copy_of_the_text_in_the_index_files(
+    memory: AgentMemory, workspace: Path, purge: bool
+) -> None:
+    write(workspace / "memory" / "zoo.md", "- the 5521 ocelot purrs loudly at the zoo\n- the 7733 lynx sleeps\n")
+    memory.sync()
+    index = memory.agent.store
+
+    def on_disk() -> bytes:
+        return b"".join(p.read_bytes() for p in index.parent.glob(index.name + "*") if p.suffix != ".lock")
+
+    assert b"ocelot" in on_disk()
+    memory.edits.forget("memory/zoo.md#L1", purge=purge)
+    assert "ocelot" not in hits(memory, "ocelot zoo") and "lynx" in hits(memory, "lynx sleeps")
+    assert (b"ocelot" in on_disk()) is not purge  # without purge the freed pages keep it until they are reused

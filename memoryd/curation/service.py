@@ -134,7 +134,17 @@ class Editing:
             except Stale as exc:
                 return {"forgotten": None, "conflict": str(exc), "current": exc.current}
             self._watch(target, outcome)
-        return self._finish(outcome)
+        with self._scrubbing(purge):
+            return self._finish(outcome)
+
+    def _scrubbing(self, purge: bool) -> contextlib.AbstractContextManager[None]:
+        """With purge, the index leaves no copy of the text it takes out in its files (MemoryStore.scrubbed)."""
+        if not purge:
+            return contextlib.nullcontext()
+        try:
+            return self._store().scrubbed()
+        except (StoreUnavailable, *CORRUPT):  # type: ignore[misc]  # mypy misreads *CORRUPT (mypy#21092)
+            return contextlib.nullcontext()  # indexed once it is back, from the note: the text is gone from that
 
     def write(
         self,

@@ -8,6 +8,7 @@ so every backend ranks the same terms."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -55,6 +56,10 @@ class MemoryStore(Protocol):
     def close(self) -> None: ...
     def release_memory(self) -> None:
         """Hand back caches (the daemon calls it when the agent has been idle)."""
+
+    def scrubbed(self) -> AbstractContextManager[None]:
+        """A scope whose deletions leave no copy of the deleted text in the store's files (a forget with purge)."""
+        ...
 
     def cache_bytes(self) -> int: ...
     def subscribe(self, listener: Callable[[StoreChange], None]) -> None:

@@ -306,6 +306,11 @@ class Connections(Reads, Background):
     def release_memory(self) -> None:
         self._invalidate()
 
+    def scrubbed(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing to do here: the rows are the server's, and its own VACUUM reclaims what a delete leaves (a
+        purge asks nothing more of it than a delete)."""
+        return contextlib.nullcontext()
+
     def cache_bytes(self) -> int:
         return 0
 

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import apsw
+import structlog
 
 from memoryd.durable import private_file, private_folder
 from memoryd.store import topk
@@ -39,6 +40,9 @@ def load_sqlite_vec(conn: apsw.Connection) -> str | None:
         return None
     except Exception as exc:  # any failure means: use the fallback scan
         return f"sqlite-vec unavailable: {exc}"
+
+
+log = structlog.get_logger("memoryd.store")
 
 
 class Connections:
@@ -114,6 +118,25 @@ class Connections:
             else:
                 conn.close()
         return live
+
+    @contextlib.contextmanager
+    def scrubbed(self) -> Iterator[None]:
+        """Deletions made inside zero what they free (`secure_delete`); then the keyword index is merged into one
+        segment, which leaves none of the deleted rows' words in it, and the write-ahead log is emptied into the
+        file (pages from before the deletion, with the text, are kept in it otherwise)."""
+        with self._write_lock:
+            self.conn.execute("PRAGMA secure_delete=ON")
+            try:
+                yield
+                if self.fts_error is None:
+                    with self.conn:
+                        self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+            finally:
+                self.conn.execute("PRAGMA secure_delete=OFF")
+            try:  # readers still on older pages hold it up to the busy timeout; the next checkpoint then empties it
+                self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+            except apsw.BusyError:
+                log.warning("purge_checkpoint_busy", path=str(self.path))
 
     def release_memory(self) -> None:
         """Close the readers of finished threads and hand back what every connection's page cache holds
