@@ -142,6 +142,8 @@ def run(base: str, chunks: int, rounds: int, work: Path) -> dict[str, Any]:
             daemons[side].wait_idle()
             print(f"[{side}] indexed in {time.monotonic() - started:.0f} s", flush=True)
         qs = queries(SEARCHES * rounds, repeated=False)
+        if len(set(qs)) < len(qs):
+            print(f"bench versus: {len(qs) - len(set(qs))} queries asked again; their vectors are cached", flush=True)
         for round_no in range(rounds):
             for side, ops in one_round(daemons, qs, round_no).items():
                 for op, took in ops.items():

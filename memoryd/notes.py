@@ -156,10 +156,11 @@ def append_entry(agent: AgentConfig, text: str, path: str | None) -> tuple[Path,
         prefix += "\n"  # a blank line between entries
     start_line = len(split_lines(existing.decode("utf-8", errors="replace"))) + 1
     start_line += 1 if existing.strip() else 0
-    body = text.rstrip("\n") + "\n"
+    body = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n") + "\n"
     added = prefix + body
-    if b"\r\n" in existing:  # the note's own line ends: an entry in LF would leave it with two kinds
-        added = added.replace("\r\n", "\n").replace("\n", "\r\n")
+    crlf = existing.count(b"\r\n")
+    if crlf > existing.count(b"\n") - crlf:  # the note's own line ends, as most of its lines end
+        added = added.replace("\n", "\r\n")
     try:
         append_durably(target, added.encode("utf-8"))
     except OSError as exc:

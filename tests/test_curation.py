@@ -10,6 +10,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from memoryd.entry_journal import EntryJournal
 from memoryd.memory import AgentMemory
 from memoryd.notes import RequestError
 from memoryd.recall.answer import Recaller
+from memoryd.sources.entries import entries
 from memoryd_client.protocol.validation import request
 
 from .conftest import write
@@ -1449,3 +1451,73 @@ def test_a_purge_leaves_no_copy_of_the_text_in_the_index_files(
     memory.edits.forget("memory/zoo.md#L1", purge=purge)
     assert "ocelot" not in hits(memory, "ocelot zoo") and "lynx" in hits(memory, "lynx sleeps")
     assert (b"ocelot" in on_disk()) is not purge  # without purge the freed pages keep it until they are reused
+
+
+def test_a_write_while_a_purge_is_indexed_waits_for_nothing(
+    memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A purge's scope holds no lock of the index while the forget is indexed: a write that comes meanwhile takes
+    the agent's locks and then the index's, as every write does, and goes through (they once waited on each other)."""
+    import threading
+
+    store = memory.store
+    entered, release = threading.Event(), threading.Event()
+    real = type(store).scrubbed
+
+    @contextlib.contextmanager
+    def paused(self: Any) -> Iterator[None]:
+        with real(self):
+            entered.set()
+            assert release.wait(30)
+            yield
+
+    monkeypatch.setattr(type(store), "scrubbed", paused)
+    purge = threading.Thread(target=lambda: memory.edits.forget("memory/services.md#L6", purge=True))
+    purge.start()
+    assert entered.wait(30)
+    wrote: list[dict[str, Any]] = []
+    writer = threading.Thread(target=lambda: wrote.append(memory.write("a write while a purge is indexed")))
+    writer.start()
+    writer.join(15)
+    done = not writer.is_alive()
+    release.set()
+    purge.join(30)
+    writer.join(30)
+    assert done and wrote and wrote[0]["written"], "the write waited on the purge"
+    assert "jasmine" not in hits(memory, "Alice jasmine tea")
+
+
+def test_a_change_undone_by_its_id_never_rewrites_the_same_text_elsewhere(memory: AgentMemory, workspace: Path) -> None:
+    """Change 1 made line 3 "done", change 2 made it "shipped": "done" is now only on line 5, another statement.
+    Undoing change 1 alone finds its text there but not between its lines: refused, nothing changed."""
+    note = write(workspace / "memory" / "status.md", "# Status\n\n- status: todo\n- other\n- status: done\n")
+    memory.sync()
+    memory.edits.update("memory/status.md#L3", "- status: done", "- status: todo")
+    memory.edits.update("memory/status.md#L3", "- status: shipped", "- status: done")
+    before = note.read_bytes()
+    with pytest.raises(RequestError, match="changed since"):
+        memory.edits.undo(1, 1)
+    assert note.read_bytes() == before
+    assert memory.edits.undo(1, 2)["undone"] == [2]  # its own lines, between the ones it was made between
+    assert note.read_text() == "# Status\n\n- status: done\n- other\n- status: done\n"
+
+
+def test_supersede_reads_the_older_two_line_mark_and_strikes_only_what_says_something(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    old = "- ~~billing uses Redis~~\n  *(superseded 2025-01-02 by [memory/b.md#L1-L1](b.md#L1-L1))*\n"
+    note = write(workspace / "memory" / "old.md", f"# Old\n\n{old}\n~200 ms p99 for the cache\n- after it\n")
+    memory.sync()
+    hit = memory.search("billing Redis", mode="keyword", path="memory/old.md").results[0]
+    assert hit.path == "memory/old.md" and hit.superseded == "2025-01-02 by memory/b.md#L1-L1"
+    before = note.read_bytes()
+    for cited, why in (("L3", "superseded already"), ("L4", "superseded already"), ("L3-L4", "superseded already")):
+        with pytest.raises(RequestError, match=why):
+            memory.write("billing uses Valkey", path="memory/b.md", supersedes=f"memory/old.md#{cited}")
+    with pytest.raises(RequestError, match="no statement to strike"):
+        memory.write("billing uses Valkey", path="memory/b.md", supersedes="memory/old.md#L5")  # a blank line
+    assert note.read_bytes() == before
+    memory.write("p99 is 120 ms now", path="memory/b.md", supersedes="memory/old.md#L6")
+    lines = note.read_text().split("\n")
+    assert lines[5].startswith("~~\\~200 ms p99 for the cache~~ *(superseded ") and lines[6] == "- after it"
+    assert (6, 6) in entries(lines)  # its own entry: "~~~" would have opened a code block over the rest

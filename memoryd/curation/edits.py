@@ -19,7 +19,16 @@ from typing import Any
 
 from memoryd.curation import notefile
 from memoryd.curation.changes import Change, ChangeLog, Region
-from memoryd.curation.lines import MARK, LinesOutside, NoteLines, lines_hash, relative_link, same_text, struck
+from memoryd.curation.lines import (
+    MARK,
+    LinesOutside,
+    NoteLines,
+    lines_hash,
+    relative_link,
+    same_text,
+    strikable,
+    struck,
+)
 from memoryd.curation.target import CITATION, Target, writable
 from memoryd.curation.target import parse_target as parse_target  # re-exported: callers name it here
 from memoryd.notes import RequestError
@@ -350,10 +359,13 @@ class Curator:
 
 
 def _not_superseded(target: Target, lines: list[str]) -> None:
-    """Refuse lines memoryd marked superseded already (each struck through, or the line saying by what)."""
+    """Refuse lines memoryd marked superseded already (each struck through, or the line saying by what), and lines
+    with nothing to strike (blank, a code fence)."""
     shown = [line for line in lines if line.strip()]
     if shown and all(MARK.search(line) or STRUCK.match(line) for line in shown):
         raise RequestError(f"{target.citation} is superseded already; supersede the statement that replaced it")
+    if not any(strikable(line) for line in lines):
+        raise RequestError(f"{target.citation} holds no statement to strike (only blank lines or a code fence)")
 
 
 def _moved(citation: str, path: str, below: int, shift: int) -> str:

@@ -113,25 +113,32 @@ def same_text(a: str, b: str) -> bool:
     return lines_hash(a) == lines_hash(b)
 
 
+def strikable(line: str) -> bool:
+    """A line a supersede strikes: one that says something, not struck or marked already, not a code fence."""
+    return bool(line.strip()) and not (STRUCK.match(line) or MARK.search(line) or _FENCE.match(line))
+
+
 def struck(lines: list[str], day: dt.date, by: str, link: str) -> list[str]:
-    """Superseded lines as memoryd marks them: struck through, the last one followed by when and by what. As many
-    lines as before: a citation of a line below, given before the mark, still names that line."""
-    out = []
-    for line in lines:
-        if not line.strip() or STRUCK.match(line) or MARK.search(line) or _FENCE.match(line):
+    """Superseded lines as memoryd marks them: struck through, the last one struck followed by when and by what
+    (`lines` holds one at least: see `strikable`). As many lines as before: a citation of a line below, given
+    before the mark, still names that line."""
+    out, last = [], -1
+    for i, line in enumerate(lines):
+        if not strikable(line):
             out.append(line)
             continue
         match = _LIST.match(line) or _HEADING.match(line)
-        if match:
-            out.append(f"{match[1]}~~{match[2].rstrip()}~~")
-        else:
-            body = line.rstrip()
-            lead = len(body) - len(body.lstrip())
-            out.append(f"{body[:lead]}~~{body[lead:]}~~")
-    # after the last line that says something: not after a closing fence, which would then close nothing
-    last = max((i for i, line in enumerate(out) if line.strip() and not _FENCE.match(line)), default=len(out) - 1)
-    out[last] = f"{out[last].rstrip()} *(superseded {day.isoformat()} by [{by}]({link}))*"
+        lead, body = (match[1], match[2].rstrip()) if match else _indented(line.rstrip())
+        # "~~~" opening a line is a code fence: a text that starts with "~" is escaped
+        out.append(f"{lead}~~{chr(92) if body.startswith('~') else ''}{body}~~")
+        last = i
+    out[last] = f"{out[last]} *(superseded {day.isoformat()} by [{by}]({link}))*"
     return out
+
+
+def _indented(line: str) -> tuple[str, str]:
+    body = line.lstrip()
+    return line[: len(line) - len(body)], body
 
 
 def relative_link(from_path: str, to_citation: str) -> str:

@@ -139,12 +139,7 @@ class Editing:
 
     def _scrubbing(self, purge: bool) -> contextlib.AbstractContextManager[None]:
         """With purge, the index leaves no copy of the text it takes out in its files (MemoryStore.scrubbed)."""
-        if not purge:
-            return contextlib.nullcontext()
-        try:
-            return self._store().scrubbed()
-        except (StoreUnavailable, *CORRUPT):  # type: ignore[misc]  # mypy misreads *CORRUPT (mypy#21092)
-            return contextlib.nullcontext()  # indexed once it is back, from the note: the text is gone from that
+        return self._store().scrubbed() if purge else contextlib.nullcontext()
 
     def write(
         self,
@@ -315,7 +310,7 @@ class Editing:
             self._journal().drop_edits({where(self.agent, c) for c in changes})  # taken back on purpose
             try:
                 for change in changes:
-                    outcomes.append(undo_change(self.agent, self.changes, self.record, change))
+                    outcomes.append(undo_change(self.agent, self.changes, self.record, change, strict=only is not None))
             except (RequestError, OSError, NoteChanged) as exc:  # an editor saved meanwhile: the ones done stand
                 failed = exc
         answers = [self._finish(o) for o in outcomes]

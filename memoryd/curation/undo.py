@@ -67,7 +67,7 @@ def undoable(agent: Any, changes: ChangeLog, count: int, only: int | None = None
         current = notes[real]
         if current is None:
             raise RequestError(f"{change.path} is gone; change {change.id} cannot be undone")
-        notes[real] = undone(change, current, changes.folder)
+        notes[real] = undone(change, current, changes.folder, strict=only is not None)
     return found
 
 
@@ -88,8 +88,11 @@ def _current(change: Change, real: Path) -> bytes | None:
     return real.read_bytes()
 
 
-def undo_change(agent: Any, changes: ChangeLog, record: ForgetRecord, change: Change) -> Outcome:
-    """Undo one change (the caller holds the write lock, and checked the batch with `undoable`)."""
+def undo_change(
+    agent: Any, changes: ChangeLog, record: ForgetRecord, change: Change, *, strict: bool = False
+) -> Outcome:
+    """Undo one change (the caller holds the write lock, and checked the batch with `undoable`); `strict`: found
+    only between the lines it was made between (see `undone`)."""
     real = where(agent, change)
     target = Target(change.path, real, change.kind == "forget_transcript")
     if change.kind == "forget_transcript":
@@ -108,7 +111,7 @@ def undo_change(agent: Any, changes: ChangeLog, record: ForgetRecord, change: Ch
         notefile.create(real, data, 0o600 if change.mode is None else change.mode)
     else:
         writable(target)
-        notefile.rewrite(real, lambda data: undone(change, data, changes.folder))
+        notefile.rewrite(real, lambda data: undone(change, data, changes.folder, strict=strict))
     record.remove(source=f"change:{change.id}")
     changes.mark_undone(change)
     repeats = []  # transcripts read again without the forgotten text: read again with it
@@ -118,13 +121,18 @@ def undo_change(agent: Any, changes: ChangeLog, record: ForgetRecord, change: Ch
     return Outcome({"undone": change.id, "kind": change.kind, "path": change.path}, [target, *repeats])
 
 
-def undone(change: Change, data: bytes, folder: Path) -> bytes:
-    """A note's bytes with a change's lines put back where they are now (found by their text and neighbours)."""
+def undone(change: Change, data: bytes, folder: Path, *, strict: bool = False) -> bytes:
+    """A note's bytes with a change's lines put back where they are now (found by their text and neighbours).
+    `strict` (a change undone out of turn, newer ones standing): only where the lines around them are still the
+    ones they were made between; a newer change of those very lines leaves the same text elsewhere, which is not
+    theirs to replace."""
     before, after = change.before, change.after
     if before is None or after is None:
         raise RequestError(f"change {change.id} kept nothing to put back")
     note = NoteLines.parse(data)
     at = note.find(after.lines, after.start, after.above, after.below)
+    if at is not None and strict and note.context(at, at + len(after.lines) - 1) != (after.above, after.below):
+        at = None
     if at is None:
         raise RequestError(
             f"{change.path} changed since change {change.id} where it was made; undo it by hand (the old lines are "

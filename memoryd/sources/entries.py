@@ -17,7 +17,9 @@ _WORD = re.compile(r"\w+")
 MARK = re.compile(r"\*\(superseded (\d{4}-\d{2}-\d{2}) by \[([^\]\n]+)\]\([^)\n]*\)\)\*")
 # "- ~~text~~" as memoryd strikes a superseded line, its mark after it on the last line (group 1: the list marker or
 # a heading's hashes, group 2: the text struck through)
-STRUCK = re.compile(r"^(\s*(?:[-*+]|\d+[.)]|#{1,6})?\s*(?:\[[ xX]\]\s+)?)~~(.*?)~~\s*(?:" + MARK.pattern + r")?\s*$")
+STRUCK = re.compile(  # possessive: a line of spaces costs no backtracking
+    r"^(\s*+(?:[-*+]|\d+[.)]|#{1,6}(?=\s))?\s*+(?:\[[ xX]\]\s+)?)~~(.*?)~~(?:\s*+" + MARK.pattern + r")?\s*+$"
+)
 # scripts written without spaces (CJK, Thai): each character counts as a word
 UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # words that change no fact: a statement saved again with or without them is the same statement. Only articles,

@@ -6,6 +6,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from memoryd.sources.entries import MARK
 from memoryd.sources.text import char_tokens, estimate_tokens, text_tokens
 
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -84,7 +85,7 @@ def _parse_sections(lines: list[str]) -> list[_Section]:
             continue
         heading = HEADING.match(line)
         if heading:
-            level, title = len(heading.group(1)), heading.group(2).strip()
+            level, title = len(heading.group(1)), _title(heading.group(2))
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, title or "#" * level))
@@ -92,6 +93,12 @@ def _parse_sections(lines: list[str]) -> list[_Section]:
         sections[-1].units.append(_Unit(i, i + 1, estimate_tokens(line) + 1))
         i += 1
     return [s for s in sections if s.units]
+
+
+def _title(raw: str) -> str:
+    """A heading as its chunks' heading path: a superseded one ("~~Billing~~ *(superseded … by …)*") by its words
+    alone, so that the mark is not searched, embedded or shown with every chunk under it."""
+    return MARK.sub("", raw).replace("~~", "").strip()
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])")

@@ -37,7 +37,7 @@ def _no_nul(value: str) -> str:
 
 # what a note may hold: a NUL makes the note binary to every reader (the index skips it); the others are terminal
 # escapes and page breaks no one types into a memory
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _plain_text(value: str) -> str:

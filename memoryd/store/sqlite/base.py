@@ -54,6 +54,7 @@ class Connections:
         private_folder(self.path.parent)
         private_file(self.path)  # indexes hold every note and transcript: never another user's to read
         self._write_lock = threading.RLock()
+        self._scrubbing = 0  # open scrubbed() scopes: secure_delete stays on while any is
         self._listeners: list[ChangeListener] = []
         self._counts: dict[str, int] | None = None  # files, chunks, embedded chunks: until the next write
         self._cached_count: int | None = None  # embedding cache rows: until the next cache write
@@ -121,22 +122,30 @@ class Connections:
 
     @contextlib.contextmanager
     def scrubbed(self) -> Iterator[None]:
-        """Deletions made inside zero what they free (`secure_delete`); then the keyword index is merged into one
-        segment, which leaves none of the deleted rows' words in it, and the write-ahead log is emptied into the
-        file (pages from before the deletion, with the text, are kept in it otherwise)."""
+        """Deletions made inside zero what they free (`secure_delete`, on the writer connection while any scope is
+        open); then the keyword index is merged into one segment, which leaves none of the deleted rows' words in
+        it, and the write-ahead log is emptied into the file (it keeps the pages from before the deletion). The
+        write lock is held only to switch and to merge, never across the scope: the deletions inside take it after
+        the agent's own locks, as every write does."""
         with self._write_lock:
-            self.conn.execute("PRAGMA secure_delete=ON")
-            try:
-                yield
-                if self.fts_error is None:
-                    with self.conn:
-                        self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
-            finally:
-                self.conn.execute("PRAGMA secure_delete=OFF")
-            try:  # readers still on older pages hold it up to the busy timeout; the next checkpoint then empties it
-                self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
-            except apsw.BusyError:
-                log.warning("purge_checkpoint_busy", path=str(self.path))
+            self._scrubbing += 1
+            if self._scrubbing == 1:
+                self.conn.execute("PRAGMA secure_delete=ON")
+        try:
+            yield
+        finally:
+            with self._write_lock:
+                self._scrubbing -= 1
+                try:
+                    if self.fts_error is None:
+                        with self.conn:
+                            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+                    if not self._scrubbing:
+                        self.conn.execute("PRAGMA secure_delete=OFF")
+                    # readers still on older pages hold this up to the busy timeout; the next checkpoint empties it
+                    self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+                except apsw.Error as exc:  # the note is purged already; its text may stay in the files until reused
+                    log.warning("purge_scrub_failed", path=str(self.path), error=str(exc))
 
     def release_memory(self) -> None:
         """Close the readers of finished threads and hand back what every connection's page cache holds
