@@ -280,6 +280,13 @@ def test_memctl_forgets_by_a_query_only_what_its_confirm_token_was_shown(running
     assert "ferry" not in note.read_text()
     wrong = memctl(running, "forget", f"{note.name}#L3", "--confirm", token)
     assert wrong.returncode != 0 and "--query" in wrong.stderr
+    forgot = json.loads(memctl(running, "--json", "changes", "-n", "2").stdout)["changes"]
+    assert [c["kind"] for c in forgot] == ["forget", "forget"]
+    both = memctl(running, "undo", "-n", "2", "--change", str(forgot[0]["id"]))
+    assert both.returncode != 0 and "leave -n out" in both.stderr
+    back = memctl(running, "undo", "--change", str(forgot[0]["id"]))
+    assert back.returncode == 0 and f"undid change {forgot[0]['id']}" in back.stdout, back.stdout + back.stderr
+    assert note.read_text().count("ferry") == 1
 
 
 def test_memctl_forget_edit_undo_and_changes(running: d.Daemon, note: Path) -> None:

@@ -125,7 +125,7 @@ def _in_editor(text: str) -> tuple[str, str] | None:
 
 
 def undo(args: Parsed) -> int:
-    if args["change"] is not None and args["count"] != 1:
+    if args["change"] is not None and args["count"] not in (None, 1):
         raise UsageError("--change undoes one change: leave -n out", args.path)
     done = ask(args, lambda client: client.undo(args["count"], change=args["change"], agent=args["agent"]))
     lines = [f"undid change {r['undone']} ({r['kind']} of {r['path']})" for r in done["results"]]

@@ -123,16 +123,17 @@ def undo_change(
 
 def undone(change: Change, data: bytes, folder: Path, *, strict: bool = False) -> bytes:
     """A note's bytes with a change's lines put back where they are now (found by their text and neighbours).
-    `strict` (a change undone out of turn, newer ones standing): only where the lines around them are still the
-    ones they were made between; a newer change of those very lines leaves the same text elsewhere, which is not
-    theirs to replace."""
+    `strict` (a change undone out of turn, newer ones standing): only where a line beside them is still one they
+    were made beside; a newer change of those very lines leaves the same text elsewhere, which is not theirs to
+    replace."""
     before, after = change.before, change.after
     if before is None or after is None:
         raise RequestError(f"change {change.id} kept nothing to put back")
     note = NoteLines.parse(data)
     at = note.find(after.lines, after.start, after.above, after.below)
-    if at is not None and strict and note.context(at, at + len(after.lines) - 1) != (after.above, after.below):
-        at = None
+    if at is not None and strict:
+        above, below = note.context(at, at + len(after.lines) - 1)
+        at = at if above == after.above or below == after.below else None
     if at is None:
         raise RequestError(
             f"{change.path} changed since change {change.id} where it was made; undo it by hand (the old lines are "
