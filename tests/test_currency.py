@@ -4,6 +4,7 @@ another thing demotes nothing. Dated daily notes in a real SQLite index, keyword
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 from collections.abc import Callable
@@ -755,3 +756,26 @@ def test_asked_what_came_before_another_things_history_is_not_the_answer() -> No
         scores, rows, "What was the previous cache store of catalog?", frequencies, len(rows), past=True, profiles=kinds
     )
     assert scores[1] > max(scores[3], scores[4]), scores
+
+
+def test_asked_what_came_before_a_history_under_the_subjects_heading_is_the_subjects() -> None:
+    """Notes kept by service, "## catalog" over bullets that do not say catalog: the heading holds the subject, and
+    catalog's two statements of its cache store are one history; asked what came before, the older one is first."""
+    texts = {
+        "2025-01-10": "- cache store: Valkey.",
+        "2025-06-02": "- switched the cache store from Valkey to Redis.",
+        "2025-02-01": "- Valkey is the cache store of shipping.",
+        "2025-02-02": "- ledger: the cache store is Valkey.",
+        "2025-02-03": "- Redis is the cache store of search.",
+        "2025-02-04": "- auth: the cache store is Redis.",
+        "2025-02-05": "- Redis is the cache store of mail.",
+        **{f"2025-05-{day:02d}": f"- Standup: catalog is on track for sprint {day}." for day in range(1, 9)},
+        **OTHER_NOTES,
+    }
+    rows, frequencies, kinds = _indexed(texts)
+    for cid in (1, 2):
+        rows[cid] = dataclasses.replace(rows[cid], heading="catalog")
+    scores = {1: 0.5, 2: 1.0}
+    question = "What was the previous cache store of catalog?"
+    rerank(scores, rows, question, frequencies, len(rows), past=True, profiles=kinds)
+    assert scores[1] > scores[2], scores

@@ -40,7 +40,7 @@ from memoryd.search.focus import Focus, find_foci, is_dated, query_weights, stan
 from memoryd.search.followup import Followed, follow_up, split_question
 from memoryd.search.function_words import content_tokens
 from memoryd.search.kinds import NameKinds
-from memoryd.search.statements import says_change, statements_of
+from memoryd.search.statements import says_change, statements_of, tokens_of
 from memoryd.sources.entries import MARK
 from memoryd.store.rows import ChunkRow
 
@@ -174,6 +174,14 @@ def rerank(
     # what the question's words tell of two statements depends on their words alone: worked out once a pair of them
     related: dict[tuple[frozenset[str], frozenset[str]], tuple[bool, bool]] = {}
     named: Callable[[int, int], bool] | None = None  # read once it is asked: it counts the candidates' names
+    words: dict[int, frozenset[str]] = {}
+
+    def headed(cid: int) -> frozenset[str]:
+        """A statement's words of the question and its heading's ("## catalog" over "- cache store: Valkey")."""
+        if cid not in words:
+            words[cid] = foci[cid].terms | tokens_of(rows[cid].heading)
+        return words[cid]
+
     for earlier in foci if changes else ():
         said = foci[earlier]
         if said.weight < floor or not said.dated or (scores[earlier] < WITHIN * top and not past):
@@ -197,7 +205,7 @@ def rerank(
             if restates:
                 newer[earlier].append(later)
                 # asked about before, a history is the subject's: analytics' cache store says nothing of catalog's
-                if both_ways and (not past or not subject or subject & said.terms & foci[later].terms):
+                if both_ways and (not past or not subject or subject & headed(earlier) & headed(later)):
                     same[earlier].append(later)
     if past:
         _before_first(scores, foci, same, notes, named or _named_values(foci, query, frequencies), kinds)
