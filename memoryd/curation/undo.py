@@ -1,4 +1,4 @@
-"""Undo: put back what a forget, update or supersede replaced, newest first.
+"""Undo: put back what a forget, update or supersede replaced, newest first (or one change by its id).
 
 A batch (`memctl undo -n 3`) is first tried on copies of the notes it touches, in memory and in order: when any of
 its changes cannot be undone (made with purge, its lines edited since, the note gone or back again, read-only),
@@ -91,8 +91,8 @@ def _current(change: Change, real: Path) -> bytes | None:
 def undo_change(
     agent: Any, changes: ChangeLog, record: ForgetRecord, change: Change, *, strict: bool = False
 ) -> Outcome:
-    """Undo one change (the caller holds the write lock, and checked the batch with `undoable`); `strict`: found
-    only between the lines it was made between (see `undone`)."""
+    """Undo one change (the caller holds the write lock, and checked the batch with `undoable`); `strict`: out of
+    turn (see `undone`)."""
     real = where(agent, change)
     target = Target(change.path, real, change.kind == "forget_transcript")
     if change.kind == "forget_transcript":
