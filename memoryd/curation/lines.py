@@ -9,13 +9,12 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from memoryd.sources.entries import MARK, STRUCK
+from memoryd.sources.entries import FENCE, MARK, STRUCK
 
 _BREAK = re.compile(r"(\r\n|\r|\n)")
 # a list item's marker (and checkbox), kept outside the strike-through
 _LIST = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?)(.*)$")
 _HEADING = re.compile(r"^(\s{0,3}#{1,6}\s+)(.*)$")  # struck after its hashes: "# ~~S~~" stays a heading
-_FENCE = re.compile(r"^\s*(?:```|~~~)")  # a code block's fence is left whole: struck, it no longer closes the block
 
 
 class LinesOutside(ValueError):
@@ -114,8 +113,9 @@ def same_text(a: str, b: str) -> bool:
 
 
 def strikable(line: str) -> bool:
-    """A line a supersede strikes: one that says something, not struck or marked already, not a code fence."""
-    return bool(line.strip()) and not (STRUCK.match(line) or MARK.search(line) or _FENCE.match(line))
+    """A line a supersede strikes: one that says something, not struck or marked already, not a code fence (struck,
+    it would no longer close its block)."""
+    return bool(line.strip()) and not (STRUCK.match(line) or MARK.search(line) or FENCE.match(line))
 
 
 def struck(lines: list[str], day: dt.date, by: str, link: str) -> list[str]:

@@ -8,7 +8,7 @@ import re
 import unicodedata
 
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+FENCE = re.compile(r"^\s*(```|~~~)")  # a code block opens or closes (group 1: its fence)
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _TAG = re.compile(r"<!--.*?-->", re.S)
 _WORD = re.compile(r"\w+")
@@ -59,7 +59,7 @@ def entries(lines: list[str]) -> list[tuple[int, int]]:
             if start is not None:
                 found.append((start, i - 1))
             start, item_indent = i, (indent if item else None)
-        if opener := _FENCE.match(line):
+        if opener := FENCE.match(line):
             fence = opener[1]
     if start is not None:
         found.append((start, len(lines) - 1))
