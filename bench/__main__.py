@@ -2,6 +2,7 @@
 
 python -m bench all                     # everything (make bench)
 python -m bench quality | speed | hostile | pgstore | recall | openclaw | crosslingual | redaction | hooks | knowledge
+python -m bench small                   # search in memories of 1 to 34 notes
 python -m bench ui                      # the web page's load times at 100k chunks (--screenshots: bench.ui)
 python -m bench models [--model-parts crosslingual,scifact,locomo,speed]   # e5-small beside EmbeddingGemma (hours;
                                         # not part of `all`)
@@ -37,6 +38,7 @@ from bench import (
     quality,
     recall,
     redaction,
+    small_memory,
     ui,
     versus,
 )
@@ -176,6 +178,7 @@ def headline(results: dict[str, Any]) -> dict[str, float | None]:
         **hostile.headline(results.get("hostile", {})),
         **hooks.headline(results.get("hooks", {})),
         **knowledge.headline(results.get("knowledge", {})),
+        **small_memory.headline(results.get("small", {})),
         **models.headline(results.get("models", {})),
         **ui.headline(results.get("ui", {})),
         **versus.headline(results.get("versus", {})),
@@ -274,6 +277,8 @@ def markdown(results: dict[str, Any], old: dict[str, Any] | None, measured_only:
         lines += ["", *redaction.markdown(results["redaction"])]
     if results.get("knowledge"):
         lines += ["", *knowledge.markdown(results["knowledge"])]
+    if results.get("small"):
+        lines += ["", *small_memory.markdown(results["small"])]
     if results.get("models"):
         lines += ["", *models.markdown(results["models"])]
     if results.get("versus"):
@@ -340,6 +345,7 @@ def _newest_parts(folder: Path, committed: Path | None = None) -> dict[str, Any]
             "redaction",
             "hooks",
             "knowledge",
+            "small",
             "models",
             "ui",
             "versus",
@@ -429,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             "redaction",
             "hooks",
             "knowledge",
+            "small",
             "models",
             "ui",
             "versus",
@@ -465,6 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         ("crosslingual", crosslingual),
         ("redaction", redaction),
         ("hooks", hooks),
+        ("small", small_memory),
         ("ui", ui),
     ):
         if args.part == name or (args.part == "all" and not args.quick):

@@ -463,3 +463,19 @@ def test_the_model_file_stays_mostly_out_of_memory(model_file: Path) -> None:
         assert resident < 0.5 * size_kib  # the token table is most of the file, and a query reads a few rows
     finally:
         model.close()
+
+
+def test_in_a_memory_of_two_notes_the_other_note_about_the_question_is_found_too(
+    workspace: Path, agent_factory: Callable, model_file: Path
+) -> None:
+    """Two notes are the whole candidate pool: scaled min-max over them alone, the second scored 0 on the vector
+    side however close it came, and fell under min_score (search.background)."""
+    write(workspace / "memory/2026-03-02.md", "# 2026-03-02\n\n- billing: we use Redis as the cache for sessions.\n")
+    write(
+        workspace / "memory/2026-09-14.md", "# 2026-09-14\n\n- As of today, billing keeps its sessions in Memcached.\n"
+    )
+    with AgentMemory(agent_factory(provider="local"), LocalEmbedder(model_file)) as memory:
+        memory.sync()
+        for question in ("which cache does billing use?", "where does billing keep its sessions?"):
+            found = {r.path for r in memory.search(question, mode="hybrid").results}
+            assert found == {"memory/2026-03-02.md", "memory/2026-09-14.md"}, question

@@ -592,10 +592,15 @@ def test_vector_search_takes_no_reference_from_none(memory: AgentMemory) -> None
     """A C call that returns None without a reference, once per search, killed a long-running daemon when None's
     count reached zero ("none_dealloc"): simsimd.cdist with out= did (6.5.16)."""
     memory.search("heron", mode="vector")
-    before = sys.getrefcount(None)
-    for i in range(400):
-        memory.search(f"heron migration {i}", mode="vector")
-    assert sys.getrefcount(None) - before > -100
+    drops = []
+    for attempt in range(3):  # other threads hold and free references to None too: a leak loses 400 every time
+        before = sys.getrefcount(None)
+        for i in range(400):
+            memory.search(f"heron migration {attempt} {i}", mode="vector")
+        drops.append(before - sys.getrefcount(None))
+        if drops[-1] < 100:
+            return
+    raise AssertionError(f"None lost references on every run of 400 searches: {drops}")
 
 
 def test_a_cjk_iteration_mark_stays_with_its_word() -> None:

@@ -101,6 +101,10 @@ def vector_confidence(scan: VectorScan | None, candidates: list[Candidate], span
 # (confidence 0) takes nothing over (python -m research.crosslingual_study --grid: 1.0, 0.75, 0.5, 0.25, 0; with
 # window vectors 0.25 with evidence 0.4-1.0, docs/design.md)
 TAKEOVER_POWER = 0.25
+# A small index's vector side, scaled from the background's floor (search.background), spans at least this many
+# standard deviations of its distribution (python -m bench small, docs/design.md "A small memory": 0 to 3 found the
+# same notes and 4 or 5 fewer on LoCoMo; 3 showed a question about none of them the fewest notes of those)
+BACKGROUND_WIDTH = 3.0
 
 
 def adaptive_fusion(
@@ -118,11 +122,12 @@ def adaptive_fusion(
     takeover_power: float = TAKEOVER_POWER,
 ) -> None:
     """Both sides scaled to 0..1 per query (the keyword side by its best BM25, the vector side min-max over its
-    candidates), the vector side weighted by its confidence; with `evidence_span`, the keyword side weighted by
-    how much of the query its best hit holds, the weight it does not earn going to the vector side as far as
-    that is confident (its confidence to `takeover_power`). In an index of several languages the evidence is
-    measured per language, by the best hit in each (`keyword_reach`): a question holds the words of notes in its
-    own language, and only names and numbers of notes in another."""
+    candidates and the background a small index is filled with: search.background), the vector side weighted by
+    its confidence; with `evidence_span`, the keyword side weighted by how much of the query its best hit holds,
+    the weight it does not earn going to the vector side as far as that is confident (its confidence to
+    `takeover_power`). In an index of several languages the evidence is measured per language, by the best hit in
+    each (`keyword_reach`): a question holds the words of notes in its own language, and only names and numbers of
+    notes in another."""
     if not has_text:  # vector search alone: rank by similarity, as the weighted rule does
         weighted_fusion(candidates, vector_weight, text_weight, has_vector=has_vector, has_text=has_text)
         return
@@ -150,6 +155,9 @@ def adaptive_fusion(
     scores = [c.vector_score for c in candidates if c.vector_score is not None]
     floor, top = min(scores, default=0.0), max(scores, default=0.0)
     width = top - floor if top > floor else 1.0
+    if scan is not None and scan.floor is not None:
+        floor = min(floor, scan.floor)
+        width = max(top - floor, BACKGROUND_WIDTH * scan.std)
     for c in candidates:
         v = max(0.0, (c.vector_score - floor) / width) if c.vector_score is not None else 0.0
         vector_part, text_part = per_language.get(language.get(c.chunk_id, ""), overall)

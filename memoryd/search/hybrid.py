@@ -19,6 +19,7 @@ from memoryd.config import QueryConfig
 from memoryd.embeddings.base import Embedder, EmbeddingError, clean_vectors
 from memoryd.search.accents import restorable, restore_accents
 from memoryd.search.asked_time import boost_asked_time
+from memoryd.search.background import background_vectors, padded
 from memoryd.search.currency import CONSIDERED, rerank
 from memoryd.search.filters import FilterError, Filters
 from memoryd.search.focus import most_about
@@ -243,6 +244,10 @@ class SearchEngine:
             except EmbeddingError as exc:
                 degraded = f"query embedding failed: {exc}"
                 embedder, query_vector, scan = None, None, None
+        if embedder is not None and query_vector is not None and scan is not None and scan.count < pool:
+            background = background_vectors(self.store, embedder)
+            if background is not None:
+                scan = padded(scan, background, query_vector, pool)
         if mode == "vector" and query_vector is None and degraded is None:
             degraded = "no vectors available"
         use_text = (mode != "vector" or query_vector is None) and self.store.fts_available

@@ -18,6 +18,7 @@ class VectorScan:
     # notes in several languages (search.languages): each one's map onto the hits' scale; chunks' languages
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)
     language: dict[int, str] = field(default_factory=dict)
+    floor: float | None = None  # search.background: the nearest of what filled a small index up to the pool
 
     def calibrated(self, chunk_id: int, cosine: float) -> float:
         """A cosine of this chunk (its own or a window's) on the scale the hits were ranked by."""

@@ -1,0 +1,57 @@
+"""search.background: a small index is searched as if filled up to the pool with sentences about nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memoryd.search.background import SENTENCES, padded
+from memoryd.search.fusion import BACKGROUND_WIDTH, Candidate, adaptive_fusion
+from memoryd.store.vectors import VectorScan
+
+
+def unit(rows: list[list[float]]) -> np.ndarray:
+    matrix = np.asarray(rows, dtype=np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def test_the_pool_is_filled_with_the_backgrounds_nearest_and_the_distribution_is_theirs_and_the_chunks() -> None:
+    query = unit([[1.0, 0.0, 0.0]])[0]
+    background = unit([[0.2, 1.0, 0.0], [0.6, 1.0, 0.0], [0.0, 0.0, 1.0], [0.4, 0.0, 1.0]])
+    chunks = np.array([0.9, 0.8])
+    scan = VectorScan([(1, 0.9), (2, 0.8)], float(chunks.mean()), float(chunks.std()), 2)
+    filled = padded(scan, background, query, pool=4)
+    nearest = np.sort(background @ query)[::-1][:2]
+    everything = np.concatenate([chunks, nearest])
+    assert filled.count == 4 and filled.hits == scan.hits
+    assert np.isclose(filled.mean, everything.mean()) and np.isclose(filled.std, everything.std())
+    assert np.isclose(filled.floor, nearest[0])  # a note scores on the vector side as far as it beats the nearest
+    assert padded(scan, background, query, pool=2) is scan  # a pool the index fills needs nothing
+    mapped = VectorScan(scan.hits, scan.mean, scan.std, 2, {"en": (1.0, 0.0), "vi": (1.2, -0.1)}, {1: "en", 2: "vi"})
+    assert padded(mapped, background, query, pool=4) is mapped  # per-language scales: not the raw cosines' scale
+
+
+def test_the_vector_side_is_scaled_from_the_background_floor_not_from_the_worse_of_two_notes() -> None:
+    def scores(scan: VectorScan, second: float = 0.86) -> list[float]:
+        pool = [Candidate(1, vector_score=0.89, text_score=1.0), Candidate(2, vector_score=second, text_score=None)]
+        adaptive_fusion(pool, 0.5, 0.5, has_vector=True, has_text=True, scan=scan, span=2.0)
+        return [c.score for c in pool]
+
+    two = VectorScan([(1, 0.89), (2, 0.86)], 0.875, 0.015, 2)
+    assert scores(two)[1] == 0.0  # min-max over two candidates: the second scores nothing
+    filled = VectorScan(two.hits, 0.78, 0.02, 24, floor=0.76)
+    best, other = scores(filled)
+    assert best > other > 0.2  # above the default min_score
+    # where the notes barely beat the background, the vector side spans at least BACKGROUND_WIDTH deviations of
+    # the distribution: cosines that differ by noise do not stretch to the whole 0..1
+    close = VectorScan(two.hits, 0.80, 0.02, 24, floor=0.885)
+    assert scores(close, second=0.887)[1] < 0.5 * (0.887 - 0.885) / (0.89 - 0.885)
+    assert BACKGROUND_WIDTH > 0
+
+
+def test_the_background_holds_the_first_class_languages() -> None:
+    scripts = {
+        "vi": any("ơ" in s or "ư" in s for s in SENTENCES),
+        "zh": any("\u4e00" <= c <= "\u9fff" for s in SENTENCES for c in s),
+        "th": any("\u0e00" <= c <= "\u0e7f" for s in SENTENCES for c in s),
+    }
+    assert all(scripts.values()), scripts
