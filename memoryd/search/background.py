@@ -2,24 +2,24 @@
 pool, and reads its confidence off the cosines of the whole index: in an index of two notes the pool is those two,
 so the second scores 0 however close it came ("billing keeps its sessions in Memcached" under "billing: we use
 Redis as the cache", asked which cache billing uses) and falls under min_score, and two cosines make no
-distribution. An index with fewer chunks than the pool is searched as if it also held everyday sentences in the
-languages people write, the ones nearest the query, as many as fill the pool: the nearest is the floor the vector
-side is scaled from, and its span is at least fusion.BACKGROUND_WIDTH standard deviations of that distribution, so
-notes that differ from the floor by noise are not stretched over the whole scale (python -m bench small chose
-both, docs/design.md, "A small memory")."""
+distribution. A search of fewer chunks than the pool (a small index, or a filter that leaves few) is made as if
+they were among everyday sentences in the languages people write, the ones nearest the query, as many as fill the
+pool: the nearest is the floor the vector side is scaled from (or the farthest note, if lower), and its span is at
+least fusion.BACKGROUND_WIDTH standard deviations of that distribution, so notes that differ from the floor by
+noise are not stretched over the whole scale (python -m bench small chose both, docs/design.md, "A small
+memory")."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
+import time
 from dataclasses import replace
 
 import numpy as np
 import structlog
 
 from memoryd.embeddings.base import Embedder, EmbeddingError, Interrupted, clean_vectors
-from memoryd.store.interface import MemoryStore
 from memoryd.store.vectors import VectorScan
 
 # Everyday sentences in the languages people keep notes in, none about work a memory holds.
@@ -67,51 +67,40 @@ SENTENCES = (
 )
 
 log = structlog.get_logger(__name__)
+RETRY_SECONDS = 60.0  # after a provider failed to embed them: searches go on without them until then
+
 _lock = threading.Lock()
 _held: dict[tuple[str, str, str, int], np.ndarray] = {}
+_failed: dict[tuple[str, str, str, int], float] = {}
 
 
-def _key(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def background_vectors(store: MemoryStore, embedder: Embedder) -> np.ndarray | None:
-    """The sentences' vectors for this embedder, made once a process (about half a second with the local model)
-    and kept in the index's embedding cache across restarts; None when the embedder cannot make them now."""
-    ident = (embedder.provider, embedder.model, embedder.key_fingerprint, embedder.dims)
+def background_vectors(embedder: Embedder) -> np.ndarray | None:
+    """The sentences' vectors for the provider that answers now (a chain's active member: a search never moves a
+    chain to its fallback), made once a process (about half a second with the local model) and never written to the
+    store, which a search does not write; None when the provider cannot make them, and for RETRY_SECONDS after."""
+    inner = embedder.current
+    ident = (inner.provider, inner.model, inner.key_fingerprint, inner.dims)
     with _lock:
         held = _held.get(ident)
-    if held is not None:
-        return held
-    keys = [_key(text) for text in SENTENCES]
+        if held is not None or time.monotonic() - _failed.get(ident, -math.inf) < RETRY_SECONDS:
+            return held
     try:
-        found = store.cache_get(embedder.provider, embedder.model, embedder.key_fingerprint, keys)
-        missing = [i for i, key in enumerate(keys) if key not in found]
-        if missing:
-            made = embedder.embed_documents([SENTENCES[i] for i in missing], urgent=True)
-            fresh = {keys[i]: row for i, row in zip(missing, clean_vectors(made, embedder.dims), strict=True)}
-            found.update(fresh)
-            _keep(store, embedder, fresh)
-        matrix = clean_vectors(np.stack([found[key] for key in keys]), embedder.dims)
-    except (EmbeddingError, Interrupted, ValueError):
-        return None  # a provider that fails or is stopping, or vectors of another size: the scan stays as it was
+        matrix = clean_vectors(inner.embed_documents(list(SENTENCES), urgent=True), inner.dims)
+    except (EmbeddingError, Interrupted, ValueError) as exc:  # failing or stopping, or vectors of another size
+        with _lock:
+            _failed[ident] = time.monotonic()
+        log.info("no background for small indexes", provider=inner.provider, error=str(exc))
+        return None
     with _lock:
         _held[ident] = matrix
     return matrix
 
 
-def _keep(store: MemoryStore, embedder: Embedder, vectors: dict[str, np.ndarray]) -> None:
-    """Into the embedding cache, where the store takes them: a search never fails for the cache."""
-    try:
-        store.cache_put(embedder.provider, embedder.model, embedder.key_fingerprint, vectors)
-    except Exception as exc:  # any store's error (read-only, busy, gone): they stay in this process only
-        log.info("background vectors not cached", error=str(exc))
-
-
 def padded(scan: VectorScan, background: np.ndarray, query_vector: np.ndarray, pool: int) -> VectorScan:
-    """The scan of an index with fewer chunks than `pool`, filled up to it with the background's cosines nearest the
-    query. They join the distribution its confidence is read from, and the nearest is the floor the vector side is
-    scaled from: a note scores there as far as it is nearer the question than any sentence about nothing."""
+    """The scan of fewer chunks than `pool` (a small index, or a filter that leaves few), filled up to it with the
+    background's cosines nearest the query. They join the distribution its confidence is read from, and the nearest
+    is the floor the vector side is scaled from, unless a candidate is lower still (fusion: a note scores there as
+    far as it is nearer the question than any sentence about nothing, or than the farthest note)."""
     wanted = min(pool - scan.count, len(background))
     if wanted <= 0 or scan.scales or background.shape[1] != query_vector.shape[0]:
         return scan  # a scan mapped per language (store.languages) is on a scale the raw cosines are not

@@ -157,7 +157,7 @@ def adaptive_fusion(
     width = top - floor if top > floor else 1.0
     if scan is not None and scan.floor is not None:
         floor = min(floor, scan.floor)
-        width = max(top - floor, BACKGROUND_WIDTH * scan.std)
+        width = max(top - floor, BACKGROUND_WIDTH * scan.std) or 1.0  # every cosine alike (a zero query vector)
     for c in candidates:
         v = max(0.0, (c.vector_score - floor) / width) if c.vector_score is not None else 0.0
         vector_part, text_part = per_language.get(language.get(c.chunk_id, ""), overall)

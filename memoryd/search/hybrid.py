@@ -245,7 +245,7 @@ class SearchEngine:
                 degraded = f"query embedding failed: {exc}"
                 embedder, query_vector, scan = None, None, None
         if embedder is not None and query_vector is not None and scan is not None and scan.count < pool:
-            background = background_vectors(self.store, embedder)
+            background = background_vectors(embedder)
             if background is not None:
                 scan = padded(scan, background, query_vector, pool)
         if mode == "vector" and query_vector is None and degraded is None:
