@@ -99,3 +99,14 @@ def test_a_small_memory_is_searched_against_the_background_and_a_query_of_no_wor
     found = memory.search("billing sessions Redis", mode="hybrid", explain=True).results
     assert [r.path for r in found][:1] == ["memory/a.md"]
     assert background_vectors(memory.embedder) is not None  # made for the hash provider, held for the next search
+
+
+def test_a_note_that_holds_the_question_stays_found_when_a_background_sentence_is_nearer(
+    workspace: Path, memory_factory: Callable[..., AgentMemory]
+) -> None:
+    """In one note every word's IDF is 0, so the keyword evidence is no measure: were it weighed, the keyword side
+    would hand its weight to a vector side on which the note scores 0 (the background's cat is nearer)."""
+    write(workspace / "MEMORY.md", "# Pets\nThe cat is called Miso.\n")
+    memory = memory_factory()
+    memory.sync()
+    assert [r.path for r in memory.search("cat name", mode="hybrid").results] == ["MEMORY.md"]
