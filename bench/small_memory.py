@@ -133,7 +133,7 @@ def unpadded(label: str) -> Iterator[None]:
         yield
         return
     saved = hybrid.background_vectors
-    hybrid.background_vectors = lambda store, embedder: None
+    hybrid.background_vectors = lambda embedder: None
     try:
         yield
     finally:

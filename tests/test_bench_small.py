@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 from bench.datasets import Dataset
-from bench.small_memory import by_size, headline, markdown, summary, workspaces
+from bench.small_memory import UNPADDED, by_size, headline, markdown, summary, unpadded, workspaces
+from memoryd.search.background import SENTENCES
 
 
 def dataset() -> Dataset:
@@ -41,3 +42,12 @@ def test_the_report_reads_the_worst_set_and_every_size() -> None:
     }
     assert by_size(sets)["2"]["hybrid"] == {"found": 0.75, "mrr": 0.875, "stray": 0.75}
     assert "| b | 1.000 / 1.000 / 0.500 | 0.500 / 0.750 / 1.000 |" in markdown(found)  # keyword, then hybrid
+
+
+def test_unpadded_searches_without_the_background_and_puts_it_back() -> None:
+    from memoryd.embeddings.hashing import HashingEmbedder
+    from memoryd.search import hybrid
+
+    with unpadded(UNPADDED):
+        assert hybrid.background_vectors(HashingEmbedder(16)) is None
+    assert hybrid.background_vectors(HashingEmbedder(16)).shape == (len(SENTENCES), 16)  # type: ignore[union-attr]
