@@ -136,9 +136,7 @@ def adaptive_fusion(
     # keyword search, and a query nothing matches by keyword stays below min_score
     confidence = vector_confidence(scan, candidates, span)
     wv, wt = wv * confidence, wt + wv * (1.0 - confidence)
-    # a confidence, not the default trust; and an index large enough for IDF to weigh words (a padded one is not:
-    # search.background), so that the keyword evidence measures something
-    measured = scan is not None and scan.count >= 2 and scan.std > 1e-9 and scan.floor is None
+    measured = scan is not None and scan.count >= 2 and scan.std > 1e-9  # a confidence, not the default trust
     weighs_evidence = has_vector and measured and evidence is not None and evidence_span > 0
 
     def weights(held: float | None) -> tuple[float, float]:

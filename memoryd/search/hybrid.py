@@ -104,6 +104,9 @@ def _check(query: str) -> str:
     return query
 
 
+IDF_CHUNKS = 2  # in an index of this many chunks or fewer, a word one of them holds weighs nothing (BM25 IDF <= 0)
+
+
 @dataclass
 class Gathered:
     candidates: list[Candidate]
@@ -197,7 +200,8 @@ class SearchEngine:
             has_vector=has_vector,
             has_text=has_text,
             scan=gathered.vector_scan,
-            evidence=gathered.evidence,
+            # in two chunks a word either chunk holds weighs nothing (IDF <= 0): the evidence measures nothing there
+            evidence=gathered.evidence if self.store.chunk_count() > IDF_CHUNKS else None,
         )
         regions, explained = self._rank(pool_list, cfg, min_score, max_results, query, filters if has_text else None)
 
