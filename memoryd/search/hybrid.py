@@ -190,7 +190,7 @@ class SearchEngine:
         except FilterError as exc:
             raise SearchError(str(exc)) from None
         pool = max_results * cfg.candidate_multiplier
-        gathered = self.gather(query, mode, pool, filters)
+        gathered = self.gather(query, mode, pool, filters, fill=fusion == "adaptive")
         pool_list = gathered.candidates
         has_vector, has_text, embedder = gathered.has_vector, gathered.has_text, gathered.embedder
         fuse(
@@ -225,8 +225,10 @@ class SearchEngine:
             vector_margin=vector_margin(gathered.vector_scan, pool_list) if has_vector else None,
         )
 
-    def gather(self, query: str, mode: str, pool: int, filters: Filters) -> Gathered:
-        """Keyword and vector candidates for a query, each with both scores where the chunk has a vector."""
+    def gather(self, query: str, mode: str, pool: int, filters: Filters, *, fill: bool = True) -> Gathered:
+        """Keyword and vector candidates for a query, each with both scores where the chunk has a vector; `fill`:
+        a scan of fewer chunks than the pool is filled with the background (search.background), as adaptive fusion
+        of both sides reads it."""
         embedder, degraded = (None, None)
         if mode != "keyword":
             embedder, degraded = self.vector_state()
@@ -248,8 +250,8 @@ class SearchEngine:
             except EmbeddingError as exc:
                 degraded = f"query embedding failed: {exc}"
                 embedder, query_vector, scan = None, None, None
-        if embedder is not None and query_vector is not None and scan is not None and scan.count < pool:
-            background = background_vectors(embedder)
+        if fill and mode != "vector" and embedder is not None and query_vector is not None and scan is not None:
+            background = background_vectors(embedder) if scan.count < pool else None
             if background is not None:
                 scan = padded(scan, background, query_vector, pool)
         if mode == "vector" and query_vector is None and degraded is None:
