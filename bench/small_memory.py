@@ -22,7 +22,7 @@ import json
 import random
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -185,37 +185,30 @@ def measure_set(
     return out
 
 
-def summary(found: dict[str, dict]) -> dict[str, dict[str, dict[str, float]]]:
-    """Per set family and mode, the figures over every size (LoCoMo's conversations as one set)."""
-    families: dict[str, dict[str, dict[str, list[float]]]] = {}
-    for name, by_size in found.items():
-        family = "locomo" if name.startswith("locomo-") else name
-        for by_mode in by_size.values():
+def _averaged(found: dict[str, dict], group: Callable[[str, str], str]) -> dict[str, dict[str, dict[str, float]]]:
+    """The figures of every set and size averaged per group (`group(set name, size)`) and mode."""
+    rows: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for name, by_sizes in found.items():
+        for size, by_mode in by_sizes.items():
             for mode, row in by_mode.items():
-                slot = families.setdefault(family, {}).setdefault(mode, {"found": [], "mrr": [], "stray": []})
+                slot = rows.setdefault(group(name, size), {}).setdefault(mode, {"found": [], "mrr": [], "stray": []})
                 for key in slot:
                     if row[key] is not None:
                         slot[key].append(row[key])
     return {
-        family: {mode: {k: round(float(np.mean(v)), 4) for k, v in row.items() if v} for mode, row in modes.items()}
-        for family, modes in families.items()
+        key: {mode: {k: round(float(np.mean(v)), 4) for k, v in row.items() if v} for mode, row in modes.items()}
+        for key, modes in rows.items()
     }
+
+
+def summary(found: dict[str, dict]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per set family and mode, the figures over every size (LoCoMo's conversations as one set)."""
+    return _averaged(found, lambda name, size: "locomo" if name.startswith("locomo-") else name)
 
 
 def by_size(found: dict[str, dict]) -> dict[str, dict[str, dict[str, float]]]:
     """Per size and mode, the figures over every set (each LoCoMo conversation a set)."""
-    rows: dict[str, dict[str, dict[str, list[float]]]] = {}
-    for by_sizes in found.values():
-        for size, by_mode in by_sizes.items():
-            for mode, row in by_mode.items():
-                slot = rows.setdefault(size, {}).setdefault(mode, {"found": [], "mrr": [], "stray": []})
-                for key in slot:
-                    if row[key] is not None:
-                        slot[key].append(row[key])
-    return {
-        size: {mode: {k: round(float(np.mean(v)), 4) for k, v in row.items() if v} for mode, row in modes.items()}
-        for size, modes in rows.items()
-    }
+    return _averaged(found, lambda name, size: size)
 
 
 def headline(found: dict[str, Any]) -> dict[str, float | None]:
