@@ -322,6 +322,9 @@ def test_each_way_of_saying_a_change_has_a_hint(text: str) -> None:
         ("- 现在billing的会话数据放在Valkey里了。", True),
         ("- ตอนนี้ billing เก็บ session ไว้ใน Valkey แล้ว", True),
         ("- notifications is deployed with Octopus Deploy now per the architecture review.", True),
+        ("- payments stores its records in PostgreSQL now to cut costs.", True),  # "now" before a purpose
+        ("- billing uses Valkey now for the session cache.", True),
+        ("- That is all for now.", False),
         ("- shipping: migrateแคชจากMemcachedไปDragonflyเสร็จแล้ว", True),  # a Latin word touching Thai letters
         ("- billing切换到Valkey了", True),
     ],
@@ -779,3 +782,22 @@ def test_asked_what_came_before_a_history_under_the_subjects_heading_is_the_subj
     question = "What was the previous cache store of catalog?"
     rerank(scores, rows, question, frequencies, len(rows), past=True, profiles=kinds)
     assert scores[1] > scores[2], scores
+
+
+def test_another_services_change_replaces_nothing_though_its_name_weighs_little() -> None:
+    """Most notes name auth, so "auth" weighs little against "message queue": inventory's later move to RabbitMQ
+    still says nothing of auth's queue, and auth's own statement keeps its place."""
+    texts = {
+        "2025-01-10": "- The message queue of auth moved to RabbitMQ.",
+        "2025-06-02": "- The message queue of inventory moved to RabbitMQ.",
+        "2025-02-01": "- ledger uses Kafka for its message queue.",
+        "2025-02-02": "- Picked Kafka as the message queue of search.",
+        "2025-02-03": "- reporting: we use RabbitMQ as the message queue.",
+        "2025-02-04": "- billing uses NATS for its message queue.",
+        "2025-02-05": "- NATS is the message queue of payments.",
+        "2025-02-06": "- checkout: we use Kafka as the message queue.",
+        **{f"2025-05-{day:02d}": f"- Standup: auth is on track, sprint {day}." for day in range(1, 31)},
+        **OTHER_NOTES,
+    }
+    scores = _reranked(texts, "What is the message queue of auth?", {1: 1.0, 2: 0.6, 3: 0.5})
+    assert scores == {1: 1.0, 2: 0.6, 3: 0.5}

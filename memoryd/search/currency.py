@@ -26,7 +26,9 @@ that holds words of the question only through its names (its keyword score canno
 that names the value an earlier statement of its subject named, or a thing of the kind asked about as that one
 does, restates it whatever words of the question it lacks ("from Datadog to Prometheus" of "catalog uses Datadog for
 its monitoring tool"); the subject is the question's words that are not the kind's (search.followup.split_question),
-and only a statement of it takes another's place."""
+and only a statement of it takes another's place, restates one of it (it holds the heaviest word of the subject the
+earlier one holds: "auth" weighs little where most notes name auth, yet inventory's move says nothing of auth's), or
+is lifted for what its names stand for."""
 
 from __future__ import annotations
 
@@ -160,7 +162,7 @@ def rerank(
         peers = (scores[c] for c in ranked if c not in followed and foci[c].weight <= held)
         scores[cid] = max(peers, default=bottom)
     notes = dict.fromkeys(followed, "found by the subject and a name of the kind asked about")
-    _lift_named(scores, foci, [cid for cid in ranked if cid not in followed], notes)
+    _lift_named(scores, foci, [cid for cid in ranked if cid not in followed], notes, subject)
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     # of those, the ones that say the same of it as it of them: its history, not a better match of a weaker one
     same: dict[int, list[int]] = {cid: [] for cid in foci}
@@ -202,6 +204,8 @@ def rerank(
             if not restates and not past and shared:
                 named = named or _named_values(foci, query, frequencies)
                 restates = named(later, earlier) or _same_kind(foci[later], said, subject, kinds, query)
+            # another subject's change says nothing of this one's, however light its name ("auth", one service of many)
+            restates = restates and _keeps_subject(headed(later), said.terms, subject, query)
             if restates:
                 newer[earlier].append(later)
                 # asked about before, a history is the subject's: analytics' cache store says nothing of catalog's
@@ -235,7 +239,13 @@ def rerank(
     return notes
 
 
-def _lift_named(scores: dict[int, float], foci: Mapping[int, Focus], ranked: list[int], notes: dict[int, str]) -> None:
+def _lift_named(
+    scores: dict[int, float],
+    foci: Mapping[int, Focus],
+    ranked: list[int],
+    notes: dict[int, str],
+    subject: frozenset[str] = frozenset(),
+) -> None:
     """A statement that holds words of the question only through what its names stand for ("auth runs on Hetzner now"
     of "which hosting is auth on?") scores, just below, as the best candidate that holds no more of the question: its
     keyword score does not know what Hetzner is."""
@@ -244,7 +254,7 @@ def _lift_named(scores: dict[int, float], foci: Mapping[int, Focus], ranked: lis
     best_so_far = list(itertools.accumulate((scores[cid] for cid in by_weight), max))
     for cid in ranked:
         found = foci[cid]
-        if not found.named:
+        if not found.named or (subject and not subject & found.terms):
             continue
         peers = bisect.bisect_right(weights, found.weight)  # itself among them: it is lifted only when one scores more
         if peers and best_so_far[peers - 1] * BELOW > scores[cid]:
@@ -329,6 +339,14 @@ def _same_kind(
     # the word of the kind fewest names stand for: "log" of "hệ thống log", not "hệ thống" (a metrics system too)
     specific = min(asked, key=lambda word: (sum(word in kind for kind in kinds.values()), -query[word], word))
     return specific in _named_kind(later, kinds) & _named_kind(earlier, kinds)
+
+
+def _keeps_subject(
+    later: frozenset[str], earlier: frozenset[str], subject: frozenset[str], query: Mapping[str, float]
+) -> bool:
+    """The later statement holds the heaviest word of the question's subject that the earlier one holds."""
+    held = subject & earlier
+    return not held or max(held, key=lambda word: (query[word], word)) in later
 
 
 def _named_kind(focus: Focus, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> frozenset[str]:
