@@ -75,6 +75,16 @@ def said_of_the_kind(
     return {name: kind | said if kind & asked else kind for name, kind in kinds.items()} if said else dict(kinds)
 
 
+def joined(*found: Mapping[tuple[str, ...], frozenset[str]]) -> dict[tuple[str, ...], frozenset[str]]:
+    """What each name stands for in any of these readings (a name read at two steps, with other names, may stand
+    for more at one: a word the names hold together depends on which names are read)."""
+    kinds: dict[tuple[str, ...], frozenset[str]] = {}
+    for reading in found:
+        for name, kind in reading.items():
+            kinds[name] = kinds.get(name, frozenset()) | kind
+    return kinds
+
+
 def kinds_of_things(kinds: Mapping[tuple[str, ...], frozenset[str]]) -> dict[tuple[str, ...], frozenset[str]]:
     """Of what names stand for, the words at least KIND_NAMES of them do: a kind of thing (Meilisearch and OpenSearch
     are search engines), not the one service a person or a tool is mostly written with ("Alice" of "billing")."""

@@ -37,7 +37,14 @@ import itertools
 import math
 from collections.abc import Callable, Mapping
 
-from memoryd.search.asked_kinds import kinds_of_things, names_of, partners_kinds, said_of_the_kind, value_kinds
+from memoryd.search.asked_kinds import (
+    joined,
+    kinds_of_things,
+    names_of,
+    partners_kinds,
+    said_of_the_kind,
+    value_kinds,
+)
 from memoryd.search.focus import Focus, find_foci, is_dated, query_weights, stands_for
 from memoryd.search.followup import Followed, follow_up, split_question
 from memoryd.search.function_words import content_tokens
@@ -132,7 +139,7 @@ def rerank(
     subject: frozenset[str] = frozenset()
     if profiles is not None:
         others = (s for cid in ranked for s in statements_of(rows[cid]) if not s.change)
-        kinds = kinds_of_things({**value_kinds(others, query, frequencies, total, profiles, whole=True), **kinds})
+        kinds = kinds_of_things(joined(value_kinds(others, query, frequencies, total, profiles, whole=True), kinds))
         if kinds:  # no name stands for a word of the question: it has no kind and no subject to follow up
             counts = frequencies(sorted(query))
             if not past:  # asked about before, it took other things' histories (varied th 0.773 -> 0.74)

@@ -11,8 +11,10 @@ names: "database", "DB", "primary datastore"), at least KIND_SUPPORT of them, at
 name's most held word of the question (a value a subject uses often is still not the subject), and KIND_LIFT times
 as often as the notes at large do. A name also stands for what the names it replaced or was replaced by do (its
 PARTNERS: Dragonfly, said to be a "bộ nhớ đệm", replaced Memcached, a cache), when PARTNERS_AGREE of them do or its
-own statements hold the word at least once (Papertrail replaced Elasticsearch, a search engine too). Each was
-chosen on the knowledge-update bench and LoCoMo together (docs/design.md, "A name says what it is")."""
+own statements hold the word at least once (Papertrail replaced Elasticsearch, a search engine too). Where no name
+read stands for any word of the question, the names read may stand for one together (_pooled: each error tracker's
+notes say "错误追踪" one time in eight, the three synonyms sharing the rest). Each was chosen on the
+knowledge-update bench and LoCoMo together (docs/design.md, "A name says what it is")."""
 
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ KIND_TOP = 0.5
 KIND_LIFT = 2.0
 PARTNERS = 3  # names written with it in its changes whose kinds it takes, the most often written first
 PARTNERS_AGREE = 2
+POOLED_NAMES = 2  # names holding a word, for what they hold together to count
+POOLED_LIFT = 6.0
 
 Name = tuple[str, ...]  # a name's words as written ("ClickHouse": the index holds "click hous"); kept casefolded
 NameReader = Callable[[str, int], list[ChunkRow]]  # (name, at most) -> chunks holding it
@@ -105,6 +109,8 @@ class NameKinds:
             kind |= {word for word, n in said.items() if n >= PARTNERS_AGREE or profile.holding(word)}
             if kind:
                 kinds[name] = kind
+        if not kinds:  # no name stands for a word of the question alone: what do they stand for together?
+            kinds = _pooled(profiles, query, asked, total)
         return kinds
 
     def holding(self, names: Iterable[Name], word: str) -> tuple[int, int]:
@@ -183,6 +189,33 @@ def _kind(profile: Profile, query: Mapping[str, float], frequencies: Mapping[str
         and share >= KIND_TOP * top
         and share >= KIND_LIFT * frequencies.get(word, 0) / max(total, 1)
     )
+
+
+def _pooled(
+    profiles: Mapping[Name, Profile],
+    query: Mapping[str, float],
+    frequencies: Mapping[str, int],
+    total: int,
+) -> dict[Name, frozenset[str]]:
+    """A word no name stands for alone that the names holding it stand for together: a thing goes by so many names
+    that each name's statements hold any one too seldom ("错误追踪", "异常监控" and "报错平台" of an error tracker,
+    one statement in eight each), but of all the statements of the names that hold it, POOLED_LIFT times as many
+    do as of the notes at large; KIND_SUPPORT of them at least, of POOLED_NAMES names or more."""
+    found: dict[Name, set[str]] = {}
+    for word in query:
+        holders = {
+            name: count
+            for name, profile in profiles.items()
+            if len(profile.said) >= KIND_SUPPORT and (count := profile.holding(word))
+        }
+        held = sum(holders.values())
+        said = sum(len(profiles[name].said) for name in holders)
+        if len(holders) < POOLED_NAMES or held < KIND_SUPPORT:
+            continue
+        if held / said >= POOLED_LIFT * frequencies.get(word, 0) / max(total, 1):
+            for name in holders:
+                found.setdefault(name, set()).add(word)
+    return {name: frozenset(words) for name, words in found.items()}
 
 
 def _statements_naming(rows: Iterable[ChunkRow], name: Name) -> Iterable[str]:
