@@ -229,6 +229,10 @@ ORDINARY = [
     "Bearer bonds were common",
     "-----BEGIN RSA PRIVATE KEY-----",
     "git push -u origin main",
+    # a sentence of a script written without spaces runs to the line's end: its words are no credential
+    "- 11:59 auth: migrateระบบแคชจากMemcachedไปRedisเสร็จแล้ว",
+    "- token: ย้ายไปใช้Vaultแล้ว",
+    "auth: 改用Redis了",
 ]
 # The second finding's false positives: code as a value, a word or a name as a value under a prose label.
 CODE_AND_NAMES = [
@@ -265,6 +269,11 @@ def test_ordinary_notes_and_code_are_left_alone() -> None:
 @pytest.mark.parametrize("text", CODE_AND_NAMES + LOOK_ALIKES, ids=lambda text: text[:32])
 def test_code_names_and_formatting_without_a_secret_are_left_alone(text: str) -> None:
     assert DEFAULT(text) == text
+
+
+def test_a_credential_among_words_of_an_unspaced_script_is_masked() -> None:
+    assert DEFAULT("password: 你好世界Abc123") == f"password: {MASK}"
+    assert DEFAULT("password: xY9!kk2z เปลี่ยนแล้ว") == f"password: {MASK} เปลี่ยนแล้ว"
 
 
 def test_masked_spans_keep_line_numbers() -> None:

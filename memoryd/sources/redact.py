@@ -191,7 +191,7 @@ def _labelled_secret(text: str, start: int, end: int, parts: _Parts, value: str,
     key = text[key_start : parts.end("key")]
     strength = rules.NOT_SENSITIVE if path else rules.sensitive_key(key)
     value = value.strip() if quoted else value
-    if not strength or not value or _stand_in(value):
+    if not strength or not value or _stand_in(value) or rules.unspaced_prose(value):
         return False
     if quoted:  # "…".join(), "%s" % x: code
         return text[end : end + 1] not in (".", "[", "(", "%") and _surely_secret(strength, value)

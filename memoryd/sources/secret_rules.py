@@ -53,7 +53,10 @@ linear in the text."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
+
+from memoryd.sources.text import DENSE_CHAR
 
 
 def _words(text: str) -> frozenset[str]:
@@ -289,6 +292,17 @@ def credential_shaped(value: str) -> bool:
         (bool(symbols) and not symbols.isalnum()) or len(value) - len(symbols) >= 2,
     )
     return sum(classes) >= 2
+
+
+_DENSE_WORDS = re.compile(f"{DENSE_CHAR.pattern}{{2,}}")
+
+
+def unspaced_prose(value: str) -> bool:
+    """A sentence of a script written without spaces, which a value runs on to the line's end ("auth:
+    migrateระบบแคชจากMemcachedไปRedisเสร็จแล้ว"): its letters of that script stand where spaces would, and no word
+    left between them looks like a credential (as "你好世界Abc123" does)."""
+    pieces = _DENSE_WORDS.split(value)
+    return len(pieces) > 1 and not any(credential_shaped(piece.strip(".:,;)]} ")) for piece in pieces)
 
 
 def _name(value: str) -> bool:
