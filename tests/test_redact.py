@@ -271,6 +271,30 @@ def test_code_names_and_formatting_without_a_secret_are_left_alone(text: str) ->
     assert DEFAULT(text) == text
 
 
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("密码：Abc12345xyz", "Abc12345xyz"),  # a full-width colon
+        ("- 数据库密码：s3cr3tPass", "s3cr3tPass"),
+        ("令牌: eyAbc123xyzQ", "eyAbc123xyzQ"),
+        ("password：hunter2Xy", "hunter2Xy"),
+        ("mật khẩu: Abc12345xyz", "Abc12345xyz"),
+        ("รหัสผ่าน: Abc12345xyz", "Abc12345xyz"),  # its vowel marks are no word's edge
+        ("โทเค็น: ghx8Kd93kdLq", "ghx8Kd93kdLq"),
+    ],
+)
+def test_a_secret_labelled_in_the_shared_languages_is_masked(text: str, secret: str) -> None:
+    assert DEFAULT(text) == text.replace(secret, MASK)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["忘了密码怎么办", "- 密码要至少12位", "密钥管理用 Vault", "mật khẩu phải dài 12 ký tự", "รหัสผ่านต้องยาว 12 ตัว"],
+)
+def test_a_sentence_about_a_password_in_the_shared_languages_is_left_alone(text: str) -> None:
+    assert DEFAULT(text) == text
+
+
 def test_a_credential_among_words_of_an_unspaced_script_is_masked() -> None:
     assert DEFAULT("password: 你好世界Abc123") == f"password: {MASK}"
     assert DEFAULT("password: xY9!kk2z เปลี่ยนแล้ว") == f"password: {MASK} เปลี่ยนแล้ว"

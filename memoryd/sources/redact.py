@@ -199,7 +199,7 @@ def _labelled_secret(text: str, start: int, end: int, parts: _Parts, value: str,
     if "|" in sep:  # | password | value |: a table's row, both whole cells
         cells = _in_cell(text, key_start, end)
         return cells and not rules.code(value, key, False) and _surely_credential(strength, value)
-    glued = sep[:1] in "=:" and not sep[1:2].isspace()
+    glued = sep[:1] in "=:：" and not sep[1:2].isspace()
     spaced = "=" in sep and sep[:1].isspace()
     quoted_key = key_start > 0 and text[key_start - 1] in "\"'"
     if rules.code(value, key, spaced or quoted_key) or (spaced and rules.operator_follows(text[end : end + 8])):

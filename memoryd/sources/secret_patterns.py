@@ -47,14 +47,15 @@ BEARER = r"(?i:\bbearer)[ \t]+"
 KEY_STEM = (
     r"(?i:pass|pw|secret|token|credential|auth|api[_.\-]?key"
     r"|(?:access|private|account|signing|encryption|master|client|app|session|license|consumer|subscription"
-    r"|storage)[_.\-]?key|sig|key|pat)"
+    r"|storage)[_.\-]?key|sig|key|pat"
+    r"|密码|密碼|口令|密钥|密鑰|令牌|私钥|mật khẩu|รหัสผ่าน|โทเค็น)"  # the labels of the shared languages
 )
 # Markdown around a key or a value: **Password**, __password__, `DB_PASSWORD`, *Token*.
 MARK = r"(?:\*{1,2}|_{1,2}|`)"
 # After the key: its closing mark, then =, :, => … (a bold label's colon may carry the mark: **password:** x), or a
 # table's pipe between the key's cell and the value's (| password | x |).
 SEPARATOR = (
-    r"(?:\*{1,2}|`)?[\"']?[ \t]*(?:=>|:=|\?=|=|:(?:(?:\*{1,2}|__)[ \t])?|\|)[ \t]*"
+    r"(?:\*{1,2}|`)?[\"']?[ \t]*(?:=>|:=|\?=|=|[:：](?:(?:\*{1,2}|__)[ \t])?|\|)[ \t]*"
     r"(?:[\"']?(?i:basic|bearer|token|digest|negotiate)[ \t]+)?"
 )
 DOUBLE_QUOTED = r'"(?:[^"\\\n]|\\.)*"'

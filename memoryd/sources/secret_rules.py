@@ -18,7 +18,9 @@ Three kinds of secret are masked, the label before each kept:
   private, account, signing, client… key, and no word after it says the value is something else (`PASSWORD_FILE`,
   `token_url`, `SharedAccessKeyName`) nor a counter before it (`max_tokens`). A key of another kind (`OPENAI_KEY`,
   `SSH_KEY`, but also `SORT_KEY`), a PAT (`GH_PAT`) or a joined …pass (`PGPASS`) is a weak key: its value is masked
-  only when it is 16 or more characters with letters and digits.
+  only when it is 16 or more characters with letters and digits. The labels of the shared languages are keys too
+  (`密码`, `密碼`, `口令`, `密钥`, `令牌`, `私钥`, `mật khẩu`, `รหัสผ่าน`, `โทเค็น`), and a full-width colon separates
+  as `:` does (`密码：…`).
 
 Markdown is formatting around a key and its value, not part of them: emphasis and code marks (`**Password**: …`,
 `**password:** …`, `__password__: …`, `` `DB_PASSWORD`: `…` ``), list bullets, a table row whose cells hold the key
@@ -45,7 +47,9 @@ So "token = the next word", "secret: we never told anyone", "password: see 1Pass
 and "Token: ERC20" are left alone: their value is a plain word followed by more prose, or a name under a label
 written as prose (capitalised, or two words), not as configuration. What this gives up: a plain-word password in
 the middle of a sentence (`password: sunflower and then…`) or under a prose label (`Password: sunflower`), an
-unquoted passphrase with spaces, and a password in prose with no separator (`the password is hunter2`).
+unquoted passphrase with spaces, and a password in prose with no separator (`the password is hunter2`). A value
+in a script written without spaces runs on to the line's end; its letters of that script count as spaces, so
+"auth: migrateระบบแคชจากMemcachedไปRedisเสร็จแล้ว" is a sentence, and "password: 你好世界Abc123" still masked.
 
 The patterns that find the candidates are in memoryd.sources.secret_patterns; every one compiles under RE2 (no
 lookaround, no backreferences), and the checks here run in Python on a match's few characters, so the whole stays
@@ -54,6 +58,7 @@ linear in the text."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from memoryd.sources.text import DENSE_CHAR
@@ -67,6 +72,7 @@ def _words(text: str) -> frozenset[str]:
 SENSITIVE = _words(
     "password passwords passwd passphrase passcode pass pwd pw secret secrets token credential credentials "
     "auth authorization apikey privatekey accesskey sig signature"
+    " 密码 密碼 口令 密钥 密鑰 令牌 私钥 รหัสผ่าน โทเค็น"  # Chinese and Thai; Vietnamese "mật khẩu" is two words
 )
 JOINED_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "credentials", "accesskey")
 KEY_HEADS = _words(
@@ -113,7 +119,7 @@ def _key_words(name: str) -> tuple[str, ...]:
     words: list[str] = []
     start = 0
     for i, here in enumerate(name):
-        if not here.isalnum():
+        if not here.isalnum() and not unicodedata.category(here).startswith("M"):  # a Thai vowel mark is a letter's
             words.append(name[start:i])
             start = i + 1
         elif i > start:
@@ -149,6 +155,8 @@ def _sensitive_key(name: str) -> int:
 def _strength(words: tuple[str, ...], i: int) -> int:
     word = words[i]
     if word in SENSITIVE or (len(word) > 6 and word.endswith(JOINED_ENDINGS)):  # pgpassword, authtoken
+        return STRONG
+    if word == "khẩu" and words[i - 1 : i] == ("mật",):
         return STRONG
     if word in ("key", "keys"):
         return STRONG if i > 0 and words[i - 1] in KEY_HEADS else WEAK if i > 0 else NOT_SENSITIVE
