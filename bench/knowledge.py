@@ -605,8 +605,10 @@ def run(
     work: Path = CACHE,
     model_name: str = "",
     phrasings: tuple[str, ...] = PHRASINGS,
+    fresh: bool = False,
 ) -> dict[str, Any]:
-    """Each phrasing's figures: "varied" at the top level (`languages`), "asked" under `asked`."""
+    """Each phrasing's figures: "varied" at the top level (`languages`), "asked" under `asked`; `fresh`: the indexes
+    of these sets are built again (the others' are kept)."""
     model = model_file(model_name)
     if any(mode != "keyword" for mode in modes) and not model.is_file():
         raise SystemExit(
@@ -626,6 +628,8 @@ def run(
             corpus = build_corpus(lang, seed, fact_count, phrasing)
             suffix = "" if phrasing == "varied" else f"-{phrasing}"
             root = work / "knowledge" / f"{lang}-{fact_count}-{seed}-{label}{suffix}"
+            if fresh:
+                shutil.rmtree(root, ignore_errors=True)
             print(f"[{lang}, {phrasing}] {len(corpus.files)} files, {len(corpus.questions)} questions", flush=True)
             found["languages"][lang] = measure(corpus, root, modes, embedding)
     out["seconds"] = round(time.perf_counter() - started, 1)
@@ -698,19 +702,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--facts", type=int, default=FACTS)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_FACTS} facts instead of {FACTS}")
-    parser.add_argument("--fresh", action="store_true", help="rebuild the indexes (else earlier ones are reused)")
+    parser.add_argument("--fresh", action="store_true", help="rebuild these sets' indexes (else they are reused)")
     parser.add_argument("--model", default="", help="a prepared local model (default: multilingual-e5-small)")
     parser.add_argument("--workdir", type=Path, default=CACHE)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    if args.fresh:
-        shutil.rmtree(args.workdir / "knowledge", ignore_errors=True)
     facts = QUICK_FACTS if args.quick else args.facts
     langs, modes = tuple(args.langs.split(",")), tuple(args.modes.split(","))
     phrasings = tuple(args.phrasings.split(","))
     if unknown := set(phrasings) - set(PHRASINGS):
         parser.error(f"unknown phrasing {sorted(unknown)}: choose from {', '.join(PHRASINGS)}")
-    results = run(langs, modes, facts, args.seed, args.workdir, args.model, phrasings)
+    results = run(langs, modes, facts, args.seed, args.workdir, args.model, phrasings, args.fresh)
     print("\n".join(markdown(results)))
     print(f"{results['seconds']} s")
     if args.json:
