@@ -9,8 +9,9 @@ import apsw
 from memoryd.store.rows import one_row
 
 SCHEMA_VERSION = 7
-# Bump when what a chunk holds changes (analyzer tokens, chunk boundaries, chunk metadata): the index is then rebuilt.
-ANALYZER_VERSION = "8"
+# Bump when what a chunk holds changes (analyzer tokens, chunk boundaries, chunk metadata, the built-in redaction
+# rules): the index is then rebuilt. 9: Chinese, Vietnamese and Thai password labels; unspaced prose is no secret.
+ANALYZER_VERSION = "9"
 
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_' categories 'L* N* Co M*'"
 
