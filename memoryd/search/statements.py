@@ -35,7 +35,7 @@ CHANGE = re.compile(
     rf"(?i){EDGE_BEFORE}(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|es|ed|ing|ion)|replac(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
     r"|cut ?over|roll(?:ed)? ?out|upgrad(?:ed|ing)|downgrad(?:ed|ing)|no longer|instead|now uses?|as of"
     r"|(?<=\w )(?<!from )(?<!until )(?<!till )(?<!by )(?<!right )(?<!for )(?<!just )(?<!to )"
-    r"now(?=[ \t]*(?:[.!;,)\n]|$|[ \t](?:because|since|after|that|per|following|due|to|for)\b))"
+    r"now(?=[ \t]*(?:[.!;,)\n]|$|[ \t](?:because|since|after|that|per|following|due|to)\b))"
     r"|from today|from now on|from this \w+ on|starting (?:today|now|this \w+)|going forward|retired|deprecated"
     r"|chuyển|đổi|thay|từ nay|từ hôm nay|kể từ|không còn|không (?:dùng|sử dụng)[^\n]{0,40}nữa"
     rf"|bây giờ|giờ đây|(?:giờ|hiện tại|hiện nay) (?:dùng|sử dụng|là)){EDGE_AFTER}"

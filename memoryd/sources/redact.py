@@ -191,11 +191,15 @@ def _labelled_secret(text: str, start: int, end: int, parts: _Parts, value: str,
     key = text[key_start : parts.end("key")]
     strength = rules.NOT_SENSITIVE if path else rules.sensitive_key(key)
     value = value.strip() if quoted else value
-    if not strength or not value or _stand_in(value) or rules.unspaced_prose(value):
+    if not strength or not value or _stand_in(value):
         return False
     if quoted:  # "…".join(), "%s" % x: code
         return text[end : end + 1] not in (".", "[", "(", "%") and _surely_secret(strength, value)
     sep = parts.group("sep")
+    config_name = len(rules.key_words(key)) > 1 or key.isupper()  # DB_PASSWORD, dbPassword, PASSWORD
+    prose_shaped = "=" not in sep and "|" not in sep and not config_name and not rules.password_key(key)
+    if prose_shaped and rules.unspaced_prose(value):
+        return False  # a label, then a sentence: auth: migrateระบบแคชจากMemcachedไปRedisเสร็จแล้ว
     if "|" in sep:  # | password | value |: a table's row, both whole cells
         cells = _in_cell(text, key_start, end)
         return cells and not rules.code(value, key, False) and _surely_credential(strength, value)
@@ -210,7 +214,6 @@ def _labelled_secret(text: str, start: int, end: int, parts: _Parts, value: str,
         return True
     if len(value) < 3 or quoted_key or rules.prose_label(key):
         return False
-    config_name = len(rules.key_words(key)) > 1 or key.isupper()  # DB_PASSWORD, dbPassword, PASSWORD
     ends = _ends_line(text, end)
     return (ends and (config_name or _starts_line(text, key_start))) or (glued and config_name)
 

@@ -60,7 +60,8 @@ SEPARATOR = (
 )
 DOUBLE_QUOTED = r'"(?:[^"\\\n]|\\.)*"'
 SINGLE_QUOTED = r"'[^'\n]*'"
-UNQUOTED = r"[^\s\"'`,;&=<>()\[\]{}|\\:][^\s\"'`,;&]*"
+# not a run of dashes: a private key block after its label ("私钥：-----BEGIN …") is the PEM rule's, masked whole
+UNQUOTED = r"(?:[^\s\"'`,;&=<>()\[\]{}|\\:\-]|-[^\s\"'`,;&\-])[^\s\"'`,;&]*"
 NETRC = r"\b(?:login|user)[ \t]+[^\s\"']+[ \t]+password[ \t]+"  # .netrc: machine h login me password …
 USER_OPTION = r"(?:\B-u|--user)[ \t]+[^\s:'\"]+:"  # curl -u user:password
 FLAG = r"--(?i:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token|client-secret)[ \t]+"

@@ -48,8 +48,9 @@ and "Token: ERC20" are left alone: their value is a plain word followed by more 
 written as prose (capitalised, or two words), not as configuration. What this gives up: a plain-word password in
 the middle of a sentence (`password: sunflower and then…`) or under a prose label (`Password: sunflower`), an
 unquoted passphrase with spaces, and a password in prose with no separator (`the password is hunter2`). A value
-in a script written without spaces runs on to the line's end; its letters of that script count as spaces, so
-"auth: migrateระบบแคชจากMemcachedไปRedisเสร็จแล้ว" is a sentence, and "password: 你好世界Abc123" still masked.
+in a script written without spaces runs on to the line's end: under a prose label that names no password (`auth:`,
+`token:`), a value whose words between that script's runs are letters only, and the script at least half of it, is
+a sentence ("auth: migrateระบบแคชจากMemcachedไปRedisเสร็จแล้ว"); "password: 你好世界Abc123" is still masked.
 
 The patterns that find the candidates are in memoryd.sources.secret_patterns; every one compiles under RE2 (no
 lookaround, no backreferences), and the checks here run in Python on a match's few characters, so the whole stays
@@ -61,8 +62,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from memoryd.sources.text import DENSE_CHAR
-
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -72,8 +71,9 @@ def _words(text: str) -> frozenset[str]:
 SENSITIVE = _words(
     "password passwords passwd passphrase passcode pass pwd pw secret secrets token credential credentials "
     "auth authorization apikey privatekey accesskey sig signature"
-    " 密码 密碼 口令 密钥 密鑰 令牌 私钥 รหัสผ่าน โทเค็น"  # Chinese and Thai; Vietnamese "mật khẩu" is two words
 )
+PASSWORD_WORDS = _words("password passwords passwd passphrase passcode pass pwd pw 密码 密碼 口令 khẩu รหัสผ่าน")
+UNSPACED_LABELS = ("密码", "密碼", "口令", "密钥", "密鑰", "令牌", "私钥", "รหัสผ่าน", "โทเค็น")  # "mật khẩu" is two words
 JOINED_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "credentials", "accesskey")
 KEY_HEADS = _words(
     "api access private account signing encryption master client app session license consumer subscription "
@@ -125,7 +125,8 @@ def _key_words(name: str) -> tuple[str, ...]:
         elif i > start:
             before, after = name[i - 1], name[i + 1 : i + 2]
             camel = here.isupper() and (before.islower() or (before.isupper() and after.islower()))
-            if camel or here.isdigit() != before.isdigit():
+            script = bool(_UNSPACED_RUN.match(here)) != bool(_UNSPACED_RUN.match(before))  # root密码, API密钥
+            if camel or script or here.isdigit() != before.isdigit():
                 words.append(name[start:i])
                 start = i
     words.append(name[start:])
@@ -155,6 +156,8 @@ def _sensitive_key(name: str) -> int:
 def _strength(words: tuple[str, ...], i: int) -> int:
     word = words[i]
     if word in SENSITIVE or (len(word) > 6 and word.endswith(JOINED_ENDINGS)):  # pgpassword, authtoken
+        return STRONG
+    if not word.isascii() and any(label in word for label in UNSPACED_LABELS):  # รหัสผ่านใหม่, 数据库密码
         return STRONG
     if word == "khẩu" and words[i - 1 : i] == ("mật",):
         return STRONG
@@ -228,6 +231,8 @@ def _path(value: str) -> bool:
 def code(value: str, key: str, spaced: bool) -> bool:
     """An expression, not a literal: a call or subscript, an attribute path, a variable named like the key; in a
     spaced assignment (`password = hashed`) any plain identifier."""
+    if _UNSPACED_RUN.search(value):  # code is written in Latin letters: "中文SuperSecret中文" is no variable
+        return False
     head = value.split("(", 1)[0].split("[", 1)[0]
     if head != value and (head == "" or _identifier_path(head) or _attribute(head)):
         return True
@@ -302,15 +307,28 @@ def credential_shaped(value: str) -> bool:
     return sum(classes) >= 2
 
 
-_DENSE_WORDS = re.compile(f"{DENSE_CHAR.pattern}{{2,}}")
+# letters of scripts written without spaces (Thai, Lao, Khmer, Myanmar, kana, Han; not Hangul, which is spaced)
+_UNSPACED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_UNSPACED_RUN = re.compile(f"[{_UNSPACED}]+")
+_HAN_OR_KANA = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def unspaced_prose(value: str) -> bool:
-    """A sentence of a script written without spaces, which a value runs on to the line's end ("auth:
-    migrateระบบแคชจากMemcachedไปRedisเสร็จแล้ว"): its letters of that script stand where spaces would, and no word
-    left between them looks like a credential (as "你好世界Abc123" does)."""
-    pieces = _DENSE_WORDS.split(value)
-    return len(pieces) > 1 and not any(credential_shaped(piece.strip(".:,;)]} ")) for piece in pieces)
+    """A sentence of a script written without spaces, which an unquoted value runs on to the line's end ("auth:
+    migrateระบบแคชจากMemcachedไปRedisเสร็จแล้ว"): the words left between its runs of that script are letters only
+    (a name, a word: no digit or symbol, as "abc12中文xyz34" and "P@ss中文word1" have; at least one), and the script
+    holds at least half as much of it as they do (a Han or kana character counting twice)."""
+    runs = _UNSPACED_RUN.findall(value)
+    words = [word for piece in _UNSPACED_RUN.split(value) if (word := piece.strip(".:,;)]}!?- "))]
+    if not runs or not words or not all(word.replace(" ", "").isalpha() for word in words):
+        return False
+    script = sum(len(run) + len(_HAN_OR_KANA.findall(run)) for run in runs)
+    return 2 * script >= sum(len(word.replace(" ", "")) for word in words)
+
+
+def password_key(name: str) -> bool:
+    """A key that names a password (not a token or an auth: a service's name as often as a secret's)."""
+    return bool(set(key_words(name)) & PASSWORD_WORDS)
 
 
 def _name(value: str) -> bool:
