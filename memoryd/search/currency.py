@@ -169,8 +169,16 @@ def rerank(
         peers = (scores[c] for c in ranked if c not in followed and foci[c].weight <= held)
         scores[cid] = max(peers, default=bottom)
     notes = dict.fromkeys(followed, "found by the subject and a name of the kind asked about")
+    words: dict[int, frozenset[str]] = {}
+
+    def headed(cid: int) -> frozenset[str]:
+        """A statement's words of the question and its heading's ("## catalog" over "- cache store: Valkey")."""
+        if cid not in words:
+            words[cid] = foci[cid].terms | tokens_of(rows[cid].heading)
+        return words[cid]
+
     # a statement of the subject in its words or its heading's ("## auth" over "- runs on Hetzner now")
-    of_subject = {cid for cid in ranked if not subject or subject & (foci[cid].terms | tokens_of(rows[cid].heading))}
+    of_subject = {cid for cid in ranked if not subject or subject & headed(cid)}
     _lift_named(scores, foci, [cid for cid in ranked if cid not in followed], notes, of_subject)
     newer: dict[int, list[int]] = {cid: [] for cid in foci}
     # of those, the ones that say the same of it as it of them: its history, not a better match of a weaker one
@@ -185,13 +193,6 @@ def rerank(
     # what the question's words tell of two statements depends on their words alone: worked out once a pair of them
     related: dict[tuple[frozenset[str], frozenset[str]], tuple[bool, bool]] = {}
     named: Callable[[int, int], bool] | None = None  # read once it is asked: it counts the candidates' names
-    words: dict[int, frozenset[str]] = {}
-
-    def headed(cid: int) -> frozenset[str]:
-        """A statement's words of the question and its heading's ("## catalog" over "- cache store: Valkey")."""
-        if cid not in words:
-            words[cid] = foci[cid].terms | tokens_of(rows[cid].heading)
-        return words[cid]
 
     for earlier in foci if changes else ():
         said = foci[earlier]
@@ -335,8 +336,8 @@ def _same_kind(
 ) -> bool:
     """Both name a thing of the kind asked about (its word fewest names stand for), and the later holds the heaviest
     word of the subject the earlier holds ("dùng", "use", is no subject of anything)."""
-    held = subject & earlier.terms
-    if not held or max(held, key=lambda word: (query[word], word)) not in later.terms:
+    heaviest = _heaviest_held(subject, earlier.terms, query)
+    if heaviest is None or heaviest not in later.terms:
         return False
     asked = frozenset().union(*kinds.values()) & query.keys() - subject
     if not asked:
@@ -350,8 +351,14 @@ def _keeps_subject(
     later: frozenset[str], earlier: frozenset[str], subject: frozenset[str], query: Mapping[str, float]
 ) -> bool:
     """The later statement holds the heaviest word of the question's subject that the earlier one holds."""
-    held = subject & earlier
-    return not held or max(held, key=lambda word: (query[word], word)) in later
+    heaviest = _heaviest_held(subject, earlier, query)
+    return heaviest is None or heaviest in later
+
+
+def _heaviest_held(subject: frozenset[str], terms: frozenset[str], query: Mapping[str, float]) -> str | None:
+    """The heaviest word of the question's subject these words hold (ties by the word), or None."""
+    held = subject & terms
+    return max(held, key=lambda word: (query[word], word)) if held else None
 
 
 def _named_kind(focus: Focus, kinds: Mapping[tuple[str, ...], frozenset[str]]) -> frozenset[str]:
