@@ -149,3 +149,31 @@ def test_a_name_of_the_kind_stands_for_what_is_said_of_the_kind() -> None:
     assert said == {("Redis",): {"缓", "存", "层"}, ("Valkey",): {"缓", "存", "层"}}
     profiles = _Holding({"层": (2, 48), "analyt": (4, 48)})  # two statements say nothing
     assert said_of_the_kind(kinds, query, counts, profiles) == kinds
+
+
+def test_a_subject_its_own_tools_stand_for_is_still_the_subject() -> None:
+    """ "Which logging does inventory use?": the notes name Spinnaker and Octopus Deploy only as inventory's deploy
+    tools, so they stand for "inventory" as Loki and Splunk stand for "log". But most notes that say "log" say it of
+    those names, and few of the many that say "inventory" name its deploy tools: inventory is the subject. "use",
+    said of everything too, is taken only where no heavier word is left to the subject."""
+    kinds: dict[Name, frozenset[str]] = {
+        ("Loki",): frozenset({"log"}),
+        ("Splunk",): frozenset({"log"}),
+        ("Spinnaker",): frozenset({"inventori"}),
+        ("Octopus", "Deploy"): frozenset({"inventori"}),
+    }
+    own = {"log": (30, 40), "inventori": (7, 7), "us": (4, 47), "mail": (30, 40)}  # statements of its own names
+
+    def holding(names: list[Name], word: str) -> tuple[int, int]:
+        mine = all(word in found.get(name, ()) for name in names)
+        return own[word] if mine else (2, 51)
+
+    query = {"log": 1.9, "inventori": 1.8, "us": 0.9}
+    counts = {"log": 45, "inventori": 80, "us": 200}
+    found = kinds
+    assert split_question(query, kinds, holding, counts) == ({"log"}, {"inventori", "us"})
+    counts["inventori"] = 20  # said with its tools in a third of the notes that say it: a kind as much as "log"
+    assert split_question(query, kinds, holding, counts) == ({"log", "inventori"}, {"us"})
+    found = {("Mailgun",): frozenset({"mail", "us"}), ("Postmark",): frozenset({"mail"}), ("Helm",): frozenset({"us"})}
+    mail = {"mail": 2.0, "us": 0.9, "catalog": 1.5}
+    assert split_question(mail, found, holding, {"mail": 40, "us": 200}) == ({"mail", "us"}, {"catalog"})

@@ -6,7 +6,9 @@ it; the chunks holding one of the question's other words, its SUBJECT_WORDS heav
 read (FOLLOWED at most, best BM25 matches first), and search.currency weighs them with the candidates. A word that
 KIND_WORD_SHARE of those names' statements hold is the kind's too, though no name stands for it alone ("content
 delivery" of "content delivery network", which the notes also call a "CDN" and an "edge network"), and where names
-stand for every word of the question, the kind is the word most of them stand for. The names that the kind's
+stand for every word of the question, the kind is the word most of them stand for. A word names stand for is the
+subject all the same when they are in few of the notes that hold it (Spinnaker and Octopus Deploy, inventory's own
+deploy tools, stand for "inventory", which is said of all its things). The names that the kind's
 names replaced or were replaced by are read too (search.currency: no candidate may name CloudFront, yet the notes
 moved a CDN from it to Fastly)."""
 
@@ -21,6 +23,7 @@ FOLLOWED = 20  # chunks read that hold a word of the subject and a name of the k
 SUBJECT_WORDS = 3
 KIND_WORD_SHARE = 0.2  # share of the kind's names' statements holding a word of the question: not the subject
 KIND_WORD_CHUNKS = 0.5  # ... or as many as half the chunks that hold it: it is said of things of the kind
+SAID_OF_ALL = 0.2  # a word names stand for, said with them this share as often as the kind's word: the subject
 
 Followed = Callable[[list[str], list[Name], int], dict[int, ChunkRow]]  # (words, names, at most) -> chunks
 Holding = Callable[[list[Name], str], tuple[int, int]]  # (names, word) -> their statements holding it, of how many
@@ -51,6 +54,8 @@ def split_question(
     """The question's words for the kind of thing it asks about (what names stand for), and the others, its subject;
     `holding`: how many of the statements that name some names hold a word; `counts`: how many chunks hold each."""
     asked = frozenset().union(*kinds.values()) & query.keys()
+    if holding is not None and counts is not None:
+        asked -= _subjects_named(query, asked, kinds, holding, counts)
     if asked and not query.keys() - asked:
         asked = _one_kind(kinds, asked)
     named = [name for name, kind in kinds.items() if kind & asked]
@@ -58,6 +63,33 @@ def split_question(
     if holding is not None and named:  # "content delivery" of "content delivery network": the kind's, not the subject
         others = frozenset(word for word in others if not _of_kind(word, named, holding, counts or {})) or others
     return asked, others
+
+
+def _subjects_named(
+    query: Mapping[str, float],
+    asked: frozenset[str],
+    kinds: Mapping[Name, frozenset[str]],
+    holding: Holding,
+    counts: Mapping[str, int],
+) -> frozenset[str]:
+    """The words names stand for that are the question's subject all the same: "inventory" of "Which logging does
+    inventory use?", where the notes name Octopus Deploy and Spinnaker only as inventory's deploy tools. Of the
+    notes that hold a kind's word, most say it of a thing of that kind; a subject is said of all its things, so its
+    names' statements are fewer than SAID_OF_ALL as large a share of the notes holding it as the most said word's
+    are. Only a word heavier than every word left to the subject is taken: "use" is said of everything too."""
+    rest = max((query[word] for word in query.keys() - asked), default=0.0)
+    heavier = [word for word in asked if query[word] > rest]
+    if len(asked) < 2 or not heavier:
+        return frozenset()
+    said = {word: _said_with(word, kinds, holding, counts) for word in asked}
+    most = max(said.values())
+    return frozenset(word for word in heavier if said[word] < SAID_OF_ALL * most)
+
+
+def _said_with(word: str, kinds: Mapping[Name, frozenset[str]], holding: Holding, counts: Mapping[str, int]) -> float:
+    """The statements of the names that stand for a word that hold it, per chunk that holds it."""
+    held, _ = holding([name for name, kind in kinds.items() if word in kind], word)
+    return held / max(counts.get(word, 0), 1)
 
 
 def _of_kind(word: str, named: list[Name], holding: Holding, counts: Mapping[str, int]) -> bool:
