@@ -20,6 +20,7 @@ from memoryd.entry_journal import EntryJournal
 from memoryd.memory import AgentMemory
 from memoryd.notes import RequestError
 from memoryd.recall.answer import Recaller
+from memoryd.search.filters import Filters
 from memoryd.sources.entries import entries
 from memoryd_client.protocol.validation import request
 
@@ -1451,6 +1452,36 @@ def test_a_purge_leaves_no_copy_of_the_text_in_the_index_files(
     memory.edits.forget("memory/zoo.md#L1", purge=purge)
     assert "ocelot" not in hits(memory, "ocelot zoo") and "lynx" in hits(memory, "lynx sleeps")
     assert (b"ocelot" in on_disk()) is not purge  # without purge the freed pages keep it until they are reused
+
+
+def test_a_purge_leaves_no_copy_an_earlier_edit_left_nor_a_vector_of_the_text(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    """Editors' saves made the index drop the chunks holding the ocelot several times, without a purge, and their
+    old copies sat in pages the index reused or freed. A purge of the line leaves none (the file is rebuilt), and
+    the embedding cache keeps no vector of the chunks that held it (a vector says something of its text)."""
+    notes = [write(workspace / "memory" / f"n{i}.md", f"- note {i}: the standup is at ten\n" * 30) for i in range(10)]
+    zoo = write(workspace / "memory" / "zoo.md", "- the 5521 ocelot purrs loudly at the zoo\n- the 7733 lynx sleeps\n")
+    memory.sync()
+    store, embedder, index = memory.store, memory.embedder, memory.agent.store
+    assert embedder is not None
+    for round_ in range(6):
+        zoo.write_text(zoo.read_text() + f"- the 99{round_} tapir swims\n")
+        for note in notes[round_ : round_ + 4]:
+            note.write_text(note.read_text() + f"- round {round_} moved the standup\n")
+        memory.sync()
+        store.conn.wal_checkpoint(mode=3)  # type: ignore[attr-defined]  # as the daemon's writes do, now and then
+    held = [row.hash for row in store.chunks_by_ids(sorted(store.chunk_ids(Filters(path="memory/zoo.md")))).values()]
+
+    def on_disk() -> bytes:
+        return b"".join(p.read_bytes() for p in index.parent.glob(index.name + "*") if p.suffix != ".lock")
+
+    cached = store.cache_get(embedder.provider, embedder.model, embedder.key_fingerprint, held)
+    assert cached and b"ocelot" in on_disk()
+    memory.edits.forget("memory/zoo.md#L1", purge=True)
+    assert b"ocelot" not in on_disk() and b"tapir" in on_disk()
+    assert not store.cache_get(embedder.provider, embedder.model, embedder.key_fingerprint, list(cached))
+    assert "tapir" in hits(memory, "tapir swims", "hybrid") and "ocelot" not in hits(memory, "ocelot zoo", "hybrid")
 
 
 def test_a_write_while_a_purge_is_indexed_waits_for_nothing(

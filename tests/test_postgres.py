@@ -311,6 +311,27 @@ def test_delete_and_replace_keep_counts_and_vocabulary(cluster: Cluster, tmp_pat
         assert not _found(shared, "valkey", "keyword")
 
 
+def test_a_purge_takes_the_texts_vectors_out_of_the_namespaces_cache(cluster: Cluster, tmp_path: Path) -> None:
+    """A purge on PostgreSQL leaves the embedding cache no vector of the chunks that held the purged line, as on
+    SQLite; the other notes' vectors stay."""
+    workspace = _notes(tmp_path / "ws")
+    write(workspace / "memory" / "zoo.md", "- the 5521 ocelot purrs loudly at the zoo\n- the 7733 lynx sleeps\n")
+    with _memory(workspace, tmp_path / "b", PostgresStore(cluster.url(), "purged")) as shared:
+        shared.sync()
+        store, embedder = shared.store, shared.embedder
+        assert embedder is not None
+        ids = sorted(store.chunk_ids(_everything()))
+        rows = store.chunks_by_ids(ids).values()
+        zoo = [row.hash for row in rows if row.path == "memory/zoo.md"]
+        others = [row.hash for row in rows if row.path != "memory/zoo.md"]
+        key = (embedder.provider, embedder.model, embedder.key_fingerprint)
+        assert store.cache_get(*key, zoo) and store.cache_get(*key, others)
+        shared.edits.forget("memory/zoo.md#L1", purge=True)
+        assert not store.cache_get(*key, zoo)
+        assert len(store.cache_get(*key, others)) == len(set(others))
+        assert not _found(shared, "ocelot", "keyword") and _found(shared, "lynx", "keyword")
+
+
 def _everything():  # type: ignore[no-untyped-def]
     from memoryd.search.filters import Filters
 

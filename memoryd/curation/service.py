@@ -19,6 +19,7 @@ from memoryd.curation.notefile import NoteChanged
 from memoryd.curation.undo import undo_change, undoable, where
 from memoryd.entry_journal import EntryJournal
 from memoryd.ingest.shared import SharedRecord
+from memoryd.ingest.windows import window_inputs
 from memoryd.notes import RequestError, append_entry, entry_text, indexed_pieces
 from memoryd.search.filters import Filters
 from memoryd.search.keyword import keyword_search
@@ -26,6 +27,7 @@ from memoryd.sources.analyzer import query_terms
 from memoryd.sources.discovery import display_path, is_transcript, real_workspace
 from memoryd.sources.entries import content_words, entries, words
 from memoryd.sources.forgotten import MIN_PASSAGE_WORDS, ForgetRecord, record_path
+from memoryd.sources.markdown import sha256
 from memoryd.store.errors import CORRUPT
 from memoryd.store.interface import MemoryStore, StoreUnavailable
 
@@ -63,15 +65,37 @@ class Editing:
         line too long for one chunk is split over several."""
         return indexed_pieces(self._store(), path)
 
-    def _finish(self, outcome: Outcome) -> dict[str, Any]:
+    def _finish(self, outcome: Outcome, purge: bool = False) -> dict[str, Any]:
         targets = list(outcome.reindex)
         repeats = self._repeating(outcome.passages)
         if repeats and (change := self.changes.get(outcome.answer["change"])) is not None:
             change.repeats = [t.path for t in repeats]  # an undo reads them again, with the text back
             with contextlib.suppress(OSError):  # the edit is made: indexing it must not wait on this
                 self.changes.save(change)
+        paths = {t.path for t in targets + repeats}
+        held = self._chunks_of(paths) if purge else {}
         errors = [e for t in targets + repeats if (e := self._reindex(t, t.transcript))]
+        if held and not errors:
+            self._drop_vectors(held, paths)
         return {**outcome.answer, "indexed": not errors, "index_error": "; ".join(errors) or None}
+
+    def _chunks_of(self, paths: set[str]) -> dict[str, tuple[str, str]]:
+        """The (heading, text) of each chunk these files have in the index, by its hash."""
+        store = self._store()
+        found: dict[str, tuple[str, str]] = {}
+        for path in paths:
+            for row in store.chunks_by_ids(sorted(store.chunk_ids(Filters(path=path)))).values():
+                if row.path == path:
+                    found[row.hash] = (row.heading, row.text)
+        return found
+
+    def _drop_vectors(self, held: dict[str, tuple[str, str]], paths: set[str]) -> None:
+        """After a purge's reindex, the embedding cache keeps no vector of a chunk it took out, nor of that chunk's
+        windows: a vector says something of its text."""
+        kept = self._chunks_of(paths)
+        gone = [chunk for digest, chunk in held.items() if digest not in kept]
+        windows = [sha256(window) for heading, text in gone for window in window_inputs(heading, text)]
+        self._store().cache_drop([digest for digest in held if digest not in kept] + windows)
 
     def _repeating(self, passages: list[str]) -> list[Target]:
         """Indexed transcripts with a line that repeats text just forgotten: read again whole, they leave it out.
@@ -135,7 +159,7 @@ class Editing:
                 return {"forgotten": None, "conflict": str(exc), "current": exc.current}
             self._watch(target, outcome)
         with self._scrubbing(purge):
-            return self._finish(outcome)
+            return self._finish(outcome, purge)
 
     def _scrubbing(self, purge: bool) -> contextlib.AbstractContextManager[None]:
         """With purge, the index leaves no copy of the text it takes out in its files (MemoryStore.scrubbed)."""

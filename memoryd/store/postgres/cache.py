@@ -58,6 +58,14 @@ class Cache(Search):
                 rows,
             )
 
+    def cache_drop(self, hashes: Iterable[str]) -> int:
+        unique = list(dict.fromkeys(hashes))
+        if not unique:
+            return 0
+        with self.writing() as cur:
+            cur.execute(sql.SQL("DELETE FROM {}.embedding_cache WHERE hash = ANY(%s)").format(self._s), (unique,))
+            return cur.rowcount
+
     def copy_cache_from(self, other: Path | str) -> int:
         """Seed this index's embedding cache from another schema of the same database (the atomic reindex)."""
         with self.writing() as cur:

@@ -124,7 +124,8 @@ class Connections:
     def scrubbed(self) -> Iterator[None]:
         """Deletions made inside zero what they free (`secure_delete`, on the writer connection while any scope is
         open); then the keyword index is merged into one segment, which leaves none of the deleted rows' words in
-        it, and the write-ahead log is emptied into the file (it keeps the pages from before the deletion). The
+        it, the file is rebuilt (VACUUM: a text an earlier edit deleted without a purge may still be in a free
+        page), and the write-ahead log is emptied into the file (it keeps the pages from before the deletion). The
         write lock is held only to switch and to merge, never across the scope: the deletions inside take it after
         the agent's own locks, as every write does."""
         with self._write_lock:
@@ -142,6 +143,8 @@ class Connections:
                             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
                     if not self._scrubbing:
                         self.conn.execute("PRAGMA secure_delete=OFF")
+                        # a copy an earlier, ordinary delete left in a free page: only a rebuilt file has none
+                        self.conn.execute("VACUUM")
                     # readers still on older pages hold this up to the busy timeout; the next checkpoint empties it
                     self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
                 except apsw.Error as exc:  # the note is purged already; its text may stay in the files until reused

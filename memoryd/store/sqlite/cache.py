@@ -60,6 +60,18 @@ class EmbeddingCache(Connections):
                 )
             self._counts_changed(cache_rows=len(items) - known)
 
+    def cache_drop(self, hashes: Iterable[str]) -> int:
+        unique = [(digest,) for digest in dict.fromkeys(hashes)]
+        if not unique:
+            return 0
+        with self._write_lock:
+            with self.conn:
+                before = self.conn.total_changes()
+                self.conn.executemany("DELETE FROM embedding_cache WHERE hash = ?", unique)
+                dropped = self.conn.total_changes() - before
+            self._counts_changed(cache_rows=-dropped)
+            return dropped
+
     def copy_cache_from(self, other: Path) -> int:
         """Seed this index's embedding cache from another index file (used by the atomic reindex)."""
         with self._write_lock:
