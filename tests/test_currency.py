@@ -477,38 +477,6 @@ def test_a_name_is_not_the_kind_of_one_thing_it_replaced() -> None:
     assert scores[1] > scores[2], scores
 
 
-def test_a_name_stands_with_the_names_it_replaced_for_what_they_hold_together() -> None:
-    """The notes call a search engine a "search engine", a "search backend", a "full-text index" and "where the
-    documents are indexed": two of Meilisearch's five statements say "search" and two of Solr's five, too few alone
-    (three at least), but Meilisearch replaced Solr, and the two read as one name's statements say it four times in
-    ten ("engine" three times). Each says both once at least; Zinc, whose own statements never say either, gets nothing
-    from Typesense, which it replaced."""
-    rows, frequencies, kinds = _indexed(
-        {
-            "2025-02-01": "- ledger: the full-text index moved from Solr to Meilisearch.",
-            "2025-02-02": "- analytics: the search engine moved from Solr to Meilisearch.",
-            "2025-02-03": "- recommendations indexes its documents in Meilisearch.",
-            "2025-02-04": "- billing uses Meilisearch as the search backend.",
-            "2025-02-05": "- shipping indexes its documents in Meilisearch.",
-            "2025-02-06": "- pricing uses Solr for the full-text index.",
-            "2025-02-07": "- catalog indexes its documents in Solr.",
-            "2025-02-08": "- Solr is the search engine of auth.",
-            "2025-02-09": "- Typesense is the search engine of payments.",
-            "2025-02-10": "- checkout: we use Typesense as the search engine.",
-            "2025-02-11": "- inventory uses Typesense for its search engine.",
-            "2025-02-12": "- Switched the mobile-api documents from Typesense to Zinc.",
-            "2025-02-13": "- Zinc holds the documents of reporting.",
-            "2025-02-14": "- notifications: Zinc indexes the documents.",
-            **OTHER_NOTES,
-        }
-    )
-    query = {"search": 2.3, "engin": 2.6, "recommend": 3.2}
-    meilisearch, solr, typesense, zinc = ("Meilisearch",), ("Solr",), ("Typesense",), ("Zinc",)
-    found = kinds.kinds([meilisearch, solr, typesense, zinc], query, frequencies, len(rows))
-    assert found[meilisearch] == found[solr] == {"search", "engin"}, found
-    assert found[typesense] == {"search", "engin"} and zinc not in found, found
-
-
 def test_a_name_the_question_holds_is_no_kind_a_partner_gives() -> None:
     """Asked what replaced Redis, Dragonfly (which did) is a cache, as Memcached and Redis are, but not "Redis":
     a name the question holds stands for itself."""

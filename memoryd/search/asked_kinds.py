@@ -70,7 +70,7 @@ def said_of_the_kind(
     """A name of the kind asked about also stands for the question's words that are said of things of that kind but
     that no name stands for alone (search.followup.split_question: "层" of "缓存层", a cache layer, which the notes
     also call a cache and a cache service); `counts`: how many chunks hold each of the question's words."""
-    asked, subject = split_question(query, kinds, profiles.holding, counts)
+    asked, subject = split_question(query, kinds, profiles.holding, counts, profiles.naming)
     said = frozenset(query.keys() - asked - subject)
     return {name: kind | said if kind & asked else kind for name, kind in kinds.items()} if said else dict(kinds)
 

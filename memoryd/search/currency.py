@@ -147,7 +147,7 @@ def rerank(
             if more is not None:
                 kinds = {**partners_kinds(kinds, query, frequencies, total, profiles), **kinds}
             # the words of the question no name stands for are its subject ("billing" of its cache)
-            asked, subject = split_question(query, kinds, profiles.holding, counts)
+            asked, subject = split_question(query, kinds, profiles.holding, counts, profiles.naming)
         if more is not None and asked:  # the changes the search did not find, of the thing asked about
             for cid, row in follow_up(query, kinds, asked, subject, more).items():
                 if cid not in scores and is_dated(row):

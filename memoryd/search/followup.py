@@ -23,10 +23,11 @@ FOLLOWED = 20  # chunks read that hold a word of the subject and a name of the k
 SUBJECT_WORDS = 3
 KIND_WORD_SHARE = 0.2  # share of the kind's names' statements holding a word of the question: not the subject
 KIND_WORD_CHUNKS = 0.5  # ... or as many as half the chunks that hold it: it is said of things of the kind
-SAID_OF_ALL = 0.2  # a word names stand for, said with them this share as often as the kind's word: the subject
+SAID_OF_ALL = 0.2  # a word names stand for, in chunks naming them this share as often as the kind's: the subject
 
 Followed = Callable[[list[str], list[Name], int], dict[int, ChunkRow]]  # (words, names, at most) -> chunks
 Holding = Callable[[list[Name], str], tuple[int, int]]  # (names, word) -> their statements holding it, of how many
+Naming = Callable[[list[Name], str], float]  # (names, word) -> about how many chunks naming them hold it
 
 
 def follow_up(
@@ -50,12 +51,14 @@ def split_question(
     kinds: Mapping[Name, frozenset[str]],
     holding: Holding | None = None,
     counts: Mapping[str, int] | None = None,
+    naming: Naming | None = None,
 ) -> tuple[frozenset[str], frozenset[str]]:
     """The question's words for the kind of thing it asks about (what names stand for), and the others, its subject;
-    `holding`: how many of the statements that name some names hold a word; `counts`: how many chunks hold each."""
+    `holding`: how many of the statements that name some names hold a word; `counts`: how many chunks hold each;
+    `naming`: about how many of the chunks that name some names hold a word."""
     asked = frozenset().union(*kinds.values()) & query.keys()
-    if holding is not None and counts is not None:
-        asked -= _subjects_named(query, asked, kinds, holding, counts)
+    if naming is not None and counts is not None:
+        asked -= _subjects_named(query, asked, kinds, naming, counts)
     if asked and not query.keys() - asked:
         asked = _one_kind(kinds, asked)
     named = [name for name, kind in kinds.items() if kind & asked]
@@ -69,27 +72,27 @@ def _subjects_named(
     query: Mapping[str, float],
     asked: frozenset[str],
     kinds: Mapping[Name, frozenset[str]],
-    holding: Holding,
+    naming: Naming,
     counts: Mapping[str, int],
 ) -> frozenset[str]:
     """The words names stand for that are the question's subject all the same: "inventory" of "Which logging does
     inventory use?", where the notes name Octopus Deploy and Spinnaker only as inventory's deploy tools. Of the
-    notes that hold a kind's word, most say it of a thing of that kind; a subject is said of all its things, so its
-    names' statements are fewer than SAID_OF_ALL as large a share of the notes holding it as the most said word's
-    are. Only a word heavier than every word left to the subject is taken: "use" is said of everything too."""
+    chunks that hold a kind's word, most name a thing of that kind; a subject is said of all its things, so the
+    chunks naming the names that stand for it are fewer than SAID_OF_ALL as large a share of the chunks holding it
+    as the most named word's are. Only a word heavier than every word left to the subject is taken: "use" is said
+    of everything too."""
     rest = max((query[word] for word in query.keys() - asked), default=0.0)
     heavier = [word for word in asked if query[word] > rest]
     if len(asked) < 2 or not heavier:
         return frozenset()
-    said = {word: _said_with(word, kinds, holding, counts) for word in asked}
-    most = max(said.values())
-    return frozenset(word for word in heavier if said[word] < SAID_OF_ALL * most)
+    named = {word: _named_share(word, kinds, naming, counts) for word in asked}
+    most = max(named.values())
+    return frozenset(word for word in heavier if named[word] < SAID_OF_ALL * most)
 
 
-def _said_with(word: str, kinds: Mapping[Name, frozenset[str]], holding: Holding, counts: Mapping[str, int]) -> float:
-    """The statements of the names that stand for a word that hold it, per chunk that holds it."""
-    held, _ = holding([name for name, kind in kinds.items() if word in kind], word)
-    return held / max(counts.get(word, 0), 1)
+def _named_share(word: str, kinds: Mapping[Name, frozenset[str]], naming: Naming, counts: Mapping[str, int]) -> float:
+    """The share of the chunks holding a word that name a name standing for it (about: profiles are samples)."""
+    return naming([name for name, kind in kinds.items() if word in kind], word) / max(counts.get(word, 0), 1)
 
 
 def _of_kind(word: str, named: list[Name], holding: Holding, counts: Mapping[str, int]) -> bool:

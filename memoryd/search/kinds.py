@@ -11,12 +11,10 @@ names: "database", "DB", "primary datastore"), at least KIND_SUPPORT of them, at
 name's most held word of the question (a value a subject uses often is still not the subject), and KIND_LIFT times
 as often as the notes at large do. A name also stands for what the names it replaced or was replaced by do (its
 PARTNERS: Dragonfly, said to be a "bộ nhớ đệm", replaced Memcached, a cache), when PARTNERS_AGREE of them do or its
-own statements hold the word at least once (Papertrail replaced Elasticsearch, a search engine too), and for what
-it and its partners' statements, read as one name's, stand for, where its own hold the word (_family_kind: "search"
-in two of Meilisearch's five statements and two of Solr's five). Where no name read stands for any word of the
-question, the names read may stand for one together instead (_pooled: each error tracker's notes say "错误追踪" one
-time in eight, the three synonyms sharing the rest). Each was chosen on the knowledge-update bench and LoCoMo
-together (docs/design.md, "A name says what it is")."""
+own statements hold the word at least once (Papertrail replaced Elasticsearch, a search engine too). Where no name
+read stands for any word of the question, the names read may stand for one together (_pooled: each error tracker's
+notes say "错误追踪" one time in eight, the three synonyms sharing the rest). Each was chosen on the
+knowledge-update bench and LoCoMo together (docs/design.md, "A name says what it is")."""
 
 from __future__ import annotations
 
@@ -112,20 +110,20 @@ class NameKinds:
             if kind:
                 kinds[name] = kind
         if not kinds:  # no name stands for a word of the question alone: what do they stand for together?
-            return _pooled(profiles, query, asked, total)
-        for name, profile in profiles.items():
-            if partners[name]:  # Meilisearch and Solr, which it replaced: "search" in 2 of 5 and 2 of 8 statements
-                family = [profile, *(self._profile(partner, _hits(partner, counts)) for partner in partners[name])]
-                together = _family_kind(family, query, asked, total)
-                together = frozenset(word for word in together if profile.holding(word))
-                if together:
-                    kinds[name] = kinds.get(name, frozenset()) | together
+            kinds = _pooled(profiles, query, asked, total)
         return kinds
 
     def holding(self, names: Iterable[Name], word: str) -> tuple[int, int]:
         """How many of the statements that name these names (as last read for their kinds) hold a word, of how many."""
         profiles = self._kept(names)
         return sum(profile.holding(word) for profile in profiles), sum(len(profile.said) for profile in profiles)
+
+    def naming(self, names: Iterable[Name], word: str) -> float:
+        """About how many of the chunks that name these names hold a word: the share of each one's statements read
+        that hold it, of the chunks that hold its rarest word (a profile reads PROFILED statements at most)."""
+        return sum(
+            profile.hits * profile.holding(word) / len(profile.said) for profile in self._kept(names) if profile.said
+        )
 
     def partners_of(self, names: Iterable[Name], query: Mapping[str, float]) -> list[Name]:
         """The names these names (as last read for their kinds) replaced or were replaced by, the most written first."""
@@ -188,32 +186,15 @@ def _kind(profile: Profile, query: Mapping[str, float], frequencies: Mapping[str
     if len(profile.said) < KIND_SUPPORT:
         return frozenset()
     # a word fewer than KIND_SUPPORT statements may hold stands for nothing, and is not looked for further
-    held = {word: profile.holding(word, KIND_SUPPORT) for word in query}
-    return _standing(held, len(profile.said), frequencies, total)
-
-
-def _family_kind(
-    profiles: list[Profile], query: Mapping[str, float], frequencies: Mapping[str, int], total: int
-) -> frozenset[str]:
-    """What a name and the names it replaced or was replaced by stand for, their statements read as one name's."""
-    said = sum(len(profile.said) for profile in profiles)
-    if said < KIND_SUPPORT:
-        return frozenset()
-    held = {word: sum(profile.holding(word) for profile in profiles) for word in query}
-    return _standing(held, said, frequencies, total)
-
-
-def _standing(held: Mapping[str, int], said: int, frequencies: Mapping[str, int], total: int) -> frozenset[str]:
-    """The words `held` times in `said` statements that those statements stand for (KIND_SUPPORT, KIND_SHARE,
-    KIND_TOP, KIND_LIFT)."""
-    top = max(held.values(), default=0)
+    shares = {word: profile.holding(word, KIND_SUPPORT) / len(profile.said) for word in query}
+    top = max(shares.values(), default=0.0)
     return frozenset(
         word
-        for word, count in held.items()
-        if count >= KIND_SUPPORT
-        and count / said >= KIND_SHARE
-        and count >= KIND_TOP * top
-        and count / said >= KIND_LIFT * frequencies.get(word, 0) / max(total, 1)
+        for word, share in shares.items()
+        if share * len(profile.said) >= KIND_SUPPORT
+        and share >= KIND_SHARE
+        and share >= KIND_TOP * top
+        and share >= KIND_LIFT * frequencies.get(word, 0) / max(total, 1)
     )
 
 
