@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import glob
 import re
 import time
 from typing import Any
@@ -88,8 +87,7 @@ def _level(rows: list[FileRow], folder: str) -> tuple[dict[str, int], list[FileR
 
 
 def _chunks_of(store: MemoryStore, path: str) -> list[dict[str, Any]]:
-    exact = glob.escape(path) if glob.has_magic(path) else path  # `[` in a name is not a pattern here
-    found = [c for c in store.chunks_by_ids(sorted(store.chunk_ids(Filters(path=exact)))).values() if c.path == path]
+    found = [c for c in store.chunks_by_ids(sorted(store.chunk_ids(Filters.of_file(path)))).values() if c.path == path]
     return [
         {"start_line": c.start_line, "end_line": c.end_line, "heading": c.heading}
         for c in sorted(found, key=lambda c: (c.start_line, c.end_line))

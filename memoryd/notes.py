@@ -97,7 +97,7 @@ def read_lines(
 def indexed_pieces(store: MemoryStore, path: str) -> dict[int, list[str]]:
     """Each line of a note as the index holds it: its pieces, as a line too long for one chunk is split over
     several (the first piece first)."""
-    rows = store.chunks_by_ids(list(store.chunk_ids(Filters.parse(path=path))))
+    rows = store.chunks_by_ids(list(store.chunk_ids(Filters.of_file(path))))
     held: dict[int, list[str]] = {}
     for row in rows.values():
         if row.path == path:

@@ -1484,6 +1484,31 @@ def test_a_purge_leaves_no_copy_an_earlier_edit_left_nor_a_vector_of_the_text(
     assert "tapir" in hits(memory, "tapir swims", "hybrid") and "ocelot" not in hits(memory, "ocelot zoo", "hybrid")
 
 
+def test_a_purge_by_query_rebuilds_the_index_once_and_a_note_named_like_a_glob_loses_its_vectors(
+    memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three matches are one merge and one rebuild of the index, not three; and "zoo [1].md" is the note, not a
+    pattern that matches "zoo 1.md": its chunks' vectors go with the purge."""
+    write(workspace / "memory" / "zoo [1].md", "- the 5521 ocelot purrs at the zoo\n- the lynx sleeps\n")
+    write(workspace / "memory" / "zoo 1.md", "- the 5522 ocelot purrs at the farm\n")
+    write(workspace / "memory" / "zoo 2.md", "- the 5523 ocelot purrs at the park\n")
+    memory.sync()
+    store, embedder = memory.store, memory.embedder
+    assert embedder is not None
+    rows = store.chunks_by_ids(sorted(store.chunk_ids(Filters()))).values()
+    ocelots = [row.hash for row in rows if "ocelot" in row.text]
+    key = (embedder.provider, embedder.model, embedder.key_fingerprint)
+    assert len(store.cache_get(*key, ocelots)) == 3
+    rebuilt = []
+    real = type(store)._scrub  # type: ignore[attr-defined]
+    monkeypatch.setattr(type(store), "_scrub", lambda self: (rebuilt.append(1), real(self)))
+    shown = memory.edits.forget(query="ocelot purrs")
+    assert len(shown["matches"]) == 3
+    done = memory.edits.forget(query="ocelot purrs", confirm=shown["confirm"], purge=True)
+    assert len(done["forgotten"]) == 3 and rebuilt == [1]
+    assert not store.cache_get(*key, ocelots) and "lynx" in hits(memory, "lynx sleeps")
+
+
 def test_a_write_while_a_purge_is_indexed_waits_for_nothing(
     memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from memoryd.curation.changes import ChangeLog
 from memoryd.curation.edits import Curator, Outcome, Stale, Target, parse_target
 from memoryd.curation.lines import lines_hash, same_text
@@ -28,7 +30,7 @@ from memoryd.sources.discovery import display_path, is_transcript, real_workspac
 from memoryd.sources.entries import content_words, entries, words
 from memoryd.sources.forgotten import MIN_PASSAGE_WORDS, ForgetRecord, record_path
 from memoryd.sources.markdown import sha256
-from memoryd.store.errors import CORRUPT
+from memoryd.store.errors import CORRUPT, FAILED
 from memoryd.store.interface import MemoryStore, StoreUnavailable
 
 MAX_QUERY_MATCHES = 20
@@ -37,6 +39,7 @@ NO_FILTERS = Filters.parse()
 SESSIONS = Filters.parse(sources=["sessions"])
 MAX_REPEAT_SEARCHES = 200  # forgotten lines looked for in transcripts (a whole note's first lines)
 REPEAT_CANDIDATES = 50  # transcript chunks a forgotten line's search reads
+log = structlog.get_logger("memoryd.curation")
 Reindex = Callable[[Target, bool], str | None]  # index a changed file now (force: read it whole); an error or None
 
 
@@ -65,7 +68,9 @@ class Editing:
         line too long for one chunk is split over several."""
         return indexed_pieces(self._store(), path)
 
-    def _finish(self, outcome: Outcome, purge: bool = False) -> dict[str, Any]:
+    def _finish(self, outcome: Outcome, held: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+        """Index what a change touched (and the transcripts that repeat what it forgot); `held`, for a purge: the
+        chunks the edited note had before it, whose vectors go once the index no longer holds them."""
         targets = list(outcome.reindex)
         repeats = self._repeating(outcome.passages)
         if repeats and (change := self.changes.get(outcome.answer["change"])) is not None:
@@ -73,29 +78,38 @@ class Editing:
             with contextlib.suppress(OSError):  # the edit is made: indexing it must not wait on this
                 self.changes.save(change)
         paths = {t.path for t in targets + repeats}
-        held = self._chunks_of(paths) if purge else {}
+        if held is not None:
+            held = {**held, **self._chunks_of({t.path for t in repeats})}
         errors = [e for t in targets + repeats if (e := self._reindex(t, t.transcript))]
         if held and not errors:
             self._drop_vectors(held, paths)
         return {**outcome.answer, "indexed": not errors, "index_error": "; ".join(errors) or None}
 
     def _chunks_of(self, paths: set[str]) -> dict[str, tuple[str, str]]:
-        """The (heading, text) of each chunk these files have in the index, by its hash."""
-        store = self._store()
+        """The (heading, text) of each chunk these files have in the index, by its hash; none when the store cannot
+        be read (the purge goes on: the note is what must change)."""
         found: dict[str, tuple[str, str]] = {}
-        for path in paths:
-            for row in store.chunks_by_ids(sorted(store.chunk_ids(Filters(path=path)))).values():
-                if row.path == path:
-                    found[row.hash] = (row.heading, row.text)
+        try:
+            store = self._store()
+            for path in paths:
+                for row in store.chunks_by_ids(sorted(store.chunk_ids(Filters.of_file(path)))).values():
+                    if row.path == path:
+                        found[row.hash] = (row.heading, row.text)
+        except (StoreUnavailable, *FAILED):  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
+            log.warning("purge_chunks_unread", paths=sorted(paths), exc_info=True)
         return found
 
     def _drop_vectors(self, held: dict[str, tuple[str, str]], paths: set[str]) -> None:
         """After a purge's reindex, the embedding cache keeps no vector of a chunk it took out, nor of that chunk's
-        windows: a vector says something of its text."""
+        windows: a vector says something of its text. The note is purged already: a store that fails here is
+        logged, not raised."""
         kept = self._chunks_of(paths)
         gone = [chunk for digest, chunk in held.items() if digest not in kept]
         windows = [sha256(window) for heading, text in gone for window in window_inputs(heading, text)]
-        self._store().cache_drop([digest for digest in held if digest not in kept] + windows)
+        try:
+            self._store().cache_drop([digest for digest in held if digest not in kept] + windows)
+        except (StoreUnavailable, *FAILED):  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
+            log.warning("purge_vectors_kept", paths=sorted(paths), exc_info=True)
 
     def _repeating(self, passages: list[str]) -> list[Target]:
         """Indexed transcripts with a line that repeats text just forgotten: read again whole, they leave it out.
@@ -143,6 +157,7 @@ class Editing:
                 f"`expect` cannot be checked for a whole transcript ({target.path}); cite its lines "
                 "(path#L3-L5) with the text or hash `get` shows for them, or leave `expect` out"
             )
+        held = self._chunks_of({target.path}) if purge else None  # read before the edit: a sync may index it next
         with self._lock:
             if target.transcript and target.start is not None and expect is not None:
                 seen = self._get(target.path, target.start, (target.end or target.start) - target.start + 1)
@@ -159,7 +174,7 @@ class Editing:
                 return {"forgotten": None, "conflict": str(exc), "current": exc.current}
             self._watch(target, outcome)
         with self._scrubbing(purge):
-            return self._finish(outcome, purge)
+            return self._finish(outcome, held)
 
     def _scrubbing(self, purge: bool) -> contextlib.AbstractContextManager[None]:
         """With purge, the index leaves no copy of the text it takes out in its files (MemoryStore.scrubbed)."""
@@ -296,9 +311,10 @@ class Editing:
                 answer["conflict"] = "the matches changed since they were shown; confirm these"
             return answer
         done = []
-        # the last lines of a note first, so that the citations above them still hold
-        for match in sorted(matches, key=lambda m: (m["path"], -m["start_line"])):
-            done.append(self.forget(match["citation"], expect=match["hash"], purge=purge))
+        with self._scrubbing(purge):  # one scope: the index is merged and rebuilt once, not once a match
+            # the last lines of a note first, so that the citations above them still hold
+            for match in sorted(matches, key=lambda m: (m["path"], -m["start_line"])):
+                done.append(self.forget(match["citation"], expect=match["hash"], purge=purge))
         return {"forgotten": [d.get("forgotten") for d in done], "results": done}
 
     def update(self, citation: str, text: str, expect: str | None) -> dict[str, Any]:

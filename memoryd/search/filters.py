@@ -4,10 +4,12 @@ them into SQL (Store.filter_sql)."""
 from __future__ import annotations
 
 import datetime as dt
+import glob
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memoryd.store.rows import is_glob
 from memoryd_client.protocol.schema import SOURCES
 
 
@@ -58,6 +60,13 @@ class Filters:
         # repeats mean nothing more (and 100,000 of them overflowed SQLite's variables)
         unique_sources, kinds = tuple(dict.fromkeys(sources or ())), tuple(dict.fromkeys(kinds))
         return cls(unique_sources, path, parse_time(after, "after"), parse_time(before, "before", True), kinds)
+
+    @classmethod
+    def of_file(cls, path: str) -> Filters:
+        """Filters that hold one file's chunks (and those of the files its path begins, for the caller to leave
+        out): its path as a prefix, or, where it holds a glob's characters ("zoo [1].md"), as a glob that matches
+        it alone."""
+        return cls(path=glob.escape(path) if is_glob(path) else path)
 
     @property
     def active(self) -> bool:

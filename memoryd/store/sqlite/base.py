@@ -123,11 +123,11 @@ class Connections:
     @contextlib.contextmanager
     def scrubbed(self) -> Iterator[None]:
         """Deletions made inside zero what they free (`secure_delete`, on the writer connection while any scope is
-        open); then the keyword index is merged into one segment, which leaves none of the deleted rows' words in
-        it, the file is rebuilt (VACUUM: a text an earlier edit deleted without a purge may still be in a free
-        page), and the write-ahead log is emptied into the file (it keeps the pages from before the deletion). The
-        write lock is held only to switch and to merge, never across the scope: the deletions inside take it after
-        the agent's own locks, as every write does."""
+        open). When the last open scope ends, the keyword index is merged into one segment (which leaves none of the
+        deleted rows' words in it), the file is rebuilt (VACUUM: a text an earlier edit deleted without a purge may
+        still be in a page), and the write-ahead log is emptied into the file (it keeps the pages from before the
+        deletion). The write lock is held to switch, and then to merge and rebuild (writes wait that long), never
+        across the scope: the deletions inside take it after the agent's own locks, as every write does."""
         with self._write_lock:
             self._scrubbing += 1
             if self._scrubbing == 1:
@@ -137,18 +137,29 @@ class Connections:
         finally:
             with self._write_lock:
                 self._scrubbing -= 1
-                try:
-                    if self.fts_error is None:
-                        with self.conn:
-                            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
-                    if not self._scrubbing:
-                        self.conn.execute("PRAGMA secure_delete=OFF")
-                        # a copy an earlier, ordinary delete left in a free page: only a rebuilt file has none
-                        self.conn.execute("VACUUM")
-                    # readers still on older pages hold this up to the busy timeout; the next checkpoint empties it
-                    self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
-                except apsw.Error as exc:  # the note is purged already; its text may stay in the files until reused
-                    log.warning("purge_scrub_failed", path=str(self.path), error=str(exc))
+                if not self._scrubbing:
+                    self._scrub()
+
+    def _scrub(self) -> None:
+        """Merge, rebuild and empty the log after the last scope; each step that fails is logged, and the others
+        still run (the note is purged already; its text may stay in the files until their pages are reused)."""
+        steps: list[tuple[str, Callable[[], object]]] = [
+            ("merge", self._merge_keywords),
+            ("secure_delete", lambda: self.conn.execute("PRAGMA secure_delete=OFF")),
+            ("vacuum", lambda: self.conn.execute("VACUUM")),
+            # readers still on older pages hold this up to the busy timeout; the next checkpoint empties it
+            ("checkpoint", lambda: self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)),
+        ]
+        for step, run in steps:
+            try:
+                run()
+            except apsw.Error as exc:
+                log.warning("purge_scrub_failed", path=str(self.path), step=step, error=str(exc))
+
+    def _merge_keywords(self) -> None:
+        if self.fts_error is None:
+            with self.conn:
+                self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
 
     def release_memory(self) -> None:
         """Close the readers of finished threads and hand back what every connection's page cache holds
