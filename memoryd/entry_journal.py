@@ -17,7 +17,7 @@ import difflib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -145,12 +145,16 @@ class EntryJournal:
             note.seen = None
             self._start()
 
-    def drop_edits(self, targets: set[Path]) -> None:
-        """Stop watching the edits of these notes (an undo is about to take them back on purpose)."""
+    def drop_edits(self, taken: Mapping[Path, list[tuple[list[str], list[str]]]]) -> None:
+        """Stop watching these edits (a note's lines before and after each), which an undo is about to take back on
+        purpose; the note's other edits stay watched."""
         with self._guard:
             for note in self._notes.values():
-                if note.target in targets:
-                    note.edits.clear()
+                for old, new in taken.get(note.target, ()):
+                    key = ([normalized(line) for line in old], [normalized(line) for line in new])
+                    found = next((edit for edit in note.edits if (edit.old, edit.new) == key), None)
+                    if found is not None:
+                        note.edits.remove(found)
 
     def pending(self) -> int:
         with self._guard:

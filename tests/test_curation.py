@@ -456,6 +456,23 @@ def test_a_save_landing_while_a_note_is_removed_is_never_overwritten(
     assert not [p for p in note.parent.iterdir() if p.name.startswith(".")]
 
 
+def test_an_undo_by_id_leaves_the_notes_other_edits_watched(memory: AgentMemory, workspace: Path) -> None:
+    """Two lines of one note forgotten, then the first forget undone by its id: an editor's save of a copy read
+    before both brings back only what the undo put back. The second forget is still watched, and made again."""
+    note = workspace / "memory" / "services.md"
+    stale = note.read_bytes()
+    memory.journal = EntryJournal(memory.agent, memory._write_lock, memory._restored, window=0.5)
+    first = memory.edits.forget("memory/services.md#L6")  # Alice's line
+    memory.edits.forget("memory/services.md#L3")  # billing's cache
+    assert memory.edits.undo(1, first["change"])["undone"] == [first["change"]]
+    assert "jasmine" in note.read_text() and "Redis" not in note.read_text()
+    _save_as_editor(note, stale + b"- editor: a line of my own\n")
+    memory.journal.settle_now()
+    text = note.read_text()
+    assert "- editor: a line of my own" in text and "jasmine" in text
+    assert "Redis" not in text
+
+
 @pytest.mark.parametrize("kind", ["update", "forget", "supersede"])
 def test_a_stale_save_after_an_edit_gets_the_edit_made_again(memory: AgentMemory, workspace: Path, kind: str) -> None:
     """The editor read the note before the edit and saves its copy, with its own change, just after it."""

@@ -13,9 +13,9 @@ from typing import Any
 
 import structlog
 
-from memoryd.curation.changes import ChangeLog
+from memoryd.curation.changes import Change, ChangeLog
 from memoryd.curation.edits import Curator, Outcome, Stale, Target, parse_target
-from memoryd.curation.lines import lines_hash, same_text
+from memoryd.curation.lines import NoteLines, lines_hash, same_text
 from memoryd.curation.matches import matching_entries
 from memoryd.curation.notefile import NoteChanged
 from memoryd.curation.undo import undo_change, undoable, where
@@ -347,7 +347,11 @@ class Editing:
         failed: Exception | None = None
         with self._lock:
             changes = undoable(self.agent, self.changes, count, only)
-            self._journal().drop_edits({where(self.agent, c) for c in changes})  # taken back on purpose
+            taken: dict[Path, list[tuple[list[str], list[str]]]] = {}
+            for change in changes:  # the edits these changes made are taken back on purpose; no others
+                if (made := _made(change)) is not None:
+                    taken.setdefault(where(self.agent, change), []).append(made)
+            self._journal().drop_edits(taken)
             try:
                 for change in changes:
                     outcomes.append(undo_change(self.agent, self.changes, self.record, change, strict=only is not None))
@@ -363,6 +367,15 @@ class Editing:
 
     def list_changes(self, limit: int = 20) -> list[dict[str, Any]]:
         return [c.summary() for c in self.changes.recent(limit)]
+
+
+def _made(change: Change) -> tuple[list[str], list[str]] | None:
+    """A note's lines before and after a change, as the journal watches them (Outcome.replaced)."""
+    if change.before is not None:
+        return change.before.lines, change.after.lines if change.after is not None else []
+    if change.note is not None:  # a note forgotten whole
+        return NoteLines.parse(change.note.encode("utf-8", errors="surrogateescape")).lines, []
+    return None
 
 
 def _token(matches: list[dict[str, Any]]) -> str:
