@@ -17,7 +17,7 @@ import difflib
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +70,7 @@ class Edit:
     old_count: int  # how often each block is in the note once the edit is made
     new_count: int
     seen: float | None = None
+    change: int | None = None  # the change record that made it (an undo stops watching its own edits only)
 
 
 @dataclass
@@ -119,7 +120,9 @@ class EntryJournal:
             self._thread = threading.Thread(target=self._watch, name="entry-journal", daemon=True)
             self._thread.start()
 
-    def record_edit(self, target: Path, relative: str, old: list[str], new: list[str]) -> None:
+    def record_edit(
+        self, target: Path, relative: str, old: list[str], new: list[str], change: int | None = None
+    ) -> None:
         """Watch an edit just made (the caller holds the write lock): a save from an older copy that brings the
         old lines back gets the edit made again. An entry written lately that the edit took out or changed was not
         dropped by a save: it is no longer watched (else it would be appended again)."""
@@ -136,7 +139,9 @@ class EntryJournal:
             lines = []  # a note forgotten whole: a save that brings it back is watched for too
         except OSError:
             return
-        edit = Edit(old_key, new_key, time.monotonic(), count_block(lines, old_key), count_block(lines, new_key))
+        edit = Edit(
+            old_key, new_key, time.monotonic(), count_block(lines, old_key), count_block(lines, new_key), change=change
+        )
         with self._guard:
             if self._closed:
                 return
@@ -145,16 +150,12 @@ class EntryJournal:
             note.seen = None
             self._start()
 
-    def drop_edits(self, taken: Mapping[Path, list[tuple[list[str], list[str]]]]) -> None:
-        """Stop watching these edits (a note's lines before and after each), which an undo is about to take back on
-        purpose; the note's other edits stay watched."""
+    def drop_edits(self, changes: set[int]) -> None:
+        """Stop watching the edits these changes made (an undo takes them back on purpose); every other edit, of
+        the same note or the same lines, stays watched."""
         with self._guard:
             for note in self._notes.values():
-                for old, new in taken.get(note.target, ()):
-                    key = ([normalized(line) for line in old], [normalized(line) for line in new])
-                    found = next((edit for edit in note.edits if (edit.old, edit.new) == key), None)
-                    if found is not None:
-                        note.edits.remove(found)
+                note.edits = [edit for edit in note.edits if edit.change not in changes]
 
     def pending(self) -> int:
         with self._guard:

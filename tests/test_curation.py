@@ -473,6 +473,54 @@ def test_an_undo_by_id_leaves_the_notes_other_edits_watched(memory: AgentMemory,
     assert "Redis" not in text
 
 
+def test_an_undo_of_one_of_two_identical_forgets_is_not_undone_by_the_watch(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    """The same line twice in a note, both forgotten, the newer forget undone: the older forget's watch stays, and
+    the newer's goes (they are told apart by their change, not by their lines), so no save makes the undo again."""
+    note = write(
+        workspace / "memory" / "dup.md",
+        "# n\n\n- a first line\n- the same line twice\n- b middle line\n- the same line twice\n- c last line\n",
+    )
+    memory.sync()
+    memory.journal = EntryJournal(memory.agent, memory._write_lock, memory._restored, window=0.5)
+    memory.edits.forget("memory/dup.md#L6")
+    newer = memory.edits.forget("memory/dup.md#L4")
+    assert memory.edits.undo()["undone"] == [newer["change"]]
+    memory.journal.settle_now()  # no editor saved anything
+    assert note.read_text().count("the same line twice") == 1
+
+
+def test_an_undo_that_fails_midway_leaves_the_changes_it_did_not_reach_watched(
+    memory: AgentMemory, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two forgets, an undo of both that fails at the second (the disk, say): the first forget still stands, and an
+    editor's save of a copy read before both gets it made again."""
+    import memoryd.curation.service as service
+
+    note = workspace / "memory" / "services.md"
+    stale = note.read_bytes()
+    memory.journal = EntryJournal(memory.agent, memory._write_lock, memory._restored, window=0.5)
+    memory.edits.forget("memory/services.md#L6")  # Alice's line
+    memory.edits.forget("memory/services.md#L3")
+    real, calls = service.undo_change, []
+
+    def failing_second(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service, "undo_change", failing_second)
+    with pytest.raises(RequestError, match="were undone before it"):
+        memory.edits.undo(2)
+    assert "Redis" in note.read_text() and "jasmine" not in note.read_text()
+    _save_as_editor(note, stale + b"- editor: a line of my own\n")
+    memory.journal.settle_now()
+    text = note.read_text()
+    assert "- editor: a line of my own" in text and "Redis" in text and "jasmine" not in text
+
+
 @pytest.mark.parametrize("kind", ["update", "forget", "supersede"])
 def test_a_stale_save_after_an_edit_gets_the_edit_made_again(memory: AgentMemory, workspace: Path, kind: str) -> None:
     """The editor read the note before the edit and saves its copy, with its own change, just after it."""

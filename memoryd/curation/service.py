@@ -13,12 +13,12 @@ from typing import Any
 
 import structlog
 
-from memoryd.curation.changes import Change, ChangeLog
+from memoryd.curation.changes import ChangeLog
 from memoryd.curation.edits import Curator, Outcome, Stale, Target, parse_target
-from memoryd.curation.lines import NoteLines, lines_hash, same_text
+from memoryd.curation.lines import lines_hash, same_text
 from memoryd.curation.matches import matching_entries
 from memoryd.curation.notefile import NoteChanged
-from memoryd.curation.undo import undo_change, undoable, where
+from memoryd.curation.undo import undo_change, undoable
 from memoryd.entry_journal import EntryJournal
 from memoryd.ingest.shared import SharedRecord
 from memoryd.ingest.windows import window_inputs
@@ -338,7 +338,7 @@ class Editing:
         """Have the journal watch an edit of a note just made, so that an editor's save of a copy read before it
         (which brings the old lines back) gets the edit made again."""
         if outcome.replaced is not None and not target.transcript:
-            self._journal().record_edit(target.real, target.path, *outcome.replaced)
+            self._journal().record_edit(target.real, target.path, *outcome.replaced, outcome.answer.get("change"))
 
     def undo(self, count: int = 1, only: int | None = None) -> dict[str, Any]:
         """Undo the newest `count` changes (or change number `only` alone), or none of them when one cannot be
@@ -347,14 +347,12 @@ class Editing:
         failed: Exception | None = None
         with self._lock:
             changes = undoable(self.agent, self.changes, count, only)
-            taken: dict[Path, list[tuple[list[str], list[str]]]] = {}
-            for change in changes:  # the edits these changes made are taken back on purpose; no others
-                if (made := _made(change)) is not None:
-                    taken.setdefault(where(self.agent, change), []).append(made)
-            self._journal().drop_edits(taken)
             try:
                 for change in changes:
                     outcomes.append(undo_change(self.agent, self.changes, self.record, change, strict=only is not None))
+                    # taken back on purpose: its edit is no longer watched (the journal waits on this lock); a
+                    # change an undo did not reach stays watched
+                    self._journal().drop_edits({change.id})
             except (RequestError, OSError, NoteChanged) as exc:  # an editor saved meanwhile: the ones done stand
                 failed = exc
         answers = [self._finish(o) for o in outcomes]
@@ -367,15 +365,6 @@ class Editing:
 
     def list_changes(self, limit: int = 20) -> list[dict[str, Any]]:
         return [c.summary() for c in self.changes.recent(limit)]
-
-
-def _made(change: Change) -> tuple[list[str], list[str]] | None:
-    """A note's lines before and after a change, as the journal watches them (Outcome.replaced)."""
-    if change.before is not None:
-        return change.before.lines, change.after.lines if change.after is not None else []
-    if change.note is not None:  # a note forgotten whole
-        return NoteLines.parse(change.note.encode("utf-8", errors="surrogateescape")).lines, []
-    return None
 
 
 def _token(matches: list[dict[str, Any]]) -> str:
