@@ -456,6 +456,23 @@ def test_a_save_landing_while_a_note_is_removed_is_never_overwritten(
     assert not [p for p in note.parent.iterdir() if p.name.startswith(".")]
 
 
+def test_a_line_holding_a_byte_that_is_not_utf8_is_forgotten_and_undone_to_the_byte(
+    memory: AgentMemory, workspace: Path
+) -> None:
+    """A note saved in Latin-1 by some editor: the line `get` shows with U+FFFD is forgotten by that text (masking
+    secrets once broke on the byte), and the undo puts the very bytes back."""
+    note = workspace / "memory" / "latin.md"
+    original = b"# t\n\n- caf\xe9 opens at nine\n- two\n"
+    note.write_bytes(original)
+    memory.sync()
+    seen = memory.get("memory/latin.md", 3, 1)["text"]
+    assert seen == "- caf\ufffd opens at nine"
+    assert memory.edits.forget("memory/latin.md#L3", expect=seen)["forgotten"] == "memory/latin.md#L3-L3"
+    assert note.read_bytes() == b"# t\n\n- two\n"
+    memory.edits.undo()
+    assert note.read_bytes() == original
+
+
 def test_an_undo_by_id_leaves_the_notes_other_edits_watched(memory: AgentMemory, workspace: Path) -> None:
     """Two lines of one note forgotten, then the first forget undone by its id: an editor's save of a copy read
     before both brings back only what the undo put back. The second forget is still watched, and made again."""

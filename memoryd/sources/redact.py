@@ -44,6 +44,15 @@ def redact_pattern_error(pattern: str) -> str | None:
     return None
 
 
+def _decodable(text: str) -> str:
+    """The text with its lone surrogates (a note's bytes that are not UTF-8, read with surrogateescape) as U+FFFD."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte stands for
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
 _BUILTIN = _compile(patterns.pattern())
 _DEPTH = 3  # how deep a rejected value is searched again (each time a shorter text)
 _RESCAN = 6  # a rejected value shorter than this holds no secret of any rule
@@ -75,6 +84,12 @@ class Redactor:
         """The text with secrets masked; a masked span keeps its line breaks, so line numbers still hold.
         A long text goes block by block (split at blank lines, which no secret spans), because a regular
         expression holds the GIL for its whole scan and searches would wait for it."""
+        try:
+            return self._redact_blocks(text)
+        except UnicodeEncodeError:  # RE2 reads UTF-8: a note's bytes that are not are read as `get` shows them
+            return self._redact_blocks(_decodable(text))
+
+    def _redact_blocks(self, text: str) -> str:
         if len(text) <= BLOCK_CHARS:
             return self._redact(text)
         return "".join(self._redact(block) for block in _blocks(text))
