@@ -20,6 +20,7 @@ import re2
 
 from memoryd.sources import secret_patterns as patterns
 from memoryd.sources import secret_rules as rules
+from memoryd.sources.text import decodable
 
 MASK = "[REDACTED]"
 
@@ -42,15 +43,6 @@ def redact_pattern_error(pattern: str) -> str | None:
         why = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         return f"{why} (memoryd runs patterns on RE2: no lookaround or backreferences)"
     return None
-
-
-def _decodable(text: str) -> str:
-    """The text with its lone surrogates (a note's bytes that are not UTF-8, read with surrogateescape) as U+FFFD."""
-    try:
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate no byte stands for
-        raw = text.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "replace")
 
 
 _BUILTIN = _compile(patterns.pattern())
@@ -87,7 +79,7 @@ class Redactor:
         try:
             return self._redact_blocks(text)
         except UnicodeEncodeError:  # RE2 reads UTF-8: a note's bytes that are not are read as `get` shows them
-            return self._redact_blocks(_decodable(text))
+            return self._redact_blocks(decodable(text))
 
     def _redact_blocks(self, text: str) -> str:
         if len(text) <= BLOCK_CHARS:

@@ -80,3 +80,13 @@ def estimate_tokens(text: str) -> int:
     if _LATIN_ONLY.fullmatch(text):
         return (len(text) + 3) // 4
     return math.ceil(text_tokens(text) - 1e-9)
+
+
+def decodable(text: str) -> str:
+    """The text with its lone surrogates (a note's bytes that are not UTF-8, read with surrogateescape) as U+FFFD,
+    as `get` shows them."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte stands for
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
