@@ -7,8 +7,7 @@ import re
 import time
 from typing import Any
 
-from memoryd.notes import RequestError
-from memoryd.search.filters import Filters
+from memoryd.notes import RequestError, file_chunks
 from memoryd.sources.metadata import note_date
 from memoryd.store.interface import MemoryStore
 from memoryd.store.rows import FileRow
@@ -87,7 +86,7 @@ def _level(rows: list[FileRow], folder: str) -> tuple[dict[str, int], list[FileR
 
 
 def _chunks_of(store: MemoryStore, path: str) -> list[dict[str, Any]]:
-    found = [c for c in store.chunks_by_ids(sorted(store.chunk_ids(Filters.of_file(path)))).values() if c.path == path]
+    found = file_chunks(store, path)
     return [
         {"start_line": c.start_line, "end_line": c.end_line, "heading": c.heading}
         for c in sorted(found, key=lambda c: (c.start_line, c.end_line))

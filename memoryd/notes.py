@@ -29,6 +29,7 @@ from memoryd.sources.lines import read_window
 from memoryd.sources.markdown import split_lines
 from memoryd.sources.metadata import tag_comment
 from memoryd.store.interface import MemoryStore
+from memoryd.store.rows import ChunkRow
 
 MAX_WRITE_CHARS = 1_000_000
 MAX_GET_LINES = 5000
@@ -94,15 +95,19 @@ def read_lines(
     }
 
 
+def file_chunks(store: MemoryStore, path: str) -> list[ChunkRow]:
+    """The chunks the index holds of one file, in the order it keeps them (a name like "zoo [1].md" is no glob)."""
+    rows = store.chunks_by_ids(sorted(store.chunk_ids(Filters.of_file(path))))
+    return [row for row in rows.values() if row.path == path]
+
+
 def indexed_pieces(store: MemoryStore, path: str) -> dict[int, list[str]]:
     """Each line of a note as the index holds it: its pieces, as a line too long for one chunk is split over
     several (the first piece first)."""
-    rows = store.chunks_by_ids(list(store.chunk_ids(Filters.of_file(path))))
     held: dict[int, list[str]] = {}
-    for row in rows.values():
-        if row.path == path:
-            for offset, line in enumerate(row.text.split("\n")):
-                held.setdefault(row.file_line(offset), []).append(line)
+    for row in file_chunks(store, path):
+        for offset, line in enumerate(row.text.split("\n")):
+            held.setdefault(row.file_line(offset), []).append(line)
     return held
 
 

@@ -22,7 +22,7 @@ from memoryd.curation.undo import undo_change, undoable
 from memoryd.entry_journal import EntryJournal
 from memoryd.ingest.shared import SharedRecord
 from memoryd.ingest.windows import window_inputs
-from memoryd.notes import RequestError, append_entry, entry_text, indexed_pieces
+from memoryd.notes import RequestError, append_entry, entry_text, file_chunks, indexed_pieces
 from memoryd.search.filters import Filters
 from memoryd.search.keyword import keyword_search
 from memoryd.sources.analyzer import query_terms
@@ -92,9 +92,7 @@ class Editing:
         try:
             store = self._store()
             for path in paths:
-                for row in store.chunks_by_ids(sorted(store.chunk_ids(Filters.of_file(path)))).values():
-                    if row.path == path:
-                        found[row.hash] = (row.heading, row.text)
+                found.update((row.hash, (row.heading, row.text)) for row in file_chunks(store, path))
         except (StoreUnavailable, *FAILED):  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
             log.warning("purge_chunks_unread", paths=sorted(paths), exc_info=True)
         return found
@@ -104,10 +102,10 @@ class Editing:
         windows: a vector says something of its text. The note is purged already: a store that fails here is
         logged, not raised."""
         kept = self._chunks_of(paths)
-        gone = [chunk for digest, chunk in held.items() if digest not in kept]
-        windows = [sha256(window) for heading, text in gone for window in window_inputs(heading, text)]
+        gone = {digest: chunk for digest, chunk in held.items() if digest not in kept}
+        windows = [sha256(window) for heading, text in gone.values() for window in window_inputs(heading, text)]
         try:
-            self._store().cache_drop([digest for digest in held if digest not in kept] + windows)
+            self._store().cache_drop([*gone, *windows])
         except (StoreUnavailable, *FAILED):  # type: ignore[misc]  # mypy misreads *FAILED (mypy#21092)
             log.warning("purge_vectors_kept", paths=sorted(paths), exc_info=True)
 
